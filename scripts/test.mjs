@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm test`: type check, lint, then the suite on PGlite, and again on PostgreSQL when
+// TEST_DATABASE_URL is set. Extra arguments select test files (`npm test -- test/http`).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const run = (cmd, args, env = {}) =>
+  spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
+
+function testFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'helpers' ? [] : testFiles(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const selectors = process.argv.slice(2);
+const files = testFiles(join(root, 'test'))
+  .map((f) => f.slice(root.length))
+  .filter((f) => selectors.length === 0 || selectors.some((s) => f.includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files selected');
+  process.exit(1);
+}
+
+if (selectors.length === 0) {
+  if (run('npx', ['tsc', '-p', 'tsconfig.json']) !== 0) process.exit(1);
+  if (run('npx', ['eslint', '.']) !== 0) process.exit(1);
+  if (run('npx', ['prettier', '--check', '.', '--log-level', 'warn']) !== 0) process.exit(1);
+}
+
+const engines = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
+const totals = { pass: 0, fail: 0, skipped: 0 };
+let failed = false;
+for (const engine of engines) {
+  console.error(`\n=== test suite on ${engine} ===`);
+  const tap = join(mkdtempSync(join(tmpdir(), 'hubgate-tap-')), 'out.tap');
+  const status = run(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-concurrency=2',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...files,
+    ],
+    { HUBGATE_TEST_ENGINE: engine },
+  );
+  const out = readFileSync(tap, 'utf8');
+  const count = (name) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(out)?.[1] ?? 0);
+  totals.pass += count('pass');
+  totals.fail += count('fail');
+  totals.skipped += count('skipped');
+  if (status !== 0) failed = true;
+}
+process.stdout.write(`\n${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped\n`);
+process.exit(failed || totals.pass === 0 ? 1 : 0);

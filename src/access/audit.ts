@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { newId } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
+import { actorOf } from './principal.js';
+
+export interface AuditEntry {
+  action: string;
+  tenantId: string | null;
+  targetType?: string;
+  targetId?: string;
+  /** Non-secret facts about the change (names, scopes, roles). Never a secret or a body. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface AuditOrigin {
+  actorType: string;
+  actorId: string | null;
+  ip: string | null;
+  requestId: string | null;
+  at: Date;
+}
+
+export function auditOrigin(request: FastifyRequest, at: Date): AuditOrigin {
+  return { ...actorOf(request.principal), ip: request.ip, requestId: request.id, at };
+}
+
+/** Writes one audit row; call it with the transaction that makes the change it records. */
+export async function recordAudit(db: Kysely<DB>, origin: AuditOrigin, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      id: newId('aud'),
+      tenant_id: entry.tenantId,
+      actor_type: origin.actorType,
+      actor_id: origin.actorId,
+      action: entry.action,
+      target_type: entry.targetType ?? null,
+      target_id: entry.targetId ?? null,
+      ip: origin.ip,
+      request_id: origin.requestId,
+      metadata: JSON.stringify(entry.metadata ?? {}),
+      created_at: origin.at,
+    })
+    .execute();
+}

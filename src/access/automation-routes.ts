@@ -1,0 +1,101 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { Nullable, Timestamp } from '../http/schemas.js';
+import { LEVELS, roleLevel } from './catalog.js';
+import { decide, effectiveScopes } from './decide.js';
+import type { Principal } from './principal.js';
+import { type AccessRule, scopeOf } from './rules.js';
+
+// Either module's READER scope opens discovery (contract §5).
+const DISCOVERY: AccessRule = {
+  class: 'tenant',
+  automation: true,
+  anyOf: [
+    { module: 'integrations', level: 'READER' },
+    { module: 'integration_hub', level: 'READER' },
+  ],
+};
+
+function scopesOf(principal: Principal): string[] {
+  if (principal.kind === 'tenant_key') return effectiveScopes(principal.scopes, principal.entitlements);
+  if (principal.kind !== 'session') return [];
+  const top = LEVELS.indexOf(roleLevel(principal.role));
+  return principal.entitlements.flatMap((module) =>
+    LEVELS.slice(0, top + 1).map((level) => `${module}:${level}`),
+  );
+}
+
+/** Health and capabilities for automation (contract §5), computed from the routes' own rules. */
+export function automationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const tags = ['automation'];
+    app.get(
+      '/api/v1/automation/health',
+      {
+        config: { access: DISCOVERY },
+        schema: {
+          tags,
+          summary: 'Lightweight health check for monitors',
+          response: { 200: Type.Object({ status: Type.Literal('ok'), time: Timestamp }) },
+        },
+      },
+      async () => ({ status: 'ok' as const, time: ctx.now().toISOString() }),
+    );
+
+    app.get(
+      '/api/v1/automation/capabilities',
+      {
+        config: { access: DISCOVERY },
+        schema: {
+          tags,
+          summary: 'The allowlisted routes and scopes effective for the presented key',
+          response: {
+            200: Type.Object({
+              key: Nullable(
+                Type.Object({
+                  id: Type.String(),
+                  prefix: Type.String(),
+                  scopes: Type.Array(Type.String()),
+                  expiresAt: Timestamp,
+                }),
+              ),
+              tenantId: Type.String(),
+              effectiveScopes: Type.Array(Type.String()),
+              routes: Type.Array(
+                Type.Object({ method: Type.String(), path: Type.String(), scope: Type.String() }),
+              ),
+            }),
+          },
+        },
+      },
+      async (request) => {
+        const principal = request.principal;
+        if (!principal || principal.kind === 'platform_key')
+          throw new Error('gate let a non-tenant caller through');
+        const routes = app.declaredRoutes.flatMap((route) => {
+          if (route.method === 'HEAD' || route.access.class !== 'tenant' || !route.access.automation)
+            return [];
+          const decision = decide(route.access, principal);
+          return decision.allowed && decision.via
+            ? [{ method: route.method, path: route.url, scope: scopeOf(decision.via) }]
+            : [];
+        });
+        return {
+          key:
+            principal.kind === 'tenant_key'
+              ? {
+                  id: principal.keyId,
+                  prefix: principal.prefix,
+                  scopes: principal.scopes,
+                  expiresAt: principal.expiresAt.toISOString(),
+                }
+              : null,
+          tenantId: principal.tenantId,
+          effectiveScopes: scopesOf(principal),
+          routes,
+        };
+      },
+    );
+  };
+}

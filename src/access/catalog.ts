@@ -1,0 +1,28 @@
+/** The fixed vocabulary of contract §4: modules, levels (ordered) and roles. */
+export const MODULE_KEYS = ['integrations', 'integration_hub'] as const;
+export type ModuleKey = (typeof MODULE_KEYS)[number];
+
+export const LEVELS = ['READER', 'OPERATOR', 'ADMIN'] as const;
+export type Level = (typeof LEVELS)[number];
+
+export const ROLES = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Roles with ADMIN level on every entitled module and key management (contract §4). */
+export const KEY_MANAGING_ROLES: readonly Role[] = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN'];
+
+export const levelRank = (level: Level): number => LEVELS.indexOf(level);
+
+/** The level a role has on every module its tenant is entitled to. */
+export const roleLevel = (role: Role): Level => (KEY_MANAGING_ROLES.includes(role) ? 'ADMIN' : 'READER');
+
+export const isModuleKey = (value: string): value is ModuleKey =>
+  (MODULE_KEYS as readonly string[]).includes(value);
+export const isLevel = (value: string): value is Level => (LEVELS as readonly string[]).includes(value);
+
+/** Parses `module:LEVEL`; undefined when either part is unknown. */
+export function parseScope(scope: string): { module: ModuleKey; level: Level } | undefined {
+  const [module, level, ...rest] = scope.split(':');
+  if (rest.length > 0 || !module || !level || !isModuleKey(module) || !isLevel(level)) return undefined;
+  return { module, level };
+}

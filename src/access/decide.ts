@@ -1,0 +1,86 @@
+import { HttpProblem } from '../http/problem.js';
+import { KEY_MANAGING_ROLES, levelRank, parseScope, roleLevel } from './catalog.js';
+import type { Principal } from './principal.js';
+import { type AccessRule, type Requirement, scopeOf } from './rules.js';
+
+/** True when one of the key's scopes reaches the requirement (a higher level includes lower ones). */
+function scopesReach(scopes: string[], requirement: Requirement): boolean {
+  return scopes.some((scope) => {
+    const parsed = parseScope(scope);
+    return parsed?.module === requirement.module && levelRank(parsed.level) >= levelRank(requirement.level);
+  });
+}
+
+export type Decision = { allowed: true; via: Requirement | null } | { allowed: false; problem: HttpProblem };
+
+const deny = (problem: HttpProblem): Decision => ({ allowed: false, problem });
+
+/**
+ * Whether an authenticated principal may call a route with this rule, as contract §3 orders the
+ * checks after CSRF: credential kind vs route class → entitlement → scope or role. Pure, so the gate
+ * and the capabilities answer share it and cannot disagree.
+ */
+export function decide(rule: AccessRule, principal: Principal): Decision {
+  switch (rule.class) {
+    case 'public':
+      return { allowed: true, via: null };
+    case 'platform':
+      return principal.kind === 'platform_key'
+        ? { allowed: true, via: null }
+        : deny(
+            new HttpProblem('platform_key_required', 'This route is for platform operators with a plt_ key.'),
+          );
+    default:
+      break;
+  }
+  if (principal.kind === 'platform_key') {
+    return deny(new HttpProblem('route_not_allowed', 'Platform keys are valid only on platform routes.'));
+  }
+  if (rule.class === 'key_management') {
+    if (principal.kind === 'tenant_key') {
+      return deny(
+        new HttpProblem('interactive_session_required', 'Key management needs an interactive sign-in.'),
+      );
+    }
+    return KEY_MANAGING_ROLES.includes(principal.role)
+      ? { allowed: true, via: null }
+      : deny(new HttpProblem('role_forbidden', `The role ${principal.role} cannot manage keys.`));
+  }
+  if (rule.class === 'session') {
+    if (principal.kind === 'tenant_key') {
+      return deny(new HttpProblem('route_not_allowed', 'This route is not on the automation allowlist.'));
+    }
+    return !rule.roles || rule.roles.includes(principal.role)
+      ? { allowed: true, via: null }
+      : deny(new HttpProblem('role_forbidden', `The role ${principal.role} may not do this.`));
+  }
+
+  if (principal.kind === 'tenant_key' && !rule.automation) {
+    return deny(new HttpProblem('route_not_allowed', 'This route is not on the automation allowlist.'));
+  }
+  const entitled = rule.anyOf.filter((r) => principal.entitlements.includes(r.module));
+  if (entitled.length === 0) {
+    const modules = [...new Set(rule.anyOf.map((r) => r.module))].join(' or ');
+    return deny(new HttpProblem('entitlement_missing', `The tenant is not entitled to ${modules}.`));
+  }
+  const needed = rule.anyOf.map(scopeOf).join(' or ');
+  if (principal.kind === 'tenant_key') {
+    const via = entitled.find((r) => scopesReach(principal.scopes, r));
+    return via
+      ? { allowed: true, via }
+      : deny(new HttpProblem('insufficient_scope', `This route needs the scope ${needed}.`));
+  }
+  const level = roleLevel(principal.role);
+  const via = entitled.find((r) => levelRank(level) >= levelRank(r.level));
+  return via
+    ? { allowed: true, via }
+    : deny(new HttpProblem('role_forbidden', `The role ${principal.role} does not reach ${needed}.`));
+}
+
+/** The scopes of a key that its tenant's entitlements make usable now. */
+export function effectiveScopes(scopes: string[], entitlements: string[]): string[] {
+  return scopes.filter((scope) => {
+    const parsed = parseScope(scope);
+    return parsed !== undefined && entitlements.includes(parsed.module);
+  });
+}

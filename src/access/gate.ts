@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { Keyring } from '../crypto/keyring.js';
+import { HttpProblem } from '../http/problem.js';
+import { authenticate, type CredentialVerifiers, unauthenticated } from './authenticate.js';
+import { verifyCsrfToken } from './csrf.js';
+import { decide } from './decide.js';
+import type { Principal } from './principal.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { AccessRule } from './rules.js';
+
+// Routes added by plugins we do not write (the docs UI) are public documentation.
+const PUBLIC_PREFIXES = ['/docs'];
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const SECURITY_BY_CLASS = (rule: AccessRule): Array<Record<string, string[]>> | undefined => {
+  switch (rule.class) {
+    case 'public':
+      return undefined;
+    case 'platform':
+      return [{ platformKey: [] }];
+    case 'tenant':
+      return rule.automation ? [{ tenantKey: [] }, { session: [] }] : [{ session: [] }];
+    default:
+      return [{ session: [] }];
+  }
+};
+
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  access: AccessRule;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route with its access rule, in registration order: what the gate and the docs read. */
+    declaredRoutes: DeclaredRoute[];
+  }
+}
+
+function declareAccess(route: RouteOptions): DeclaredRoute {
+  if (!route.config?.access && PUBLIC_PREFIXES.some((p) => route.url.startsWith(p))) {
+    route.config = { ...route.config, access: { class: 'public', unlimited: true } };
+  }
+  const rule = route.config?.access;
+  if (!rule) {
+    // Default deny, enforced at start-up: a route without a rule never serves a request.
+    throw new Error(`route ${String(route.method)} ${route.url} declares no access rule (config.access)`);
+  }
+  const security = SECURITY_BY_CLASS(rule);
+  if (security && route.schema) route.schema = { ...route.schema, security } as typeof route.schema;
+  return { method: String(route.method), url: route.url, access: rule };
+}
+
+function bucketOf(principal: Principal | null, request: FastifyRequest): string {
+  if (!principal) return `ip:${request.ip}`;
+  if (principal.kind === 'session') return `session:${principal.sessionId}`;
+  return `${principal.kind}:${principal.keyId}`;
+}
+
+export interface GateDeps {
+  verifiers: CredentialVerifiers;
+  limiter: RateLimiter;
+  keyring: Keyring;
+  publicOrigin: string;
+  now(): Date;
+}
+
+/**
+ * The access gate: every request to a declared route passes here before its body is read, in the
+ * order of contract §3: authenticate → CSRF for sessions → credential kind vs route class →
+ * entitlement → scope or role. Rate limits apply per credential as soon as it is known.
+ */
+export function registerGate(app: FastifyInstance, deps: GateDeps): void {
+  const declared: DeclaredRoute[] = [];
+  app.decorate('declaredRoutes', declared);
+  app.decorateRequest('principal', null);
+  app.addHook('onRoute', (route) => {
+    declared.push(declareAccess(route));
+  });
+
+  async function limit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal | null,
+  ): Promise<void> {
+    const result = await deps.limiter.hit(bucketOf(principal, request), deps.now());
+    reply.header('ratelimit-limit', result.limit);
+    reply.header('ratelimit-remaining', result.remaining);
+    reply.header('ratelimit-reset', result.resetSeconds);
+    if (!result.allowed) {
+      throw new HttpProblem('rate_limited', 'Too many requests for this credential; slow down.', {
+        headers: { 'retry-after': String(result.resetSeconds) },
+      });
+    }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const rule = request.routeOptions.config.access;
+    if (!rule) return;
+    if (rule.class === 'public') {
+      if (!rule.unlimited) await limit(request, reply, null);
+      return;
+    }
+
+    const now = deps.now();
+    let principal: Principal | null;
+    try {
+      principal = await authenticate(request, deps.verifiers, now);
+    } catch (error) {
+      // Guessing credentials is limited per client address.
+      await limit(request, reply, null);
+      throw error;
+    }
+    await limit(request, reply, principal);
+    if (!principal) throw unauthenticated();
+    request.principal = principal;
+
+    if (principal.kind === 'session' && UNSAFE_METHODS.has(request.method)) {
+      const origin = request.headers.origin;
+      const header = request.headers['x-csrf-token'];
+      const token = typeof header === 'string' ? header : undefined;
+      if (
+        (origin !== undefined && origin !== deps.publicOrigin) ||
+        !verifyCsrfToken(deps.keyring, principal.sessionId, token)
+      ) {
+        throw new HttpProblem('csrf_failed', 'This request needs the X-CSRF-Token of the session.');
+      }
+    }
+
+    const decision = decide(rule, principal);
+    if (!decision.allowed) throw decision.problem;
+  });
+}

@@ -1,0 +1,97 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  hit(bucket: string, now: Date): Promise<RateLimitResult>;
+  close(): Promise<void>;
+}
+
+interface BucketState {
+  windowStart: number;
+  /** The shared count as of the last exchange with the database (every process's hits). */
+  shared: number;
+  /** Hits of this process not yet added to the shared count. */
+  pending: number;
+  syncedAt: number;
+}
+
+const WINDOW_MS = 60_000;
+
+/**
+ * A fixed one-minute window per credential, shared by every process through PostgreSQL (contract:
+ * RATE_LIMIT_PER_MINUTE, per credential). A process counts locally and exchanges its count with
+ * the shared row at most once per `syncMs` per bucket, so the hot path costs a map lookup, not a
+ * write; a bucket's first hit in a window always asks the database. Several processes can overshoot
+ * the limit by what they admit between two exchanges, and no more.
+ */
+export function createRateLimiter(
+  db: Kysely<DB>,
+  limit: number,
+  options: { syncMs?: number; onError?: (error: unknown) => void } = {},
+): RateLimiter {
+  const syncMs = options.syncMs ?? 1_000;
+  const buckets = new Map<string, BucketState>();
+
+  async function exchange(bucket: string, state: BucketState): Promise<void> {
+    const add = state.pending;
+    state.pending = 0;
+    state.syncedAt = Date.now();
+    const result = await sql<{ hits: number }>`
+      insert into rate_limit_windows (bucket, window_start, hits)
+      values (${bucket}, ${new Date(state.windowStart)}, ${add})
+      on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
+      returning hits`.execute(db);
+    state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
+  }
+
+  // Pending hits reach the shared row even when this process sees no more traffic for a bucket;
+  // about once a window, rows of finished windows are deleted.
+  const onError = options.onError ?? (() => {});
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const cutoff = Date.now() - WINDOW_MS * 2;
+    for (const [bucket, state] of buckets) {
+      if (state.windowStart < cutoff) buckets.delete(bucket);
+      else if (state.pending > 0) exchange(bucket, state).catch(onError);
+    }
+    if (++ticks % Math.max(1, Math.round(WINDOW_MS / syncMs)) === 0) {
+      sql`delete from rate_limit_windows where window_start < ${new Date(cutoff)}`.execute(db).catch(onError);
+    }
+  }, syncMs);
+  timer.unref();
+
+  return {
+    async hit(bucket, now) {
+      const windowStart = Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
+      let state = buckets.get(bucket);
+      if (!state || state.windowStart !== windowStart) {
+        state = { windowStart, shared: 0, pending: 0, syncedAt: 0 };
+        buckets.set(bucket, state);
+      }
+      state.pending += 1;
+      const count = state.shared + state.pending;
+      if (Date.now() - state.syncedAt >= syncMs) await exchange(bucket, state);
+      const total = Math.max(count, state.shared + state.pending);
+      return {
+        allowed: total <= limit,
+        limit,
+        remaining: Math.max(0, limit - total),
+        resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
+      };
+    },
+    async close() {
+      clearInterval(timer);
+      await Promise.all(
+        [...buckets].filter(([, s]) => s.pending > 0).map(([bucket, state]) => exchange(bucket, state)),
+      );
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+import { StrictObject } from '../http/schemas.js';
+import { getTenant } from '../tenants/tenants.js';
+import { auditOrigin } from './audit.js';
+import { clearSessionCookies, setCsrfCookie, setSessionCookies } from './cookies.js';
+import { issueCsrfToken } from './csrf.js';
+import type { SessionPrincipal } from './principal.js';
+import { endSession } from './sessions.js';
+import { signInWithPassword } from './sign-in.js';
+
+const UserSchema = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.String(),
+  tenantId: Type.String(),
+});
+
+const tags = ['sign-in'];
+
+/** The session a route was called with (the gate has put it there for session-class routes). */
+export function sessionOf(principal: unknown): SessionPrincipal {
+  const p = principal as SessionPrincipal | null;
+  if (p?.kind !== 'session') throw new HttpProblem('internal');
+  return p;
+}
+
+/** Password sign-in, the session, sign-out (contract §4). */
+export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/auth/login',
+      {
+        config: { access: { class: 'public' } },
+        schema: {
+          tags,
+          summary: 'Sign in with e-mail and password',
+          body: StrictObject({
+            email: Type.String({ minLength: 1, maxLength: 254 }),
+            password: Type.String({ minLength: 1, maxLength: 1024 }),
+          }),
+          response: { 200: Type.Object({ user: UserSchema, csrfToken: Type.String() }) },
+        },
+      },
+      async (request, reply) => {
+        // A sign-in form posted from another site would sign the victim in as the attacker.
+        const origin = request.headers.origin;
+        if (origin !== undefined && origin !== ctx.config.publicUrl.origin) {
+          throw new HttpProblem('csrf_failed', 'Sign-in is accepted only from this service’s own pages.');
+        }
+        const signedIn = await signInWithPassword(ctx, auditOrigin(request, ctx.now()), request.body);
+        const csrfToken = issueCsrfToken(ctx.keyring, signedIn.sessionId);
+        setSessionCookies(reply, signedIn.token, csrfToken, signedIn.expiresAt);
+        return { user: signedIn.user, csrfToken };
+      },
+    );
+
+    app.get(
+      '/api/v1/auth/session',
+      {
+        config: { access: { class: 'session' } },
+        schema: {
+          tags,
+          summary: 'The signed-in user, their tenant and a CSRF token',
+          response: {
+            200: Type.Object({
+              user: UserSchema,
+              tenant: Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                entitlements: Type.Array(Type.String()),
+              }),
+              csrfToken: Type.String(),
+              authMethod: Type.String(),
+            }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const session = sessionOf(request.principal);
+        const tenant = await getTenant(ctx, session.tenantId);
+        const csrfToken = issueCsrfToken(ctx.keyring, session.sessionId);
+        setCsrfCookie(reply, csrfToken);
+        return {
+          user: { id: session.userId, email: session.email, role: session.role, tenantId: session.tenantId },
+          tenant: { id: tenant.id, name: tenant.name, entitlements: tenant.entitlements },
+          csrfToken,
+          authMethod: session.authMethod,
+        };
+      },
+    );
+
+    app.post(
+      '/api/v1/auth/logout',
+      {
+        config: { access: { class: 'session' } },
+        schema: { tags, summary: 'Sign out: the session ends at once' },
+      },
+      async (request, reply) => {
+        await endSession(ctx, sessionOf(request.principal).sessionId, ctx.now());
+        clearSessionCookies(reply);
+        return reply.code(204).send();
+      },
+    );
+  };
+}

@@ -1,0 +1,70 @@
+import type { AppContext } from '../context.js';
+import { randomBase62 } from '../crypto/base62.js';
+import { newId } from '../crypto/ids.js';
+import type { Role } from './catalog.js';
+import type { SessionPrincipal } from './principal.js';
+import { findLiveSession, insertSession, revokeSessionRow, touchSession } from './session-store.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+// Idle expiry is tracked to the minute: last_seen_at is written at most once a minute per session.
+const TOUCH_INTERVAL_MS = 60 * 1000;
+
+/** A new server-side session; the token goes to the cookie and only its hash is stored. */
+export async function startSession(
+  db: Kysely<DB>,
+  ctx: AppContext,
+  user: { id: string; tenantId: string },
+  authMethod: string,
+  at: Date,
+): Promise<{ sessionId: string; token: string; expiresAt: Date }> {
+  const token = randomBase62(43);
+  const sessionId = newId('ses');
+  const expiresAt = new Date(at.getTime() + SESSION_ABSOLUTE_MS);
+  await insertSession(db, {
+    id: sessionId,
+    token_hash: ctx.keyring.hashToken('session-hash', token),
+    user_id: user.id,
+    tenant_id: user.tenantId,
+    auth_method: authMethod,
+    created_at: at,
+    last_seen_at: at,
+    expires_at: expiresAt,
+    revoked_at: null,
+  });
+  return { sessionId, token, expiresAt };
+}
+
+/** The principal of a session cookie, or null when the session is unknown, revoked or expired. */
+export async function resolveSession(
+  ctx: AppContext,
+  token: string,
+  now: Date,
+): Promise<SessionPrincipal | null> {
+  if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
+  const session = await findLiveSession(
+    ctx.db,
+    ctx.keyring.hashToken('session-hash', token),
+    now,
+    new Date(now.getTime() - SESSION_IDLE_MS),
+  );
+  if (!session) return null;
+  if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS)
+    await touchSession(ctx.db, session.id, now);
+  return {
+    kind: 'session',
+    sessionId: session.id,
+    userId: session.userId,
+    email: session.email,
+    role: session.role as Role,
+    tenantId: session.tenantId,
+    entitlements: session.entitlements,
+    authMethod: session.authMethod,
+  };
+}
+
+export function endSession(ctx: AppContext, sessionId: string, at: Date): Promise<void> {
+  return revokeSessionRow(ctx.db, sessionId, at);
+}

@@ -1,0 +1,108 @@
+import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { auditRoutes } from './access/audit-routes.js';
+import { automationRoutes } from './access/automation-routes.js';
+import { registerGate } from './access/gate.js';
+import { createRateLimiter } from './access/rate-limit.js';
+import { sessionRoutes } from './access/session-routes.js';
+import { createCredentialVerifiers } from './access/verifiers.js';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import type { Keyring } from './crypto/keyring.js';
+import type { Database } from './db/database.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { healthRoutes } from './http/health-routes.js';
+import { registerJsonBodies } from './http/json-body.js';
+import { registerOpenApi } from './http/openapi.js';
+import { generateRequestId } from './http/request-id.js';
+import { registerValidation } from './http/validation.js';
+import {
+  createTenantKeyVerifier,
+  DEFAULT_KEY_TIMINGS,
+  type KeyVerifierTimings,
+} from './keys/key-verifier.js';
+import { keyRoutes } from './keys/routes.js';
+import { tenantRoutes } from './tenants/routes.js';
+
+export interface AppDeps {
+  database: Database;
+  keyring: Keyring;
+  logger: Logger;
+  /** The clock; tests move it to cross expiry boundaries. */
+  now?: () => Date;
+  /** Cache and batching intervals; tests shorten them instead of waiting. */
+  timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
+}
+
+/** The whole HTTP application, used by `hubgate serve` and by every test. */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    requestIdHeader: false,
+    genReqId: generateRequestId,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const db = deps.database.kysely;
+  const logBackgroundError = (error: unknown) =>
+    deps.logger.warn(
+      { err: { message: error instanceof Error ? error.message : String(error) } },
+      'background write failed',
+    );
+  const tenantKeys = createTenantKeyVerifier(
+    db,
+    deps.keyring,
+    { ...DEFAULT_KEY_TIMINGS, ...deps.timings },
+    logBackgroundError,
+  );
+  const limiter = createRateLimiter(db, config.rateLimitPerMinute, {
+    syncMs: deps.timings?.rateLimitSyncMs,
+    onError: logBackgroundError,
+  });
+  app.addHook('onClose', async () => {
+    await Promise.all([tenantKeys.close(), limiter.close()]);
+  });
+
+  const ctx: AppContext = {
+    config,
+    database: deps.database,
+    db,
+    keyring: deps.keyring,
+    log: deps.logger,
+    tenantKeys,
+    now: deps.now ?? (() => new Date()),
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    // API answers are per-credential and some carry secrets: no cache may keep any of them.
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+  });
+  registerErrorHandling(app);
+  registerValidation(app);
+  registerJsonBodies(app, config.bodyLimitBytes);
+  await app.register(cookie);
+  registerGate(app, {
+    verifiers: createCredentialVerifiers(ctx),
+    limiter,
+    keyring: deps.keyring,
+    publicOrigin: config.publicUrl.origin,
+    now: ctx.now,
+  });
+  await registerOpenApi(app);
+
+  await app.register(healthRoutes(ctx));
+  await app.register(sessionRoutes(ctx));
+  await app.register(keyRoutes(ctx));
+  await app.register(automationRoutes(ctx));
+  await app.register(auditRoutes(ctx));
+  await app.register(tenantRoutes(ctx));
+
+  await app.ready();
+  return app;
+}

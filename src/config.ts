@@ -1,0 +1,141 @@
+import ipaddr from 'ipaddr.js';
+import { type Static, Type } from 'typebox';
+import { Value } from 'typebox/value';
+
+/**
+ * The environment of contract §1, read once at start-up. Every variable is a string in the
+ * environment; the schema checks its shape, `parseConfig` turns it into typed values, and the first
+ * problem stops the process with one line naming the variable.
+ */
+const EnvSchema = Type.Object({
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+/?$' })),
+  HUBGATE_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  DELIVERY_ALLOW_HTTP: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  DELIVERY_ALLOWED_CIDRS: Type.Optional(Type.String()),
+  DELIVERY_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\s*[0-9]+(\\s*,\\s*[0-9]+)*\\s*$' })),
+  DELIVERY_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
+  DELIVERY_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
+  RATE_LIMIT_PER_MINUTE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  TRUST_PROXY: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+});
+type Env = Static<typeof EnvSchema>;
+
+export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
+
+export interface Config {
+  database: DatabaseConfig;
+  host: string;
+  port: number;
+  publicUrl: URL;
+  /** Raw base64 value; resolved (and generated in embedded mode) by crypto/master-key.ts. */
+  secretKey: string | undefined;
+  delivery: {
+    allowHttp: boolean;
+    allowedCidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
+    retryScheduleSeconds: number[];
+    timeoutMs: number;
+    retentionDays: number;
+  };
+  rateLimitPerMinute: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const DESCRIPTIONS: Record<keyof Env, string> = {
+  DATABASE_URL: 'a postgres:// or postgresql:// URL',
+  DATA_DIR: 'a directory path',
+  HOST: 'a host name or address to listen on',
+  PORT: 'an integer from 0 to 65535',
+  PUBLIC_URL: 'an origin such as https://hub.example.com (scheme, host and optional port, no path)',
+  HUBGATE_SECRET_KEY: 'at least 32 random bytes, base64-encoded',
+  DELIVERY_ALLOW_HTTP: 'true or false',
+  DELIVERY_ALLOWED_CIDRS: 'a comma-separated list of CIDR ranges such as 127.0.0.1/32',
+  DELIVERY_RETRY_SCHEDULE: 'a comma-separated list of whole seconds such as 5,300,1800',
+  DELIVERY_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 600000',
+  DELIVERY_RETENTION_DAYS: 'a whole number of days from 1 to 36500',
+  RATE_LIMIT_PER_MINUTE: 'a whole number of requests from 1 upwards',
+  LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
+  TRUST_PROXY: 'true or false',
+};
+
+// Values that may hold credentials are named but never echoed.
+const SECRET_VARIABLES = new Set<keyof Env>(['DATABASE_URL', 'HUBGATE_SECRET_KEY']);
+
+function invalid(name: keyof Env, value: string | undefined): ConfigError {
+  const shown = SECRET_VARIABLES.has(name) ? '' : `=${JSON.stringify(value ?? '')}`;
+  return new ConfigError(`invalid ${name}${shown}: expected ${DESCRIPTIONS[name]}`);
+}
+
+function intIn(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw invalid(name, raw);
+  return value;
+}
+
+function parseCidrs(raw: string | undefined): Config['delivery']['allowedCidrs'] {
+  if (!raw || raw.trim() === '') return [];
+  return raw.split(',').map((part) => {
+    try {
+      return ipaddr.parseCIDR(part.trim());
+    } catch {
+      throw invalid('DELIVERY_ALLOWED_CIDRS', raw);
+    }
+  });
+}
+
+/** Parses the environment; throws ConfigError with one line that names the offending variable. */
+export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const value = source[name];
+    if (value !== undefined && value !== '') picked[name] = value;
+  }
+  const [firstError] = Value.Errors(EnvSchema, picked);
+  if (firstError) {
+    const name = firstError.instancePath.replace(/^\//, '') as keyof Env;
+    throw invalid(name, picked[name]);
+  }
+  const env = picked as Env;
+
+  const port = intIn(env, 'PORT', 8080, 0, 65535);
+  let publicUrl: URL;
+  try {
+    publicUrl = new URL(env.PUBLIC_URL ?? `http://localhost:${port}`);
+  } catch {
+    throw invalid('PUBLIC_URL', env.PUBLIC_URL);
+  }
+  const schedule = (env.DELIVERY_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000')
+    .split(',')
+    .map((s) => Number(s.trim()));
+
+  return {
+    database: env.DATABASE_URL
+      ? { kind: 'postgres', url: env.DATABASE_URL }
+      : { kind: 'embedded', dataDir: env.DATA_DIR ?? './data' },
+    host: env.HOST ?? '127.0.0.1',
+    port,
+    publicUrl,
+    secretKey: env.HUBGATE_SECRET_KEY,
+    delivery: {
+      allowHttp: env.DELIVERY_ALLOW_HTTP === 'true',
+      allowedCidrs: parseCidrs(env.DELIVERY_ALLOWED_CIDRS),
+      retryScheduleSeconds: schedule,
+      timeoutMs: intIn(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 600_000),
+      retentionDays: intIn(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
+    },
+    rateLimitPerMinute: intIn(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
+    bodyLimitBytes: 1024 * 1024,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy: env.TRUST_PROXY === 'true',
+  };
+}

@@ -1,0 +1,19 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Keyring } from './crypto/keyring.js';
+import type { Database } from './db/database.js';
+import type { DB } from './db/schema.js';
+import type { TenantKeyVerifier } from './keys/key-verifier.js';
+
+/** What every domain's routes and logic are given by buildApp: no globals, nothing at import time. */
+export interface AppContext {
+  config: Config;
+  database: Database;
+  db: Kysely<DB>;
+  keyring: Keyring;
+  log: Logger;
+  /** Tenant key lookups with their short-lived cache and batched last-used writes. */
+  tenantKeys: TenantKeyVerifier;
+  now(): Date;
+}

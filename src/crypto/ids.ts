@@ -1,0 +1,18 @@
+import { randomBase62 } from './base62.js';
+
+/** The ID prefixes of contract §2, plus internal records that never leave the service. */
+export type IdPrefix = 'ten' | 'usr' | 'key' | 'pkey' | 'con' | 'evt' | 'dlv' | 'chn' | 'pky' | 'aud' | 'ses';
+
+// 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
+const ID_BODY_LENGTH = 22;
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(ID_BODY_LENGTH)}`;
+}
+
+/** Shape check used before any lookup: anything else is a plain 404. */
+export function isIdOf(prefix: IdPrefix, value: string): boolean {
+  return new RegExp(`^${prefix}_[0-9A-Za-z]{${ID_BODY_LENGTH}}$`).test(value);
+}
+
+export const ID_PATTERN = (prefix: IdPrefix): string => `^${prefix}_[0-9A-Za-z]{${ID_BODY_LENGTH}}$`;

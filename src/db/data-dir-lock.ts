@@ -1,0 +1,48 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export class DataDirInUseError extends Error {}
+
+const LOCK_FILE = 'hubgate.lock';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else; it still holds the directory.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite has no lock of its own, and two processes writing one data directory corrupt it. The lock
+ * file holds the owner's PID; a lock whose owner is gone (a crash, kill -9) is taken over.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        rmSync(path, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) {
+        throw new DataDirInUseError(
+          `the data directory ${resolve(dataDir)} is in use by another hubgate process (pid ${owner}); stop it first, or use DATABASE_URL to share a PostgreSQL database`,
+        );
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new DataDirInUseError(`could not lock the data directory ${resolve(dataDir)}`);
+}

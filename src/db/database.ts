@@ -1,0 +1,107 @@
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { lockDataDir } from './data-dir-lock.js';
+import type { DB } from './schema.js';
+
+/**
+ * Where the data lives. `embedded` and `postgres` come from the environment (contract §1);
+ * `memory` is an embedded database that lives only as long as the process, optionally started from
+ * a dump, for tests and benchmarks.
+ */
+export type StorageTarget =
+  { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string } | { kind: 'memory'; seed?: Blob };
+
+export interface Database {
+  readonly kysely: Kysely<DB>;
+  readonly engine: 'pglite' | 'postgres';
+  /** Round trip to the database; throws when it is unreachable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** The embedded instance, when there is one (dumping a test template). */
+  readonly pglite?: PGlite;
+}
+
+export async function openDatabase(target: StorageTarget, logger?: Logger): Promise<Database> {
+  if (target.kind === 'postgres') return openPostgres(target.url, logger);
+
+  const unlock = target.kind === 'embedded' ? lockDataDir(target.dataDir) : () => {};
+  try {
+    const pglite =
+      target.kind === 'embedded'
+        ? await PGlite.create(join(target.dataDir, 'pgdata'))
+        : await PGlite.create(target.seed ? { loadDataDir: target.seed } : {});
+    const kysely = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+    return {
+      kysely,
+      engine: 'pglite',
+      pglite,
+      ping: async () => {
+        await sql`select 1`.execute(kysely);
+      },
+      close: async () => {
+        try {
+          await kysely.destroy();
+          if (!pglite.closed) await pglite.close();
+        } finally {
+          unlock();
+        }
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+function openPostgres(url: string, logger?: Logger): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // Fail a request within seconds when the server is gone, instead of queueing it forever.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'hubgate',
+  });
+  // A client losing its server emits 'error' on the pool (idle) or on the client (checked out);
+  // either, unhandled, would crash the process. The query in flight still fails on its own.
+  const lost = (error: Error) =>
+    logger?.warn({ err: { message: error.message } }, 'database connection lost');
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
+  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    engine: 'postgres',
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: () => kysely.destroy(),
+  };
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** Whether an error means "the database cannot be reached right now" (503), not a bug (500). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_CODES.has(code)) return true;
+    // SQLSTATE class 08 (connection exception) and 57P0x (server shutting down, cannot connect now).
+    if (/^08...$/.test(code) || /^57P0[1-3]$/.test(code)) return true;
+  }
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    error.message,
+  );
+}

@@ -1,0 +1,12 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_access.js';
+
+/**
+ * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
+ * `src/` under tsx, from `dist/`, and from a bundled build, on PGlite and PostgreSQL alike.
+ */
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001_foundation': m0001,
+  '0002_access': m0002,
+};

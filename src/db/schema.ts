@@ -1,0 +1,104 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Row types of the tables, as Kysely sees them. Columns are snake_case; stores map them to records. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface TenantEntitlementsTable {
+  tenant_id: string;
+  module_key: string;
+  granted_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: string;
+  password_hash: string | null;
+  password_sign_in_enabled: Generated<boolean>;
+  created_at: Timestamp;
+}
+
+export interface PlatformKeysTable {
+  id: string;
+  name: string;
+  prefix: string;
+  secret_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  tenant_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  request_id: string | null;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  tenant_id: string;
+  auth_method: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  prefix: string;
+  secret_hash: string;
+  previous_secret_hash: string | null;
+  previous_valid_until: Timestamp | null;
+  scopes: Json<string[]>;
+  created_at: Timestamp;
+  created_by: string | null;
+  expires_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  rotated_at: Timestamp | null;
+}
+
+export interface SignInFailuresTable {
+  account: string;
+  failed_at: Timestamp;
+}
+
+export interface RateLimitWindowsTable {
+  bucket: string;
+  window_start: Timestamp;
+  hits: Generated<number>;
+}
+
+export interface DB {
+  tenants: TenantsTable;
+  tenant_entitlements: TenantEntitlementsTable;
+  users: UsersTable;
+  platform_keys: PlatformKeysTable;
+  audit_log: AuditLogTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  sign_in_failures: SignInFailuresTable;
+  rate_limit_windows: RateLimitWindowsTable;
+}

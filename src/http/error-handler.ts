@@ -1,0 +1,86 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database.js';
+import { type FieldError, HttpProblem, PROBLEMS } from './problem.js';
+
+const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const RETRY_AFTER_UNAVAILABLE_SECONDS = '5';
+
+/** Fastify's own errors that carry a meaning of the contract. */
+function fromFastifyError(error: FastifyError): HttpProblem | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HttpProblem('unsupported_media_type', 'Request bodies must be application/json.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HttpProblem('payload_too_large', 'The request body is larger than 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new HttpProblem('invalid_json', 'The request body is not valid JSON.');
+    default:
+      break;
+  }
+  if (error.validation) {
+    const errors: FieldError[] = error.validation.map((issue) => {
+      const params = issue.params as Record<string, unknown>;
+      let path = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+      const extra = params.additionalProperty ?? params.missingProperty;
+      if (typeof extra === 'string') path = path ? `${path}.${extra}` : extra;
+      const where = error.validationContext === 'body' ? path : `${error.validationContext}.${path}`;
+      const message =
+        typeof params.additionalProperty === 'string'
+          ? 'is not a known field'
+          : (issue.message ?? 'is invalid');
+      return { path: where.replace(/\.$/, '') || (error.validationContext ?? 'body'), message };
+    });
+    const first = errors[0];
+    return new HttpProblem('validation_failed', first ? `${first.path}: ${first.message}` : undefined, {
+      errors,
+    });
+  }
+  if (error.statusCode === 400 && error instanceof SyntaxError) {
+    return new HttpProblem('invalid_json', 'The request body is not valid JSON.');
+  }
+  return undefined;
+}
+
+export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return reply
+    .code(problem.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send({
+      type: 'about:blank',
+      title: PROBLEMS[problem.code].title,
+      status: problem.status,
+      code: problem.code,
+      detail: problem.detail ?? null,
+      requestId: reply.request.id,
+      ...(problem.errors ? { errors: problem.errors } : {}),
+    });
+}
+
+/** The one place that shapes an error response (contract §3). */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    let problem = error instanceof HttpProblem ? error : fromFastifyError(error);
+    if (!problem && isDatabaseUnavailable(error)) {
+      request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
+      problem = new HttpProblem('unavailable', 'The database is unavailable; try again shortly.', {
+        headers: { 'retry-after': RETRY_AFTER_UNAVAILABLE_SECONDS },
+      });
+    }
+    if (!problem) {
+      // Only the message and stack go to the log: never the request body, which may hold secrets.
+      request.log.error(
+        { err: { message: error.message, stack: error.stack, code: error.code } },
+        'unexpected error',
+      );
+      problem = new HttpProblem('internal');
+    }
+    return sendProblem(reply, problem);
+  });
+
+  app.setNotFoundHandler((_request, reply) =>
+    sendProblem(reply, new HttpProblem('not_found', 'No such route.')),
+  );
+}

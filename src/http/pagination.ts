@@ -1,0 +1,72 @@
+import { type Expression, type SqlBool, sql } from 'kysely';
+import { Type } from 'typebox';
+import { HttpProblem } from './problem.js';
+
+/** `?limit=` and `?cursor=` of contract §2; spread into a route's querystring schema. */
+export const PageQueryFields = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+};
+
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+/** Position after the last item of a page, newest first: (createdAt, id) strictly decreasing. */
+export interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
+}
+
+export function decodeCursor(value: string | undefined): Cursor | undefined {
+  if (value === undefined) return undefined;
+  const invalid = () =>
+    new HttpProblem('validation_failed', 'cursor: is not a cursor returned by this list', {
+      errors: [{ path: 'querystring.cursor', message: 'is not a cursor returned by this list' }],
+    });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid();
+  const [at, id] = parsed as unknown[];
+  const createdAt = typeof at === 'string' ? new Date(at) : undefined;
+  if (!createdAt || Number.isNaN(createdAt.getTime()) || typeof id !== 'string' || id.length > 100) {
+    throw invalid();
+  }
+  return { createdAt, id };
+}
+
+/** The keyset condition for "after this cursor", newest first. */
+export function afterCursor(createdAtColumn: string, idColumn: string, cursor: Cursor): Expression<SqlBool> {
+  return sql<SqlBool>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${cursor.createdAt}, ${cursor.id})`;
+}
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/** Rows fetched with `limit + 1`: the extra row only says whether another page exists. */
+export function toPage<R extends { created_at: Date | string; id: string }, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): Page<T> {
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows[pageRows.length - 1];
+  return {
+    data: pageRows.map(map),
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
+        : null,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The closed set of error codes of contract §3, each with its one HTTP status and title. Domain
+ * code throws `new HttpProblem(code, detail)`; only http/error-handler.ts turns it into a body.
+ */
+export const PROBLEMS = {
+  invalid_json: { status: 400, title: 'Invalid JSON' },
+  validation_failed: { status: 400, title: 'Validation failed' },
+  destination_forbidden: { status: 400, title: 'Destination forbidden' },
+  unauthenticated: { status: 401, title: 'Unauthenticated' },
+  invalid_credentials: { status: 401, title: 'Invalid credentials' },
+  csrf_failed: { status: 403, title: 'CSRF check failed' },
+  route_not_allowed: { status: 403, title: 'Route not allowed for this credential' },
+  interactive_session_required: { status: 403, title: 'Interactive session required' },
+  platform_key_required: { status: 403, title: 'Platform key required' },
+  entitlement_missing: { status: 403, title: 'Entitlement missing' },
+  insufficient_scope: { status: 403, title: 'Insufficient scope' },
+  role_forbidden: { status: 403, title: 'Role forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal: { status: 500, title: 'Internal server error' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class HttpProblem extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly detail: string | undefined;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail?: string,
+    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? PROBLEMS[code].title);
+    this.name = 'HttpProblem';
+    this.code = code;
+    this.status = PROBLEMS[code].status;
+    this.detail = detail;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** A 400 `validation_failed` naming one field, for checks a schema cannot express. */
+export function fieldProblem(path: string, message: string): HttpProblem {
+  return new HttpProblem('validation_failed', `${path}: ${message}`, { errors: [{ path, message }] });
+}
+
+export const notFound = (what = 'resource'): HttpProblem => new HttpProblem('not_found', `No such ${what}.`);

@@ -1,0 +1,27 @@
+import { type TObjectOptions, type TProperties, type TSchema, Type } from 'typebox';
+
+/** Building blocks shared by every route schema (validation and OpenAPI from one definition). */
+export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC' });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A request body object: unknown fields are refused (contract §3). */
+export const StrictObject = <T extends TProperties>(properties: T, options: TObjectOptions = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
+
+export const IdParams = StrictObject({ id: Type.String({ description: 'Opaque ID' }) });
+
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) });
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String(),
+    detail: Nullable(Type.String()),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);

@@ -1,0 +1,91 @@
+import type { Kysely } from 'kysely';
+import type { TenantKeyPrincipal } from '../access/principal.js';
+import { isWellFormedToken } from '../crypto/api-tokens.js';
+import type { Keyring } from '../crypto/keyring.js';
+import type { DB } from '../db/schema.js';
+import { findApiKeyByHash, type KeyForVerification, recordLastUsed } from './tenant-store.js';
+
+export interface KeyVerifierTimings {
+  /** How long a looked-up key is trusted without asking the database again. */
+  cacheTtlMs: number;
+  /** How often the batched last-used times are written. */
+  lastUsedFlushMs: number;
+}
+
+// Revocation and rotation must reach every process within 1 s (contract §4). A cached answer lives
+// at most half of that, so even a process that never hears of the change stops trusting it in time,
+// with no dependency on a notification channel staying up. One lookup per key and half-second is
+// what it costs the database under load.
+export const DEFAULT_KEY_TIMINGS: KeyVerifierTimings = { cacheTtlMs: 500, lastUsedFlushMs: 5_000 };
+const MAX_CACHED = 10_000;
+
+export interface TenantKeyVerifier {
+  verify(token: string, now: Date): Promise<TenantKeyPrincipal | null>;
+  /** Drops cached answers at once (this process revoked or rotated a key). */
+  forget(keyId: string): void;
+  /** Writes pending last-used times now. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createTenantKeyVerifier(
+  db: Kysely<DB>,
+  keyring: Keyring,
+  timings: KeyVerifierTimings = DEFAULT_KEY_TIMINGS,
+  onFlushError: (error: unknown) => void = () => {},
+): TenantKeyVerifier {
+  const cache = new Map<string, { found: KeyForVerification | undefined; fetchedAt: number }>();
+  const lastUsed = new Map<string, Date>();
+
+  async function lookup(hash: string, nowMs: number): Promise<KeyForVerification | undefined> {
+    const hit = cache.get(hash);
+    if (hit && nowMs - hit.fetchedAt < timings.cacheTtlMs) return hit.found;
+    const found = await findApiKeyByHash(db, hash);
+    if (cache.size >= MAX_CACHED) cache.clear();
+    cache.set(hash, { found, fetchedAt: nowMs });
+    return found;
+  }
+
+  async function flush(): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const entries = [...lastUsed];
+    lastUsed.clear();
+    await recordLastUsed(db, entries);
+  }
+
+  const timer = setInterval(() => {
+    flush().catch(onFlushError);
+  }, timings.lastUsedFlushMs);
+  timer.unref();
+
+  return {
+    async verify(token, now) {
+      if (!isWellFormedToken('tnt_', token)) return null;
+      const hash = keyring.hashToken('token-hash', token);
+      const found = await lookup(hash, Date.now());
+      if (!found) return null;
+      const { row, entitlements } = found;
+      if (row.revoked_at || new Date(row.expires_at) <= now) return null;
+      const current = row.secret_hash === hash;
+      if (!current && !(row.previous_valid_until && new Date(row.previous_valid_until) > now)) return null;
+      lastUsed.set(row.id, now);
+      return {
+        kind: 'tenant_key',
+        keyId: row.id,
+        prefix: row.prefix,
+        tenantId: row.tenant_id,
+        scopes: row.scopes,
+        entitlements,
+        expiresAt: new Date(row.expires_at),
+      };
+    },
+    forget(keyId) {
+      for (const [hash, entry] of cache) if (entry.found?.row.id === keyId) cache.delete(hash);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

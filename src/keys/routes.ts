@@ -1,0 +1,149 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { auditOrigin } from '../access/audit.js';
+import { LEVELS, MODULE_KEYS } from '../access/catalog.js';
+import { sessionOf } from '../access/session-routes.js';
+import type { AppContext } from '../context.js';
+import { PageQueryFields } from '../http/pagination.js';
+import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { allowedScopes, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './tenant-keys.js';
+
+const KeyRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String(),
+  scopes: Type.Array(Type.String()),
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')]),
+  createdAt: Timestamp,
+  createdBy: Nullable(Type.String()),
+  expiresAt: Timestamp,
+  lastUsedAt: Nullable(Timestamp),
+  revokedAt: Nullable(Timestamp),
+  rotatedAt: Nullable(Timestamp),
+});
+const KeyWithSecret = Type.Intersect([
+  KeyRecord,
+  Type.Object({ secret: Type.String({ description: 'Shown once; store it in a secret manager.' }) }),
+]);
+
+const keyManagement = { access: { class: 'key_management' } } as const;
+const tags = ['api keys'];
+
+/** Tenant automation key management: interactive sessions of the key-managing roles (contract §4). */
+export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/api/v1/company/api-keys',
+      {
+        config: keyManagement,
+        schema: {
+          tags,
+          summary: "List the tenant's keys (prefix and metadata, never a secret)",
+          querystring: StrictObject(PageQueryFields),
+          response: { 200: PageOf(KeyRecord) },
+        },
+      },
+      async (request) => listApiKeys(ctx, sessionOf(request.principal).tenantId, request.query),
+    );
+
+    app.post(
+      '/api/v1/company/api-keys',
+      {
+        config: keyManagement,
+        schema: {
+          tags,
+          summary: 'Create a key; the secret is returned once',
+          body: StrictObject({
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            scopes: Type.Array(
+              Type.String({ maxLength: 64, description: '<moduleKey>:<READER|OPERATOR|ADMIN>' }),
+              {
+                minItems: 1,
+                maxItems: 20,
+                uniqueItems: true,
+              },
+            ),
+            expiresAt: Type.String({
+              format: 'date-time',
+              description: 'At least 1 minute, at most 366 days ahead',
+            }),
+          }),
+          response: { 201: KeyWithSecret },
+        },
+      },
+      async (request, reply) => {
+        const key = await createApiKey(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          sessionOf(request.principal),
+          request.body,
+        );
+        return reply.code(201).send(key);
+      },
+    );
+
+    app.post(
+      '/api/v1/company/api-keys/:id/rotate',
+      {
+        config: keyManagement,
+        schema: {
+          tags,
+          summary: 'Rotate: a new secret for the same key, returned once',
+          params: IdParams,
+          body: StrictObject({
+            expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+            previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+          }),
+          response: { 200: KeyWithSecret },
+        },
+      },
+      async (request) => {
+        const session = sessionOf(request.principal);
+        const key = await rotateApiKey(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          session.tenantId,
+          request.params.id,
+          request.body,
+        );
+        ctx.tenantKeys.forget(key.id);
+        return key;
+      },
+    );
+
+    app.delete(
+      '/api/v1/company/api-keys/:id',
+      { config: keyManagement, schema: { tags, summary: 'Revoke a key', params: IdParams } },
+      async (request, reply) => {
+        const session = sessionOf(request.principal);
+        await revokeApiKey(ctx, auditOrigin(request, ctx.now()), session.tenantId, request.params.id);
+        ctx.tenantKeys.forget(request.params.id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      '/api/v1/company/api-keys/allowed-scopes',
+      {
+        config: keyManagement,
+        schema: {
+          tags,
+          summary: 'Modules and levels a key can be given',
+          response: {
+            200: Type.Object({
+              modules: Type.Array(
+                Type.Object({
+                  moduleKey: Type.Enum(MODULE_KEYS),
+                  levels: Type.Array(Type.Enum(LEVELS)),
+                  entitled: Type.Boolean(),
+                }),
+              ),
+              scopes: Type.Array(Type.String()),
+            }),
+          },
+        },
+      },
+      async (request) => allowedScopes(sessionOf(request.principal).entitlements),
+    );
+  };
+}

@@ -1,0 +1,229 @@
+import type { AuditOrigin } from '../access/audit.js';
+import { recordAudit } from '../access/audit.js';
+import { LEVELS, MODULE_KEYS, parseScope } from '../access/catalog.js';
+import type { SessionPrincipal } from '../access/principal.js';
+import type { AppContext } from '../context.js';
+import { displayPrefix, generateToken } from '../crypto/api-tokens.js';
+import { isIdOf, newId } from '../crypto/ids.js';
+import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
+import {
+  type ApiKeyRow,
+  findApiKeyRow,
+  insertApiKey,
+  listApiKeyRows,
+  updateApiKeyRow,
+} from './tenant-store.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  status: 'active' | 'expired' | 'revoked';
+  createdAt: string;
+  createdBy: string | null;
+  expiresAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  rotatedAt: string | null;
+}
+
+const iso = (value: Date | string | null): string | null =>
+  value === null ? null : new Date(value).toISOString();
+
+export function keyStatus(
+  row: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>,
+  now: Date,
+): ApiKeyRecord['status'] {
+  if (row.revoked_at) return 'revoked';
+  return new Date(row.expires_at) <= now ? 'expired' : 'active';
+}
+
+export function toKeyRecord(row: ApiKeyRow, now: Date): ApiKeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    status: keyStatus(row, now),
+    createdAt: new Date(row.created_at).toISOString(),
+    createdBy: row.created_by,
+    expiresAt: new Date(row.expires_at).toISOString(),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+    rotatedAt: iso(row.rotated_at),
+  };
+}
+
+const MIN_LIFETIME_MS = 60 * 1000;
+const MAX_LIFETIME_MS = 366 * 24 * 60 * 60 * 1000;
+
+function checkExpiry(value: string, now: Date): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw fieldProblem('expiresAt', 'must be an RFC 3339 timestamp');
+  if (at.getTime() < now.getTime() + MIN_LIFETIME_MS) {
+    throw fieldProblem('expiresAt', 'must be at least 1 minute in the future');
+  }
+  if (at.getTime() > now.getTime() + MAX_LIFETIME_MS) {
+    throw fieldProblem('expiresAt', 'must be at most 366 days in the future');
+  }
+  return at;
+}
+
+/** Checks scopes against the vocabulary (400) and then the tenant's entitlements (403). */
+function checkScopes(scopes: string[], entitlements: string[]): void {
+  scopes.forEach((scope, index) => {
+    const [module, level] = scope.split(':');
+    if (!parseScope(scope)) {
+      const known = (MODULE_KEYS as readonly string[]).includes(module ?? '');
+      throw fieldProblem(
+        `scopes.${index}`,
+        known
+          ? `unknown level ${JSON.stringify(level ?? '')}: expected one of ${LEVELS.join(', ')}`
+          : `unknown module ${JSON.stringify(module ?? '')}: expected one of ${MODULE_KEYS.join(', ')}`,
+      );
+    }
+  });
+  const missing = scopes.map((s) => s.split(':')[0] ?? '').filter((m) => !entitlements.includes(m));
+  if (missing.length > 0) {
+    throw new HttpProblem(
+      'entitlement_missing',
+      `The tenant is not entitled to ${[...new Set(missing)].join(', ')}.`,
+    );
+  }
+}
+
+export async function createApiKey(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  session: SessionPrincipal,
+  input: { name: string; scopes: string[]; expiresAt: string },
+): Promise<ApiKeyRecord & { secret: string }> {
+  const expiresAt = checkExpiry(input.expiresAt, origin.at);
+  checkScopes(input.scopes, session.entitlements);
+  const secret = generateToken('tnt_');
+  const row: ApiKeyRow = {
+    id: newId('key'),
+    tenant_id: session.tenantId,
+    name: input.name,
+    prefix: displayPrefix(secret),
+    secret_hash: ctx.keyring.hashToken('token-hash', secret),
+    previous_secret_hash: null,
+    previous_valid_until: null,
+    scopes: input.scopes,
+    created_at: origin.at,
+    created_by: session.userId,
+    expires_at: expiresAt,
+    last_used_at: null,
+    revoked_at: null,
+    rotated_at: null,
+  };
+  await ctx.db.transaction().execute(async (trx) => {
+    await insertApiKey(trx, session.tenantId, row);
+    await recordAudit(trx, origin, {
+      action: 'api_key.create',
+      tenantId: session.tenantId,
+      targetType: 'api_key',
+      targetId: row.id,
+      metadata: {
+        name: row.name,
+        prefix: row.prefix,
+        scopes: row.scopes,
+        expiresAt: expiresAt.toISOString(),
+      },
+    });
+  });
+  return { ...toKeyRecord(row, origin.at), secret };
+}
+
+export async function listApiKeys(
+  ctx: AppContext,
+  tenantId: string,
+  query: PageQuery,
+): Promise<Page<ApiKeyRecord>> {
+  const limit = query.limit ?? 20;
+  const now = ctx.now();
+  const rows = await listApiKeyRows(ctx.db, tenantId, limit, decodeCursor(query.cursor));
+  return toPage(rows, limit, (row) => toKeyRecord(row, now));
+}
+
+/**
+ * A new secret for the same key ID. The old secret stops at once, or stays valid for the overlap;
+ * only one previous secret is kept, so rotating again ends the earlier overlap.
+ */
+export async function rotateApiKey(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  tenantId: string,
+  id: string,
+  input: { expiresAt?: string; previousSecretValidForSeconds?: number },
+): Promise<ApiKeyRecord & { secret: string }> {
+  const now = origin.at;
+  const expiresAt = input.expiresAt === undefined ? undefined : checkExpiry(input.expiresAt, now);
+  const overlapSeconds = input.previousSecretValidForSeconds ?? 0;
+  const secret = generateToken('tnt_');
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const current = isIdOf('key', id) ? await findApiKeyRow(trx, tenantId, id, true) : undefined;
+    if (!current) throw notFound('key');
+    if (keyStatus(current, now) !== 'active') {
+      throw new HttpProblem('conflict', `A ${keyStatus(current, now)} key cannot be rotated.`);
+    }
+    const updated = await updateApiKeyRow(trx, tenantId, id, {
+      prefix: displayPrefix(secret),
+      secret_hash: ctx.keyring.hashToken('token-hash', secret),
+      previous_secret_hash: overlapSeconds > 0 ? current.secret_hash : null,
+      previous_valid_until: overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null,
+      rotated_at: now,
+      ...(expiresAt ? { expires_at: expiresAt } : {}),
+    });
+    await recordAudit(trx, origin, {
+      action: 'api_key.rotate',
+      tenantId,
+      targetType: 'api_key',
+      targetId: id,
+      metadata: { prefix: updated.prefix, previousSecretValidForSeconds: overlapSeconds },
+    });
+    return updated;
+  });
+  return { ...toKeyRecord(row, now), secret };
+}
+
+export async function revokeApiKey(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const current = isIdOf('key', id) ? await findApiKeyRow(trx, tenantId, id, true) : undefined;
+    if (!current) throw notFound('key');
+    if (current.revoked_at) return;
+    await updateApiKeyRow(trx, tenantId, id, {
+      revoked_at: origin.at,
+      previous_secret_hash: null,
+      previous_valid_until: null,
+    });
+    await recordAudit(trx, origin, {
+      action: 'api_key.revoke',
+      tenantId,
+      targetType: 'api_key',
+      targetId: id,
+      metadata: { prefix: current.prefix },
+    });
+  });
+}
+
+export function allowedScopes(entitlements: string[]) {
+  const modules = MODULE_KEYS.map((moduleKey) => ({
+    moduleKey,
+    levels: [...LEVELS],
+    entitled: entitlements.includes(moduleKey),
+  }));
+  return {
+    modules,
+    scopes: modules
+      .filter((m) => m.entitled)
+      .flatMap((m) => m.levels.map((level) => `${m.moduleKey}:${level}`)),
+  };
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+import { platformKey } from './cli/platform-key.js';
+import { serve } from './cli/serve.js';
+import { USAGE, UsageError } from './cli/usage.js';
+import { parseConfig } from './config.js';
+import { openStorage } from './db/storage.js';
+
+async function migrate(): Promise<void> {
+  const { database } = await openStorage(parseConfig(), undefined, { migrate: true });
+  await database.close();
+  process.stdout.write('database schema is up to date\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(parseConfig());
+    case 'migrate':
+      return migrate();
+    case 'platform-key':
+      return platformKey(parseConfig(), args);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // One clear line, never a stack trace, for what a user can fix; usage errors exit 2.
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof UsageError) {
+    process.stderr.write(`hubgate: ${message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`hubgate: ${message}\n`);
+  process.exit(1);
+});

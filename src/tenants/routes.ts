@@ -1,0 +1,119 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { auditOrigin } from '../access/audit.js';
+import { MODULE_KEYS, ROLES } from '../access/catalog.js';
+import type { AppContext } from '../context.js';
+import { PageQueryFields } from '../http/pagination.js';
+import { IdParams, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { createTenant, createUser, getTenant, listTenants, setEntitlements } from './tenants.js';
+
+const ModuleList = Type.Array(Type.Enum(MODULE_KEYS), {
+  uniqueItems: true,
+  maxItems: MODULE_KEYS.length,
+});
+
+const TenantSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  entitlements: Type.Array(Type.String()),
+  createdAt: Timestamp,
+});
+
+const UserSchema = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.String(),
+  tenantId: Type.String(),
+});
+
+const platform = { access: { class: 'platform' } } as const;
+const tags = ['platform: tenants'];
+
+/** Tenants, their entitlements and their users: platform-operator routes of contract §9. */
+export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/platform/tenants',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Create a tenant',
+          body: StrictObject({
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            entitlements: Type.Optional(ModuleList),
+          }),
+          response: { 201: TenantSchema },
+        },
+      },
+      async (request, reply) => {
+        const tenant = await createTenant(ctx, auditOrigin(request, ctx.now()), {
+          name: request.body.name,
+          entitlements: request.body.entitlements ?? [],
+        });
+        return reply.code(201).send(tenant);
+      },
+    );
+
+    app.get(
+      '/api/v1/platform/tenants',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'List tenants, newest first',
+          querystring: StrictObject(PageQueryFields),
+          response: { 200: PageOf(TenantSchema) },
+        },
+      },
+      async (request) => listTenants(ctx, request.query),
+    );
+
+    app.get(
+      '/api/v1/platform/tenants/:id',
+      {
+        config: platform,
+        schema: { tags, summary: 'Read a tenant', params: IdParams, response: { 200: TenantSchema } },
+      },
+      async (request) => getTenant(ctx, request.params.id),
+    );
+
+    app.put(
+      '/api/v1/platform/tenants/:id/entitlements',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: "Replace a tenant's module entitlements",
+          params: IdParams,
+          body: StrictObject({ entitlements: ModuleList }),
+          response: { 200: TenantSchema },
+        },
+      },
+      async (request) =>
+        setEntitlements(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body.entitlements),
+    );
+
+    app.post(
+      '/api/v1/platform/tenants/:id/users',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Create a user in a tenant',
+          params: IdParams,
+          body: StrictObject({
+            email: Type.String({ format: 'email', maxLength: 254 }),
+            role: Type.Enum(ROLES),
+            password: Type.String({ minLength: 12, maxLength: 200 }),
+          }),
+          response: { 201: UserSchema },
+        },
+      },
+      async (request, reply) => {
+        const user = await createUser(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body);
+        return reply.code(201).send(user);
+      },
+    );
+  };
+}

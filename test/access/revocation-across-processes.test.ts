@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createKeyring } from '../../src/crypto/keyring.js';
+import { createPlatformKey } from '../../src/keys/platform-keys.js';
+import { type RunningServer, startServe } from '../helpers/cli.js';
+import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+
+// Two `hubgate serve` processes on one PostgreSQL database: what one revokes, the other refuses
+// within 1 second (contract §4). PostgreSQL run only: the embedded database is single-process.
+if (ENGINE === 'postgres') {
+  let db: TestDatabase;
+  let a: RunningServer;
+  let b: RunningServer;
+  let plt: string;
+  const secretKey = randomBytes(32);
+
+  before(async () => {
+    db = await createTestDatabase();
+    if (db.target.kind !== 'postgres') throw new Error('unreachable');
+    plt = (
+      await createPlatformKey(
+        db.database.kysely,
+        createKeyring(secretKey),
+        { name: 'ops', expiresAt: null },
+        new Date(),
+      )
+    ).secret;
+    const env = {
+      DATABASE_URL: db.target.url,
+      HUBGATE_SECRET_KEY: secretKey.toString('base64'),
+    };
+    [a, b] = await Promise.all([startServe(env), startServe(env)]);
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await db.drop();
+  });
+
+  async function call(
+    server: RunningServer,
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: unknown,
+  ) {
+    const response = await fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Milliseconds until `server` first refuses `secret`, polling every 20 ms for at most 3 s. */
+  async function msUntilRefused(server: RunningServer, secret: string, since: number): Promise<number> {
+    while (Date.now() - since < 3000) {
+      const r = await call(server, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${secret}` });
+      if (r.status === 401) return Date.now() - since;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  async function signedInAdmin() {
+    const auth = { authorization: `Bearer ${plt}` };
+    const tenant = await call(a, 'POST', '/api/v1/platform/tenants', auth, {
+      name: 'Acme',
+      entitlements: ['integrations'],
+    });
+    const email = `it-${randomBytes(4).toString('hex')}@acme.example`;
+    await call(a, 'POST', `/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
+      email,
+      role: 'COMPANY_IT_ADMIN',
+      password: 'a long passphrase',
+    });
+    const login = await call(a, 'POST', '/api/v1/auth/login', {}, { email, password: 'a long passphrase' });
+    assert.equal(login.status, 200);
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    return { cookie, 'x-csrf-token': login.body.csrfToken as string };
+  }
+
+  const newKey = async (session: Record<string, string>) => {
+    const r = await call(a, 'POST', '/api/v1/company/api-keys', session, {
+      name: 'k',
+      scopes: ['integrations:READER'],
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    assert.equal(r.status, 201);
+    return r.body as { id: string; secret: string };
+  };
+
+  test('a key revoked on one process is refused by the other within 1 second', async (t) => {
+    const session = await signedInAdmin();
+    const key = await newKey(session);
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${key.secret}` })).status,
+      200,
+    );
+    const revoked = await call(a, 'DELETE', `/api/v1/company/api-keys/${key.id}`, session);
+    assert.equal(revoked.status, 204);
+    const ms = await msUntilRefused(b, key.secret, Date.now());
+    t.diagnostic(`refused after ${ms} ms`);
+    assert.ok(ms < 1000, `refused after ${ms} ms`);
+  });
+
+  test('a rotated-out secret is refused by the other process within 1 second; the new one works there', async (t) => {
+    const session = await signedInAdmin();
+    const key = await newKey(session);
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${key.secret}` })).status,
+      200,
+    );
+    const rotated = await call(a, 'POST', `/api/v1/company/api-keys/${key.id}/rotate`, session);
+    assert.equal(rotated.status, 200);
+    const ms = await msUntilRefused(b, key.secret, Date.now());
+    t.diagnostic(`refused after ${ms} ms`);
+    assert.ok(ms < 1000, `refused after ${ms} ms`);
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${rotated.body.secret}` }))
+        .status,
+      200,
+    );
+  });
+
+  test('a session signed out on one process is refused by the other at once', async () => {
+    const session = await signedInAdmin();
+    assert.equal((await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status, 200);
+    assert.equal((await call(a, 'POST', '/api/v1/auth/logout', session)).status, 204);
+    assert.equal((await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status, 401);
+  });
+}

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, parseConfig } from '../src/config.js';
+import { resolveMasterKey } from '../src/crypto/master-key.js';
+
+test('defaults follow contract §1', () => {
+  const config = parseConfig({});
+  assert.deepEqual(config.database, { kind: 'embedded', dataDir: './data' });
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, 8080);
+  assert.equal(config.publicUrl.origin, 'http://localhost:8080');
+  assert.equal(config.delivery.allowHttp, false);
+  assert.deepEqual(config.delivery.allowedCidrs, []);
+  assert.deepEqual(config.delivery.retryScheduleSeconds, [5, 300, 1800, 7200, 18000, 36000, 36000]);
+  assert.equal(config.delivery.timeoutMs, 10_000);
+  assert.equal(config.delivery.retentionDays, 30);
+  assert.equal(config.rateLimitPerMinute, 600);
+  assert.equal(config.bodyLimitBytes, 1024 * 1024);
+});
+
+test('PUBLIC_URL defaults to the configured port; DATABASE_URL selects PostgreSQL', () => {
+  const config = parseConfig({ PORT: '9000', DATABASE_URL: 'postgres://u@127.0.0.1/db' });
+  assert.equal(config.publicUrl.origin, 'http://localhost:9000');
+  assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://u@127.0.0.1/db' });
+});
+
+test('delivery knobs are parsed', () => {
+  const config = parseConfig({
+    DELIVERY_ALLOW_HTTP: 'true',
+    DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32, ::1/128',
+    DELIVERY_RETRY_SCHEDULE: '1, 2,3',
+    DELIVERY_TIMEOUT_MS: '500',
+  });
+  assert.equal(config.delivery.allowHttp, true);
+  assert.equal(config.delivery.allowedCidrs.length, 2);
+  assert.deepEqual(config.delivery.retryScheduleSeconds, [1, 2, 3]);
+  assert.equal(config.delivery.timeoutMs, 500);
+});
+
+const bad: Array<[Record<string, string>, string]> = [
+  [{ PORT: 'eighty' }, 'PORT'],
+  [{ PORT: '70000' }, 'PORT'],
+  [{ PUBLIC_URL: 'hub.example.com' }, 'PUBLIC_URL'],
+  [{ PUBLIC_URL: 'https://hub.example.com/path' }, 'PUBLIC_URL'],
+  [{ DELIVERY_ALLOW_HTTP: 'yes' }, 'DELIVERY_ALLOW_HTTP'],
+  [{ DELIVERY_ALLOWED_CIDRS: '10.0.0.0/99' }, 'DELIVERY_ALLOWED_CIDRS'],
+  [{ DELIVERY_RETRY_SCHEDULE: '5,,10' }, 'DELIVERY_RETRY_SCHEDULE'],
+  [{ DELIVERY_TIMEOUT_MS: '10' }, 'DELIVERY_TIMEOUT_MS'],
+  [{ DELIVERY_RETENTION_DAYS: '0' }, 'DELIVERY_RETENTION_DAYS'],
+  [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+  [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  [{ DATABASE_URL: 'mysql://root:hunter2@db/x' }, 'DATABASE_URL'],
+];
+for (const [env, name] of bad) {
+  test(`a bad ${name} stops start-up with one line naming it`, () => {
+    assert.throws(
+      () => parseConfig(env),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes(name) && !error.message.includes('\n'),
+    );
+  });
+}
+
+test('a bad DATABASE_URL is named but its value (which may hold a password) is not echoed', () => {
+  assert.throws(
+    () => parseConfig({ DATABASE_URL: 'mysql://root:hunter2@db/x' }),
+    (error: unknown) => error instanceof Error && !error.message.includes('hunter2'),
+  );
+});
+
+test('embedded mode generates the secret key once, with mode 0600, and reuses it', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hubgate-key-'));
+  const config = parseConfig({ DATA_DIR: dataDir });
+  const first = resolveMasterKey(config);
+  const second = resolveMasterKey(config);
+  assert.equal(first.length, 32);
+  assert.deepEqual(first, second);
+  const file = join(dataDir, 'secret.key');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.equal(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64').length, 32);
+});
+
+test('with DATABASE_URL, a missing HUBGATE_SECRET_KEY refuses to start with a clear message', () => {
+  const config = parseConfig({ DATABASE_URL: 'postgres://127.0.0.1/x' });
+  assert.throws(() => resolveMasterKey(config), /HUBGATE_SECRET_KEY is required when DATABASE_URL is set/);
+});
+
+test('a HUBGATE_SECRET_KEY shorter than 32 bytes is refused without echoing it', () => {
+  const short = Buffer.alloc(16, 7).toString('base64');
+  const config = parseConfig({ DATABASE_URL: 'postgres://127.0.0.1/x', HUBGATE_SECRET_KEY: short });
+  assert.throws(
+    () => resolveMasterKey(config),
+    (error: unknown) =>
+      error instanceof Error && /at least 32/.test(error.message) && !error.message.includes(short),
+  );
+});

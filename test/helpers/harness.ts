@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { type AppDeps, buildApp } from '../../src/app.js';
+import { type Config, parseConfig } from '../../src/config.js';
+import { createKeyring, type Keyring } from '../../src/crypto/keyring.js';
+import type { Database } from '../../src/db/database.js';
+import { createPlatformKey } from '../../src/keys/platform-keys.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
+  body: any;
+}
+
+/** A signed-in browser, as the tests hold it: the cookies and the CSRF token of the session. */
+export interface TestSession {
+  cookie: string;
+  csrfToken: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  /** Sends the session cookie, and the CSRF header on unsafe methods. */
+  session?: TestSession;
+  body?: unknown;
+  /** Sent as is, instead of `body` serialized as JSON. */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  baseUrl: string;
+  config: Config;
+  database: Database;
+  testDatabase: TestDatabase;
+  keyring: Keyring;
+  /** A platform key created for this harness. */
+  platformToken: string;
+  /** Fix the app's clock (null: real time again). */
+  setNow(at: Date | null): void;
+  /** Everything the app logged so far. */
+  logs(): string;
+  /** Every response (status line, headers, body) that came back through `request`, one entry each. */
+  responses(): string[];
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  timings?: AppDeps['timings'];
+  /** Reuse a database (e.g. to run a second app against it); created and dropped otherwise. */
+  testDatabase?: TestDatabase;
+  /** Share the secret key of another harness, as every process of one deployment does. */
+  keyring?: Keyring;
+}
+
+/** The real app (buildApp) on a real port on 127.0.0.1, with its own database and captured logs. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const ownsDatabase = !options.testDatabase;
+  const testDatabase = options.testDatabase ?? (await createTestDatabase());
+  const database = testDatabase.database;
+  const config = parseConfig({ LOG_LEVEL: 'info', ...options.env });
+  const keyring = options.keyring ?? createKeyring(randomBytes(32));
+
+  let logText = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logText += chunk.toString();
+      done();
+    },
+  });
+  let fixedNow: Date | null = null;
+  const now = () => fixedNow ?? new Date();
+  const app = await buildApp(config, {
+    database,
+    keyring,
+    logger: createLogger(config.logLevel, sink),
+    now,
+    // Short enough that a test observes batched writes without waiting seconds.
+    timings: { lastUsedFlushMs: 50, rateLimitSyncMs: 100, ...options.timings },
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const { secret: platformToken } = await createPlatformKey(
+    database.kysely,
+    keyring,
+    { name: 'test', expiresAt: null },
+    new Date(),
+  );
+
+  const seen: string[] = [];
+  return {
+    app,
+    baseUrl,
+    config,
+    database,
+    testDatabase,
+    keyring,
+    platformToken,
+    setNow: (at) => {
+      fixedNow = at;
+    },
+    logs: () => logText,
+    responses: () => seen,
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.session) {
+        headers.cookie ??= opts.session.cookie;
+        if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] ??= opts.session.csrfToken;
+      }
+      let body: string | Buffer | undefined;
+      if (opts.rawBody !== undefined) body = opts.rawBody;
+      else if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      seen.push(
+        `${response.status}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n${text}`,
+      );
+      return { status: response.status, headers: response.headers, text, body: parsed };
+    },
+    async close() {
+      await app.close();
+      if (ownsDatabase) await testDatabase.drop();
+    },
+  };
+}

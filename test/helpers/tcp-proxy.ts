@@ -1,0 +1,48 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/** A TCP pass-through on 127.0.0.1 that a test can cut and restore, to take a server "away". */
+export interface TcpProxy {
+  port: number;
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const makeServer = () =>
+    createServer((client) => {
+      const upstream = connect(targetPort, targetHost);
+      track(client);
+      track(upstream);
+      client.pipe(upstream).pipe(client);
+    });
+  const listen = (server: Server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+    });
+  let server: Server | null = makeServer();
+  const port = await listen(server, 0);
+  const stop = async () => {
+    const s = server;
+    server = null;
+    for (const socket of sockets) socket.destroy();
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  return {
+    port,
+    cut: stop,
+    async restore() {
+      if (server) return;
+      server = makeServer();
+      await listen(server, port);
+    },
+    close: stop,
+  };
+}

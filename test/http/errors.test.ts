@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, test } from 'node:test';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await startHarness();
+});
+after(() => h.close());
+
+const countTenants = async () =>
+  (await h.database.kysely.selectFrom('tenants').select('id').execute()).length;
+
+function assertProblem(
+  response: { status: number; headers: Headers; body: Record<string, unknown> },
+  status: number,
+  code: string,
+) {
+  assert.equal(response.status, status);
+  assert.equal(response.body.code, code);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(response.body.type, 'about:blank');
+  assert.equal(response.body.status, status);
+  assert.equal(typeof response.body.title, 'string');
+  assert.ok('detail' in response.body);
+  assert.equal(response.body.requestId, response.headers.get('x-request-id'));
+}
+
+test('malformed JSON is 400 invalid_json, nothing written', async () => {
+  const before = await countTenants();
+  for (const raw of [
+    '{"name": "x"',
+    '{name: "x"}',
+    'nul',
+    '{"name":"x"}}',
+    '{"__proto__": {"x": 1}, "name": "y"}',
+  ]) {
+    const response = await h.request('POST', '/api/v1/platform/tenants', {
+      token: h.platformToken,
+      rawBody: raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    assertProblem(response, 400, 'invalid_json');
+  }
+  assert.equal(await countTenants(), before);
+});
+
+test('a body that is not JSON is 415 unsupported_media_type', async () => {
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+  ]) {
+    const response = await h.request('POST', '/api/v1/platform/tenants', {
+      token: h.platformToken,
+      rawBody: 'name=x',
+      headers: { 'content-type': type },
+    });
+    assertProblem(response, 415, 'unsupported_media_type');
+  }
+});
+
+test('a body without a content type is 415', async () => {
+  const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(
+      `${h.baseUrl}/api/v1/platform/tenants`,
+      { method: 'POST', headers: { authorization: `Bearer ${h.platformToken}`, 'content-length': '12' } },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end('{"name":"x"}');
+  });
+  assert.equal(response.status, 415);
+  assert.equal(JSON.parse(response.body).code, 'unsupported_media_type');
+});
+
+test('JSON with a charset parameter is accepted', async () => {
+  const response = await h.request('POST', '/api/v1/platform/tenants', {
+    token: h.platformToken,
+    rawBody: JSON.stringify({ name: 'charset' }),
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
+  assert.equal(response.status, 201);
+});
+
+test('a body over 1 MiB is 413 payload_too_large, nothing written', async () => {
+  const before = await countTenants();
+  const response = await h.request('POST', '/api/v1/platform/tenants', {
+    token: h.platformToken,
+    body: { name: 'x', padding: 'y'.repeat(1024 * 1024) },
+  });
+  assertProblem(response, 413, 'payload_too_large');
+  assert.equal(await countTenants(), before);
+});
+
+test('a body just under 1 MiB reaches validation (400, not 413)', async () => {
+  const response = await h.request('POST', '/api/v1/platform/tenants', {
+    token: h.platformToken,
+    body: { name: 'x', padding: 'y'.repeat(1000 * 1000) },
+  });
+  assertProblem(response, 400, 'validation_failed');
+});
+
+test('an unknown route is 404 not_found in problem format', async () => {
+  for (const [method, path] of [
+    ['GET', '/api/v1/nope'],
+    ['POST', '/api/v1/platform/nothing'],
+    ['DELETE', '/api/v1/platform/tenants'],
+    ['GET', '/'],
+  ] as const) {
+    const response = await h.request(method, path, { token: h.platformToken });
+    assertProblem(response, 404, 'not_found');
+  }
+});
+
+test('validation errors list every problem with a path and message', async () => {
+  const response = await h.request('POST', '/api/v1/platform/tenants', {
+    token: h.platformToken,
+    body: { name: 'x', extra: true },
+  });
+  assertProblem(response, 400, 'validation_failed');
+  assert.deepEqual(response.body.errors, [{ path: 'extra', message: 'is not a known field' }]);
+  assert.match(String(response.body.detail), /extra/);
+});
+
+test('authentication is checked before the body: a bad body without a credential is 401', async () => {
+  const response = await h.request('POST', '/api/v1/platform/tenants', {
+    rawBody: '{not json',
+    headers: { 'content-type': 'application/json' },
+  });
+  assertProblem(response, 401, 'unauthenticated');
+  const oversize = await h.request('POST', '/api/v1/platform/tenants', {
+    body: { padding: 'y'.repeat(2 * 1024 * 1024) },
+  });
+  assert.equal(oversize.status, 401);
+});
+
+test('every response carries X-Request-Id; a safe incoming one is kept, an unsafe one replaced', async () => {
+  const kept = await h.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-abc.123' } });
+  assert.equal(kept.headers.get('x-request-id'), 'trace-abc.123');
+  const replaced = await h.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id\twith spaces' } });
+  assert.match(replaced.headers.get('x-request-id') ?? '', /^req_[0-9A-Za-z]{22}$/);
+  const missing = await h.request('GET', '/api/v1/nope');
+  assert.match(missing.headers.get('x-request-id') ?? '', /^req_/);
+});
+
+test('errors never carry a stack trace or SQL', async () => {
+  const text = h.responses().join('\n');
+  assert.ok(!/at .*\.(ts|js):\d+/.test(text));
+  assert.ok(!/select |insert into /i.test(text));
+});

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await startHarness();
+});
+after(() => h.close());
+
+test('/healthz answers without a credential', async () => {
+  const response = await h.request('GET', '/healthz');
+  assert.equal(response.status, 200);
+  assert.deepEqual(response.body, { status: 'ok' });
+});
+
+test('/readyz checks the database', async () => {
+  const response = await h.request('GET', '/readyz');
+  assert.equal(response.status, 200);
+  assert.deepEqual(response.body, { status: 'ok', database: 'ok' });
+});
+
+test('/api/v1/openapi.json is OpenAPI 3.1 and describes every API route with its schemas', async () => {
+  const response = await h.request('GET', '/api/v1/openapi.json');
+  assert.equal(response.status, 200);
+  const doc = response.body;
+  assert.equal(doc.openapi, '3.1.0');
+  assert.equal(doc.info.title, 'hubgate');
+  const expected: Array<[string, string]> = [
+    ['post', '/api/v1/platform/tenants'],
+    ['get', '/api/v1/platform/tenants'],
+    ['get', '/api/v1/platform/tenants/{id}'],
+    ['put', '/api/v1/platform/tenants/{id}/entitlements'],
+    ['post', '/api/v1/platform/tenants/{id}/users'],
+    ['get', '/healthz'],
+    ['get', '/readyz'],
+  ];
+  for (const [method, path] of expected) {
+    assert.ok(doc.paths[path]?.[method], `${method} ${path} documented`);
+  }
+  const create = doc.paths['/api/v1/platform/tenants'].post;
+  assert.deepEqual(create.security, [{ platformKey: [] }]);
+  const bodySchema = create.requestBody.content['application/json'].schema;
+  assert.equal(bodySchema.additionalProperties, false);
+  assert.equal(bodySchema.properties.name.maxLength, 200);
+  assert.ok(create.responses['201']);
+  assert.equal(doc.paths['/healthz'].get.security, undefined);
+  // Every route the app declares is in the document, but the docs' own pages.
+  const documented = new Set(
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`),
+    ),
+  );
+  const declared = h.app.declaredRoutes
+    .filter((r) => r.method !== 'HEAD' && !r.url.startsWith('/docs') && r.url !== '/api/v1/openapi.json')
+    .map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`);
+  assert.ok(declared.length >= expected.length);
+  for (const route of declared) assert.ok(documented.has(route), `${route} is documented`);
+});
+
+test('/docs serves a human-readable page', async () => {
+  const response = await h.request('GET', '/docs/');
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /text\/html/);
+  assert.match(response.text, /swagger/i);
+});
