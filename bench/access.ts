@@ -1,0 +1,125 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { freshDatabase, httpJson, load, type LoadResult, ROOT, startProcess } from './support.js';
+
+/**
+ * Issue 4's benchmark: hubgate on PostgreSQL against a bare Fastify route, in one run.
+ * (a) the bare route, (b) GET /api/v1/automation/health with a tnt_ key, (c) GET
+ * /api/v1/integrations/connections with a key (only once that route exists).
+ */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+
+const db = await freshDatabase();
+const secretKey = randomBytes(32).toString('base64');
+const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: secretKey };
+const cli = (args: string[]) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`hubgate ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+};
+
+const results: LoadResult[] = [];
+try {
+  cli(['migrate']);
+  const plt = JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])).secret as string;
+
+  const bare = await startProcess(['bench/bare-server.ts'], {}, /listening (http:\/\/[\d.:]+)/);
+  const hub = await startProcess(
+    ['src/main.ts', 'serve'],
+    // A limit no benchmark reaches: this measures the gate, not the limiter's refusals.
+    { ...env, PORT: '0', LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },
+    /hubgate listening on (http:\/\/[\d.:]+)/,
+  );
+  try {
+    const auth = { authorization: `Bearer ${plt}` };
+    const tenant = await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants`, auth, {
+      name: 'Bench',
+      entitlements: ['integrations', 'integration_hub'],
+    });
+    await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
+      email: 'bench@example.com',
+      role: 'COMPANY_IT_ADMIN',
+      password: 'bench password 123',
+    });
+    const login = await httpJson(
+      'POST',
+      `${hub.baseUrl}/api/v1/auth/login`,
+      {},
+      {
+        email: 'bench@example.com',
+        password: 'bench password 123',
+      },
+    );
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const key = await httpJson(
+      'POST',
+      `${hub.baseUrl}/api/v1/company/api-keys`,
+      { cookie, 'x-csrf-token': login.body.csrfToken },
+      {
+        name: 'bench',
+        scopes: ['integrations:READER', 'integration_hub:READER'],
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
+    );
+    const bearer = { authorization: `Bearer ${key.body.secret}` };
+
+    const options = { connections: CONNECTIONS, seconds: SECONDS };
+    // A short warm-up of each, so JIT and connection pools are settled before measuring.
+    await load('warm-up', `${bare.baseUrl}/`, { ...options, seconds: 2 });
+    await load('warm-up', `${hub.baseUrl}/api/v1/automation/health`, {
+      ...options,
+      seconds: 2,
+      headers: bearer,
+    });
+
+    results.push(await load('(a) bare Fastify route', `${bare.baseUrl}/`, options));
+    results.push(
+      await load('(b) GET /automation/health, tnt_ key', `${hub.baseUrl}/api/v1/automation/health`, {
+        ...options,
+        headers: bearer,
+      }),
+    );
+    const probe = await httpJson('GET', `${hub.baseUrl}/api/v1/integrations/connections`, bearer);
+    if (probe.status === 200) {
+      results.push(
+        await load(
+          '(c) GET /integrations/connections, tnt_ key',
+          `${hub.baseUrl}/api/v1/integrations/connections`,
+          {
+            ...options,
+            headers: bearer,
+          },
+        ),
+      );
+    } else {
+      console.log(
+        `(c) skipped: GET /api/v1/integrations/connections answers ${probe.status} (not built yet)`,
+      );
+    }
+  } finally {
+    await Promise.all([bare.stop(), hub.stop()]);
+  }
+} finally {
+  await db.drop();
+}
+
+const ceiling = results[0]?.rps ?? 1;
+console.log(
+  `\naccess benchmark: ${CONNECTIONS} connections, ${SECONDS} s each, hubgate LOG_LEVEL=${LOG_LEVEL}, PostgreSQL`,
+);
+console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors | vs (a) |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  console.log(
+    `| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${((r.rps / ceiling) * 100).toFixed(0)} % |`,
+  );
+}
