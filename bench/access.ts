@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { freshDatabase, httpJson, load, type LoadResult, ROOT, startProcess } from './support.js';
+import { freePort, freshDatabase, httpJson, load, type LoadResult, ROOT, startProcess } from './support.js';
 
 /**
  * Issue 4's benchmark: hubgate on PostgreSQL against a bare Fastify route, in one run.
@@ -15,7 +15,7 @@ const db = await freshDatabase();
 const secretKey = randomBytes(32).toString('base64');
 const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: secretKey };
 const cli = (args: string[]) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     encoding: 'utf8',
@@ -24,17 +24,23 @@ const cli = (args: string[]) => {
   return r.stdout;
 };
 
+// hubgate runs as `npm start` runs it: compiled, from dist/.
+const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+if (build.status !== 0) throw new Error('npm run build failed');
+
 const results: LoadResult[] = [];
 try {
   cli(['migrate']);
   const plt = JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])).secret as string;
 
-  const bare = await startProcess(['bench/bare-server.ts'], {}, /listening (http:\/\/[\d.:]+)/);
+  const bare = await startProcess(['bench/bare-server.ts'], {}, await freePort(), '/');
+  const bareLogged = await startProcess(['bench/bare-server.ts'], { BARE_LOG: '1' }, await freePort(), '/');
   const hub = await startProcess(
-    ['src/main.ts', 'serve'],
+    ['dist/main.js', 'serve'],
     // A limit no benchmark reaches: this measures the gate, not the limiter's refusals.
-    { ...env, PORT: '0', LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },
-    /hubgate listening on (http:\/\/[\d.:]+)/,
+    { ...env, LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },
+    await freePort(),
+    '/readyz',
   );
   try {
     const auth = { authorization: `Bearer ${plt}` };
@@ -82,6 +88,10 @@ try {
     });
 
     results.push(await load('(a) bare Fastify route', `${bare.baseUrl}/`, options));
+    // Not part of the target; they show where the time goes: a log line per request, and
+    // hubgate's framework (request IDs, headers, access log) without a credential.
+    results.push(await load('(-) bare Fastify + pino access line', `${bareLogged.baseUrl}/`, options));
+    results.push(await load('(-) GET /healthz, no credential', `${hub.baseUrl}/healthz`, options));
     results.push(
       await load('(b) GET /automation/health, tnt_ key', `${hub.baseUrl}/api/v1/automation/health`, {
         ...options,
@@ -106,7 +116,7 @@ try {
       );
     }
   } finally {
-    await Promise.all([bare.stop(), hub.stop()]);
+    await Promise.all([bare.stop(), bareLogged.stop(), hub.stop()]);
   }
 } finally {
   await db.drop();

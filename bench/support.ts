@@ -1,4 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -9,38 +14,76 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export interface Server {
   baseUrl: string;
   child: ChildProcess;
+  /** Where the child's stdout and stderr went. */
+  logPath: string;
   stop(): Promise<void>;
 }
 
-/** Starts a Node script as a child process and waits for the address it prints. */
-export function startProcess(args: string[], env: Record<string, string>, pattern: RegExp): Promise<Server> {
+/** A port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
     });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      if (output.length < 100_000) output += chunk.toString();
-      const match = pattern.exec(output);
-      if (match?.[1]) {
-        resolve({
-          baseUrl: match[1],
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('close', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    };
-    // Keep draining the pipes so a chatty server never blocks on a full pipe.
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('close', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${output}`)));
   });
+}
+
+/**
+ * Starts a Node script as a child process on `port` and waits until `readyPath` answers 200.
+ * Its output goes straight to a file, not through this process: the load generator runs here, and
+ * relaying a busy server's log lines would steal its CPU and distort both sides of the comparison.
+ */
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<Server> {
+  const logPath = join(tmpdir(), `hubgate-bench-${process.pid}-${port}.log`);
+  const log = openSync(logPath, 'w');
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the servers under load.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // Compiled JavaScript runs as is, as `npm start` runs it; TypeScript goes through tsx.
+  const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited !== undefined) {
+      throw new Error(`${args.join(' ')} exited with ${exited}:\n${readFileSync(logPath, 'utf8')}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${args.join(' ')} did not become ready:\n${readFileSync(logPath, 'utf8')}`);
+    }
+    const ok = await fetch(baseUrl + readyPath).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    baseUrl,
+    child,
+    logPath,
+    stop: () =>
+      new Promise((done) => {
+        if (exited !== undefined) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 /** A fresh PostgreSQL database for one benchmark run, dropped afterwards. */

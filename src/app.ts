@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { Database } from './db/database.js';
+import { registerAccessLog } from './http/access-log.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
@@ -44,7 +45,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy,
     requestIdHeader: false,
     genReqId: generateRequestId,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // One access line per request, written by registerAccessLog, instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.database.kysely;
@@ -83,6 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // API answers are per-credential and some carry secrets: no cache may keep any of them.
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
   });
+  registerAccessLog(app);
   registerErrorHandling(app);
   registerValidation(app);
   registerJsonBodies(app, config.bodyLimitBytes);

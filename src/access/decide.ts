@@ -63,18 +63,18 @@ export function decide(rule: AccessRule, principal: Principal): Decision {
     const modules = [...new Set(rule.anyOf.map((r) => r.module))].join(' or ');
     return deny(new HttpProblem('entitlement_missing', `The tenant is not entitled to ${modules}.`));
   }
-  const needed = rule.anyOf.map(scopeOf).join(' or ');
+  const needed = () => rule.anyOf.map(scopeOf).join(' or ');
   if (principal.kind === 'tenant_key') {
     const via = entitled.find((r) => scopesReach(principal.scopes, r));
     return via
       ? { allowed: true, via }
-      : deny(new HttpProblem('insufficient_scope', `This route needs the scope ${needed}.`));
+      : deny(new HttpProblem('insufficient_scope', `This route needs the scope ${needed()}.`));
   }
   const level = roleLevel(principal.role);
   const via = entitled.find((r) => levelRank(level) >= levelRank(r.level));
   return via
     ? { allowed: true, via }
-    : deny(new HttpProblem('role_forbidden', `The role ${principal.role} does not reach ${needed}.`));
+    : deny(new HttpProblem('role_forbidden', `The role ${principal.role} does not reach ${needed()}.`));
 }
 
 /** The scopes of a key that its tenant's entitlements make usable now. */

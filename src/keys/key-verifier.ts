@@ -35,15 +35,39 @@ export function createTenantKeyVerifier(
   onFlushError: (error: unknown) => void = () => {},
 ): TenantKeyVerifier {
   const cache = new Map<string, { found: KeyForVerification | undefined; fetchedAt: number }>();
+  // When a cached answer expires under load, every request in flight for that key would ask the
+  // database at once; they wait for one lookup instead.
+  const inFlight = new Map<string, Promise<KeyForVerification | undefined>>();
   const lastUsed = new Map<string, Date>();
+  // Bumped by forget(): a lookup that started before a revocation here must not cache what it read.
+  let generation = 0;
 
-  async function lookup(hash: string, nowMs: number): Promise<KeyForVerification | undefined> {
+  async function fetchAndCache(hash: string): Promise<KeyForVerification | undefined> {
+    const fetchedAt = Date.now();
+    const startedIn = generation;
+    try {
+      const found = await findApiKeyByHash(db, hash);
+      if (startedIn !== generation) return found;
+      if (cache.size >= MAX_CACHED) cache.clear();
+      cache.set(hash, { found, fetchedAt });
+      return found;
+    } finally {
+      inFlight.delete(hash);
+    }
+  }
+
+  function lookup(
+    hash: string,
+    nowMs: number,
+  ): Promise<KeyForVerification | undefined> | KeyForVerification | undefined {
     const hit = cache.get(hash);
     if (hit && nowMs - hit.fetchedAt < timings.cacheTtlMs) return hit.found;
-    const found = await findApiKeyByHash(db, hash);
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(hash, { found, fetchedAt: nowMs });
-    return found;
+    let pending = inFlight.get(hash);
+    if (!pending) {
+      pending = fetchAndCache(hash);
+      inFlight.set(hash, pending);
+    }
+    return pending;
   }
 
   async function flush(): Promise<void> {
@@ -81,6 +105,8 @@ export function createTenantKeyVerifier(
     },
     forget(keyId) {
       for (const [hash, entry] of cache) if (entry.found?.row.id === keyId) cache.delete(hash);
+      generation += 1;
+      inFlight.clear();
     },
     flush,
     async close() {
