@@ -1,4 +1,4 @@
-import { type Expression, type SqlBool, sql } from 'kysely';
+import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { Type } from 'typebox';
 import { HttpProblem } from './problem.js';
 
@@ -69,4 +69,21 @@ export function toPage<R extends { created_at: Date | string; id: string }, T>(
         ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
         : null,
   };
+}
+
+/**
+ * One page of a list, newest first: the rows after the cursor, ordered by `(created_at, id)`
+ * descending, one more than `limit` so the caller knows whether another page follows.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table with created_at and id
+export function newestFirstPage<Q extends SelectQueryBuilder<any, any, any>>(
+  query: Q,
+  limit: number,
+  after: Cursor | undefined,
+): Q {
+  const from = after ? query.where(afterCursor('created_at', 'id', after)) : query;
+  return from
+    .orderBy(sql.ref('created_at'), 'desc')
+    .orderBy(sql.ref('id'), 'desc')
+    .limit(limit + 1) as Q;
 }

@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ApiKeysTable, DB } from '../db/schema.js';
-import { afterCursor, type Cursor } from '../http/pagination.js';
+import { type Cursor, newestFirstPage } from '../http/pagination.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -23,13 +23,11 @@ export function listApiKeyRows(
   limit: number,
   after: Cursor | undefined,
 ): Promise<ApiKeyRow[]> {
-  let query = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId);
-  if (after) query = query.where(afterCursor('created_at', 'id', after));
-  return query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  return newestFirstPage(
+    db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId),
+    limit,
+    after,
+  ).execute();
 }
 
 export function findApiKeyRow(

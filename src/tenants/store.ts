@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, TenantsTable, UsersTable } from '../db/schema.js';
-import { afterCursor, type Cursor } from '../http/pagination.js';
+import { type Cursor, newestFirstPage } from '../http/pagination.js';
 
 export type TenantRow = Selectable<TenantsTable>;
 export type UserRow = Selectable<UsersTable>;
@@ -20,13 +20,7 @@ export function listTenantRows(
   limit: number,
   after: Cursor | undefined,
 ): Promise<TenantRow[]> {
-  let query = db.selectFrom('tenants').selectAll();
-  if (after) query = query.where(afterCursor('created_at', 'id', after));
-  return query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  return newestFirstPage(db.selectFrom('tenants').selectAll(), limit, after).execute();
 }
 
 /** Entitlements of several tenants at once, in one query. */
