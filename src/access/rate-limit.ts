@@ -20,6 +20,8 @@ interface BucketState {
   shared: number;
   /** Hits of this process not yet added to the shared count. */
   pending: number;
+  /** Hits on their way to the shared row: counted until the answer includes them. */
+  sending: number;
   syncedAt: number;
 }
 
@@ -43,13 +45,22 @@ export function createRateLimiter(
   async function exchange(bucket: string, state: BucketState): Promise<void> {
     const add = state.pending;
     state.pending = 0;
+    state.sending += add;
     state.syncedAt = Date.now();
-    const result = await sql<{ hits: number }>`
-      insert into rate_limit_windows (bucket, window_start, hits)
-      values (${bucket}, ${new Date(state.windowStart)}, ${add})
-      on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
-      returning hits`.execute(db);
-    state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
+    try {
+      const result = await sql<{ hits: number }>`
+        insert into rate_limit_windows (bucket, window_start, hits)
+        values (${bucket}, ${new Date(state.windowStart)}, ${add})
+        on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
+        returning hits`.execute(db);
+      state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
+    } catch (error) {
+      // Not shared this time: count them again with the next exchange.
+      state.pending += add;
+      throw error;
+    } finally {
+      state.sending -= add;
+    }
   }
 
   // Pending hits reach the shared row even when this process sees no more traffic for a bucket;
@@ -73,13 +84,13 @@ export function createRateLimiter(
       const windowStart = Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
       let state = buckets.get(bucket);
       if (!state || state.windowStart !== windowStart) {
-        state = { windowStart, shared: 0, pending: 0, syncedAt: 0 };
+        state = { windowStart, shared: 0, pending: 0, sending: 0, syncedAt: 0 };
         buckets.set(bucket, state);
       }
       state.pending += 1;
-      const count = state.shared + state.pending;
+      const count = state.shared + state.sending + state.pending;
       if (Date.now() - state.syncedAt >= syncMs) await exchange(bucket, state);
-      const total = Math.max(count, state.shared + state.pending);
+      const total = Math.max(count, state.shared + state.sending + state.pending);
       return {
         allowed: total <= limit,
         limit,
