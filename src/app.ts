@@ -25,6 +25,9 @@ import {
   type KeyVerifierTimings,
 } from './keys/key-verifier.js';
 import { keyRoutes } from './keys/routes.js';
+import { loadConnectorCatalog } from './connections/catalog.js';
+import { hubRoutes } from './connections/hub-routes.js';
+import { connectionRoutes } from './connections/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 
 export interface AppDeps {
@@ -105,6 +108,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(automationRoutes(ctx));
   await app.register(auditRoutes(ctx));
   await app.register(tenantRoutes(ctx));
+  const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
+  await app.register(hubRoutes(connections));
+  await app.register(connectionRoutes(connections));
 
   await app.ready();
   return app;

@@ -22,6 +22,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   TRUST_PROXY: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  CONNECTORS_DISABLED: Type.Optional(Type.String({ pattern: '^\\s*[a-z0-9_]+(\\s*,\\s*[a-z0-9_]+)*\\s*$' })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -45,6 +46,8 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: string;
   trustProxy: boolean;
+  /** Connector keys the platform has switched off: no new connections, no credential binding. */
+  disabledConnectors: string[];
 }
 
 export class ConfigError extends Error {}
@@ -64,6 +67,7 @@ const DESCRIPTIONS: Record<keyof Env, string> = {
   RATE_LIMIT_PER_MINUTE: 'a whole number of requests from 1 upwards',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   TRUST_PROXY: 'true or false',
+  CONNECTORS_DISABLED: 'a comma-separated list of connector keys such as slack,http',
 };
 
 // Values that may hold credentials are named but never echoed.
@@ -137,5 +141,9 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: 1024 * 1024,
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: env.TRUST_PROXY === 'true',
+    disabledConnectors: (env.CONNECTORS_DISABLED ?? '')
+      .split(',')
+      .map((key) => key.trim())
+      .filter(Boolean),
   };
 }

@@ -91,7 +91,24 @@ export interface RateLimitWindowsTable {
   hits: Generated<number>;
 }
 
+export interface ConnectionsTable {
+  id: string;
+  tenant_id: string;
+  connector_key: string;
+  display_name: string;
+  status: 'active' | 'disabled';
+  config: Json<Record<string, unknown>>;
+  credentials_sealed: string | null;
+  credentials_bound_at: Timestamp | null;
+  previous_credentials_sealed: string | null;
+  previous_valid_until: Timestamp | null;
+  created_at: Timestamp;
+  created_by: string | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface DB {
+  connections: ConnectionsTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;

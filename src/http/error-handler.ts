@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { type FieldError, HttpProblem, PROBLEMS } from './problem.js';
+import { HttpProblem, PROBLEMS } from './problem.js';
+import { validationProblem } from './validation.js';
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const RETRY_AFTER_UNAVAILABLE_SECONDS = '5';
@@ -19,24 +20,7 @@ function fromFastifyError(error: FastifyError): HttpProblem | undefined {
     default:
       break;
   }
-  if (error.validation) {
-    const errors: FieldError[] = error.validation.map((issue) => {
-      const params = issue.params as Record<string, unknown>;
-      let path = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
-      const extra = params.additionalProperty ?? params.missingProperty;
-      if (typeof extra === 'string') path = path ? `${path}.${extra}` : extra;
-      const where = error.validationContext === 'body' ? path : `${error.validationContext}.${path}`;
-      const message =
-        typeof params.additionalProperty === 'string'
-          ? 'is not a known field'
-          : (issue.message ?? 'is invalid');
-      return { path: where.replace(/\.$/, '') || (error.validationContext ?? 'body'), message };
-    });
-    const first = errors[0];
-    return new HttpProblem('validation_failed', first ? `${first.path}: ${first.message}` : undefined, {
-      errors,
-    });
-  }
+  if (error.validation) return validationProblem(error.validation, error.validationContext ?? 'body');
   if (error.statusCode === 400 && error instanceof SyntaxError) {
     return new HttpProblem('invalid_json', 'The request body is not valid JSON.');
   }

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_access.js';
+import * as m0003 from './0003_connections.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -9,4 +10,5 @@ import * as m0002 from './0002_access.js';
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_access': m0002,
+  '0003_connections': m0003,
 };

@@ -1,0 +1,234 @@
+import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import type { AppContext } from '../context.js';
+import { isIdOf, newId } from '../crypto/ids.js';
+import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { HttpProblem, notFound } from '../http/problem.js';
+import { bodyValidator } from '../http/validation.js';
+import { checkUrl } from '../outbound/ssrf-policy.js';
+import type { TenantScope } from '../tenants/scope.js';
+import type { ConnectorCatalog } from './catalog.js';
+import type { ConnectorDefinition } from './connector.js';
+import {
+  type ConnectionRow,
+  findConnectionRow,
+  insertConnection,
+  listConnectionRows,
+  updateConnectionRow,
+} from './store.js';
+
+/** A connection as the API shows it (contract §6): safe metadata only, never a secret. */
+export interface Connection {
+  id: string;
+  connectorKey: string;
+  displayName: string;
+  status: 'active' | 'disabled';
+  config: Record<string, unknown>;
+  credentialsBound: boolean;
+  deliveryEnabled: boolean;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const iso = (value: Date | string | null): string | null => (value ? new Date(value).toISOString() : null);
+
+export function toConnection(row: ConnectionRow): Connection {
+  const credentialsBound = row.credentials_sealed !== null;
+  return {
+    id: row.id,
+    connectorKey: row.connector_key,
+    displayName: row.display_name,
+    status: row.status,
+    config: row.config,
+    credentialsBound,
+    deliveryEnabled: row.status === 'active' && credentialsBound,
+    createdAt: new Date(row.created_at).toISOString(),
+    revokedAt: iso(row.revoked_at),
+  };
+}
+
+/** The connection domain's dependencies: the app context and the connector catalog. */
+export interface ConnectionDeps {
+  ctx: AppContext;
+  catalog: ConnectorCatalog;
+}
+
+/** Every URL field a connector declares passes the SSRF policy (contract §8) before anything is stored. */
+function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
+  const policy = deps.ctx.config.delivery;
+  for (const field of definition.urlFields) {
+    const value = (values as Record<string, unknown>)[field];
+    if (typeof value !== 'string') continue;
+    const verdict = checkUrl(value, policy);
+    if (!verdict.allowed) {
+      throw new HttpProblem(verdict.code, `${field}: ${verdict.message}`, {
+        errors: [{ path: field, message: verdict.message }],
+      });
+    }
+  }
+}
+
+async function mustFind(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  id: string,
+  db = deps.ctx.db,
+  forUpdate = false,
+): Promise<ConnectionRow> {
+  const row = isIdOf('con', id) ? await findConnectionRow(db, scope, id, { forUpdate }) : undefined;
+  if (!row) throw notFound('connection');
+  return row;
+}
+
+export async function createConnection(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  body: { connectorKey: string; displayName: string } & Record<string, unknown>,
+): Promise<Connection> {
+  const { connectorKey, displayName, ...config } = body;
+  const definition = deps.catalog.get(connectorKey);
+  if (!definition || !deps.catalog.isEnabled(connectorKey)) {
+    // The body schema knows every connector; one switched off by the platform takes no new connections.
+    throw new HttpProblem('validation_failed', 'connectorKey: is switched off on this hub', {
+      errors: [{ path: 'connectorKey', message: 'is switched off on this hub' }],
+    });
+  }
+  checkUrlFields(deps, definition, config);
+  const row: ConnectionRow = {
+    id: newId('con'),
+    tenant_id: scope.tenantId,
+    connector_key: connectorKey,
+    display_name: displayName,
+    status: 'active',
+    config,
+    credentials_sealed: null,
+    credentials_bound_at: null,
+    previous_credentials_sealed: null,
+    previous_valid_until: null,
+    created_at: origin.at,
+    created_by: origin.actorId,
+    revoked_at: null,
+  };
+  await deps.ctx.db.transaction().execute(async (trx) => {
+    await insertConnection(trx, scope, row);
+    await recordAudit(trx, origin, {
+      action: 'connection.create',
+      tenantId: scope.tenantId,
+      targetType: 'connection',
+      targetId: row.id,
+      metadata: { connectorKey, displayName, config },
+    });
+  });
+  return toConnection(row);
+}
+
+export async function listConnections(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  query: PageQuery,
+): Promise<Page<Connection>> {
+  const limit = query.limit ?? 20;
+  const rows = await listConnectionRows(deps.ctx.db, scope, limit, decodeCursor(query.cursor));
+  return toPage(rows, limit, toConnection);
+}
+
+export async function getConnection(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  id: string,
+): Promise<Connection> {
+  return toConnection(await mustFind(deps, scope, id));
+}
+
+/** Active → disabled, once and for good; revoking again answers the same record (idempotent). */
+export async function revokeConnection(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  id: string,
+): Promise<Connection> {
+  return deps.ctx.db.transaction().execute(async (trx) => {
+    const row = await mustFind(deps, scope, id, trx, true);
+    if (row.status === 'disabled') return toConnection(row);
+    const updated = await updateConnectionRow(trx, scope, id, { status: 'disabled', revoked_at: origin.at });
+    if (!updated) throw notFound('connection');
+    await recordAudit(trx, origin, {
+      action: 'connection.revoke',
+      tenantId: scope.tenantId,
+      targetType: 'connection',
+      targetId: id,
+      metadata: { connectorKey: row.connector_key, displayName: row.display_name },
+    });
+    return toConnection(updated);
+  });
+}
+
+const credentialValidators = new WeakMap<ConnectorDefinition, (value: unknown) => Record<string, string>>();
+
+function credentialsValidator(definition: ConnectorDefinition) {
+  let validate = credentialValidators.get(definition);
+  if (!validate) {
+    validate = bodyValidator<Record<string, string>>({
+      ...definition.credentials,
+      additionalProperties: false,
+    });
+    credentialValidators.set(definition, validate);
+  }
+  return validate;
+}
+
+/**
+ * Binds (or re-binds) a connection's secrets, encrypted under a key bound to the connection. A
+ * generated secret is returned here once; a replaced one stays valid for the connector's overlap.
+ */
+export async function bindCredentials(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  id: string,
+  body: Record<string, string>,
+): Promise<{ connection: Connection; credentials: Record<string, string> }> {
+  const { keyring } = deps.ctx;
+  return deps.ctx.db.transaction().execute(async (trx) => {
+    const row = await mustFind(deps, scope, id, trx, true);
+    const definition = deps.catalog.get(row.connector_key);
+    if (row.status === 'disabled') {
+      throw new HttpProblem('conflict', 'The connection is disabled; create a new one instead.');
+    }
+    if (!definition || !deps.catalog.isEnabled(row.connector_key)) {
+      throw new HttpProblem('conflict', `The ${row.connector_key} connector is switched off on this hub.`);
+    }
+    const given = credentialsValidator(definition)(body);
+    definition.checkCredentials?.(given);
+    checkUrlFields(deps, definition, given);
+    const generated: Record<string, string> = {};
+    for (const [field, make] of Object.entries(definition.generated ?? {})) {
+      if (given[field] === undefined) generated[field] = make();
+    }
+    const credentials = { ...given, ...generated };
+    const keepPrevious = definition.rebindOverlapSeconds > 0 && row.credentials_sealed !== null;
+    const previousValidUntil = keepPrevious
+      ? new Date(origin.at.getTime() + definition.rebindOverlapSeconds * 1000)
+      : null;
+    const updated = await updateConnectionRow(trx, scope, id, {
+      credentials_sealed: keyring.seal('connection-credentials', JSON.stringify(credentials), id),
+      credentials_bound_at: origin.at,
+      previous_credentials_sealed: keepPrevious ? row.credentials_sealed : null,
+      previous_valid_until: previousValidUntil,
+    });
+    if (!updated) throw notFound('connection');
+    await recordAudit(trx, origin, {
+      action: 'connection.credentials.bind',
+      tenantId: scope.tenantId,
+      targetType: 'connection',
+      targetId: id,
+      metadata: {
+        connectorKey: row.connector_key,
+        fields: Object.keys(credentials).sort(),
+        generated: Object.keys(generated),
+        previousValidUntil: iso(previousValidUntil),
+      },
+    });
+    return { connection: toConnection(updated), credentials: generated };
+  });
+}

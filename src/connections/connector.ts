@@ -1,0 +1,53 @@
+import type { TObject } from 'typebox';
+
+/** An event as it leaves hubgate (contract §7). */
+export interface OutboundEvent {
+  id: string;
+  type: string;
+  /** RFC 3339. */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** The HTTP request a connector makes of an event; delivery adds signatures, timeouts and pinning. */
+export interface RenderedRequest {
+  method: 'POST' | 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * One connector of the catalog, whole: what a connection of it is configured with, which secrets
+ * it is bound to, and how an event is sent to it. A definition is one file in `definitions/`;
+ * nothing else in hubgate names a connector.
+ */
+export interface ConnectorDefinition {
+  key: string;
+  name: string;
+  description: string;
+  /** Non-secret fields of the create body (beside connectorKey and displayName), returned as `config`. */
+  config: TObject;
+  /** Secret fields of `PUT …/credentials`; stored encrypted and never returned. */
+  credentials: TObject;
+  /** Fields, of either object, holding URLs that must pass the SSRF policy (contract §8). */
+  urlFields: readonly string[];
+  /**
+   * Credential fields hubgate makes when the body leaves them out (a webhook signing secret), with
+   * their generators; generated values are returned once by the binding call.
+   */
+  generated?: Readonly<Record<string, () => string>>;
+  /** How long a replaced secret stays valid after re-binding, in seconds (0: it stops at once). */
+  rebindOverlapSeconds: number;
+  /** Credential field whose values sign deliveries (Standard Webhooks), current and previous. */
+  signingSecretField?: string;
+  /** Event types the connector can carry at all (patterns); a connection narrows it with `eventTypes`. */
+  acceptedEventTypes: readonly string[];
+  /** Checks a schema cannot express; throws a 400 HttpProblem naming the field. */
+  checkCredentials?: (credentials: Record<string, string>) => void;
+  render(
+    event: OutboundEvent,
+    config: Record<string, unknown>,
+    credentials: Record<string, string>,
+  ): RenderedRequest;
+}

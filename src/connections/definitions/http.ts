@@ -1,0 +1,72 @@
+import { Type } from 'typebox';
+import { fieldProblem } from '../../http/problem.js';
+import { VERSION } from '../../version.js';
+import type { ConnectorDefinition } from '../connector.js';
+import { EventTypePatterns } from '../event-types.js';
+
+// Headers hubgate sets itself or that would change how the request is framed or routed.
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'user-agent',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
+
+/** The event JSON to any HTTP endpoint, authenticated by one header (an API key, a bearer token). */
+const http: ConnectorDefinition = {
+  key: 'http',
+  name: 'HTTP',
+  description: 'Sends each event as JSON to an HTTP endpoint with an authentication header of your choice.',
+  config: Type.Object({
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL that receives events' }),
+    method: Type.Optional(
+      Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
+        default: 'POST',
+        description: 'default POST',
+      }),
+    ),
+    eventTypes: Type.Optional(EventTypePatterns),
+  }),
+  credentials: Type.Object({
+    headerName: Type.String({
+      pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$",
+      description: 'e.g. Authorization or X-Api-Key',
+    }),
+    headerValue: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      pattern: '^[^\\r\\n\\u0000]*$',
+      description: 'sent as is; secret',
+    }),
+  }),
+  urlFields: ['url'],
+  rebindOverlapSeconds: 0,
+  acceptedEventTypes: ['*'],
+  checkCredentials: ({ headerName }) => {
+    if (headerName && RESERVED_HEADERS.has(headerName.toLowerCase())) {
+      throw fieldProblem('headerName', 'is a header hubgate sets itself');
+    }
+  },
+  render: (event, config, credentials) => ({
+    method: config.method === 'PUT' ? 'PUT' : 'POST',
+    url: String(config.url),
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': `hubgate/${VERSION}`,
+      [String(credentials.headerName).toLowerCase()]: String(credentials.headerValue),
+    },
+    body: JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data }),
+  }),
+};
+
+export default http;

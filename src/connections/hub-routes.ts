@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AccessRule } from '../access/rules.js';
+import { Nullable, PageOf } from '../http/schemas.js';
+import { tenantScopeOf } from '../tenants/scope.js';
+import type { ConnectionDeps } from './connections.js';
+import { credentialReadiness, describeConnectors, hubOverview } from './hub.js';
+
+const Field = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  required: Type.Boolean(),
+  description: Nullable(Type.String()),
+});
+
+const ConnectorSchema = Type.Object({
+  connectorKey: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  enabled: Type.Boolean({ description: 'false when the platform switched the connector off' }),
+  configFields: Type.Array(Field),
+  credentialFields: Type.Array(Type.Intersect([Field, Type.Object({ generated: Type.Boolean() })])),
+  eventTypes: Type.Array(Type.String()),
+});
+
+const Count = Type.Integer({ minimum: 0 });
+
+const OverviewSchema = Type.Object({
+  tenantId: Type.String(),
+  status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')]),
+  modules: Type.Array(Type.Object({ moduleKey: Type.String(), entitled: Type.Boolean() })),
+  connectors: Type.Array(
+    Type.Object({
+      connectorKey: Type.String(),
+      name: Type.String(),
+      active: Count,
+      disabled: Count,
+      awaitingCredentials: Count,
+    }),
+  ),
+  totals: Type.Object({ connections: Count, active: Count, disabled: Count }),
+  deliveries24h: Type.Object({ delivered: Count, failed: Count, pending: Count }),
+});
+
+const ReadinessSchema = Type.Object({
+  connectors: Type.Array(
+    Type.Object({
+      connectorKey: Type.String(),
+      name: Type.String(),
+      ready: Type.Boolean(),
+      reasons: Type.Array(
+        Type.String({ description: 'entitlement_missing, connector_disabled or no_active_connection' }),
+      ),
+      credentialFields: Type.Array(Type.Object({ name: Type.String(), generated: Type.Boolean() })),
+      connectionsAwaitingCredentials: Count,
+    }),
+  ),
+});
+
+const hubReader: { access: AccessRule } = {
+  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integration_hub', level: 'READER' }] },
+};
+const tags = ['integration hub'];
+
+/** The connector catalog, hub overview and credential readiness (contract §6). */
+export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/api/v1/integration-hub/connectors',
+      {
+        config: { access: { class: 'session' } },
+        schema: {
+          tags,
+          summary: 'The connector catalog: fields, credential fields and event types of each connector',
+          response: { 200: PageOf(ConnectorSchema) },
+        },
+      },
+      async () => ({ data: describeConnectors(deps), nextCursor: null }),
+    );
+
+    app.get(
+      '/api/v1/integration-hub/overview',
+      {
+        config: hubReader,
+        schema: {
+          tags,
+          summary: "The tenant's connectors and hub status",
+          response: { 200: OverviewSchema },
+        },
+      },
+      async (request) => hubOverview(deps, tenantScopeOf(request.principal)),
+    );
+
+    app.get(
+      '/api/v1/integration-hub/credential-readiness',
+      {
+        config: hubReader,
+        schema: {
+          tags,
+          summary: 'Which connectors can take credentials now, and why not (no secret values)',
+          response: { 200: ReadinessSchema },
+        },
+      },
+      async (request) => credentialReadiness(deps, tenantScopeOf(request.principal)),
+    );
+  };
+}

@@ -1,0 +1,95 @@
+import { MODULE_KEYS } from '../access/catalog.js';
+import type { TenantScope } from '../tenants/scope.js';
+import type { ConnectionDeps } from './connections.js';
+import type { ConnectorDefinition } from './connector.js';
+import { countConnectionsByConnector } from './store.js';
+
+/** Why a connector cannot take credentials now (credential readiness `reasons`). */
+export type NotReadyReason = 'entitlement_missing' | 'connector_disabled' | 'no_active_connection';
+
+interface FieldInfo {
+  name: string;
+  type: string;
+  required: boolean;
+  description: string | null;
+}
+
+function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
+  const required = new Set<string>((schema.required as string[] | undefined) ?? []);
+  return Object.entries(schema.properties).map(([name, property]) => {
+    const p = property as { type?: string; anyOf?: Array<{ const?: unknown }>; description?: string };
+    return {
+      name,
+      type: p.type ?? (p.anyOf ? 'string' : 'unknown'),
+      required: required.has(name),
+      description: p.description ?? null,
+    };
+  });
+}
+
+/** The catalog as `GET /integration-hub/connectors` shows it, read from the definitions themselves. */
+export function describeConnectors(deps: ConnectionDeps) {
+  return deps.catalog.all.map((definition) => ({
+    connectorKey: definition.key,
+    name: definition.name,
+    description: definition.description,
+    enabled: deps.catalog.isEnabled(definition.key),
+    configFields: fieldsOf(definition.config),
+    credentialFields: fieldsOf(definition.credentials).map((field) => ({
+      ...field,
+      generated: Boolean(definition.generated?.[field.name]),
+    })),
+    eventTypes: [...definition.acceptedEventTypes],
+  }));
+}
+
+/** Hub overview (contract §6) for the tenant of the scope; counts only, never a secret. */
+export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
+  const { entitlements } = scope;
+  const counts = await countConnectionsByConnector(deps.ctx.db, scope);
+  const connectors = deps.catalog.all.map((definition) => {
+    const c = counts.get(definition.key) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
+    return { connectorKey: definition.key, name: definition.name, ...c };
+  });
+  const active = connectors.reduce((sum, c) => sum + c.active, 0);
+  const disabled = connectors.reduce((sum, c) => sum + c.disabled, 0);
+  const awaiting = connectors.reduce((sum, c) => sum + c.awaitingCredentials, 0);
+  // No event can be published before the delivery engine exists, so there is nothing to count yet.
+  const deliveries24h = { delivered: 0, failed: 0, pending: 0 };
+  return {
+    tenantId: scope.tenantId,
+    // Degraded: some active connection cannot deliver (no credentials) or a delivery failed lately.
+    status: awaiting > 0 || deliveries24h.failed > 0 ? ('degraded' as const) : ('healthy' as const),
+    modules: MODULE_KEYS.map((moduleKey) => ({ moduleKey, entitled: entitlements.includes(moduleKey) })),
+    connectors,
+    totals: { connections: active + disabled, active, disabled },
+    deliveries24h,
+  };
+}
+
+/** Credential readiness (contract §6): per connector, whether credentials can be bound now and why not. */
+export async function credentialReadiness(deps: ConnectionDeps, scope: TenantScope) {
+  const { entitlements } = scope;
+  const counts = await countConnectionsByConnector(deps.ctx.db, scope);
+  return {
+    connectors: deps.catalog.all.map((definition) => {
+      const c = counts.get(definition.key) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
+      const reasons: NotReadyReason[] = [];
+      // Binding is an integrations:ADMIN action: without the module, nothing can be bound.
+      if (!entitlements.includes('integrations')) reasons.push('entitlement_missing');
+      if (!deps.catalog.isEnabled(definition.key)) reasons.push('connector_disabled');
+      if (c.active === 0) reasons.push('no_active_connection');
+      return {
+        connectorKey: definition.key,
+        name: definition.name,
+        ready: reasons.length === 0,
+        reasons,
+        credentialFields: Object.keys(definition.credentials.properties).map((name) => ({
+          name,
+          generated: Boolean(definition.generated?.[name]),
+        })),
+        connectionsAwaitingCredentials: c.awaitingCredentials,
+      };
+    }),
+  };
+}

@@ -1,0 +1,166 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { auditOrigin } from '../access/audit.js';
+import type { AccessRule } from '../access/rules.js';
+import { PageQueryFields } from '../http/pagination.js';
+import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { tenantScopeOf } from '../tenants/scope.js';
+import type { ConnectorCatalog } from './catalog.js';
+import {
+  bindCredentials,
+  type ConnectionDeps,
+  createConnection,
+  getConnection,
+  listConnections,
+  revokeConnection,
+} from './connections.js';
+
+const ConnectionSchema = Type.Object({
+  id: Type.String(),
+  connectorKey: Type.String(),
+  displayName: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+  config: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'the non-secret fields given on create',
+  }),
+  credentialsBound: Type.Boolean(),
+  deliveryEnabled: Type.Boolean({ description: 'active and credentials bound' }),
+  createdAt: Timestamp,
+  revokedAt: Nullable(Timestamp),
+});
+
+const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+
+/**
+ * The create body, one branch per connector of the catalog, chosen by `connectorKey`: validation and
+ * the OpenAPI document both come from the connector definitions, and errors name the chosen
+ * connector's fields.
+ */
+function createBodySchema(catalog: ConnectorCatalog) {
+  const branches = catalog.all.map((definition) =>
+    StrictObject(
+      {
+        connectorKey: Type.Literal(definition.key),
+        displayName: DisplayName,
+        ...definition.config.properties,
+      },
+      { title: definition.name },
+    ),
+  );
+  return Type.Unsafe<{ connectorKey: string; displayName: string } & Record<string, unknown>>({
+    type: 'object',
+    required: ['connectorKey'],
+    discriminator: { propertyName: 'connectorKey' },
+    oneOf: branches,
+  });
+}
+
+const CredentialsBody = Type.Record(Type.String(), Type.String(), {
+  maxProperties: 20,
+  description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
+});
+
+const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } => ({
+  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
+});
+const tags = ['connections'];
+
+/** Integration connections (contract §6): tenant routes, all on the automation allowlist. */
+export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const { ctx } = deps;
+    app.get(
+      '/api/v1/integrations/connections',
+      {
+        config: rule('READER'),
+        schema: {
+          tags,
+          summary: "List the tenant's connections, newest first (safe metadata only)",
+          querystring: StrictObject(PageQueryFields),
+          response: { 200: PageOf(ConnectionSchema) },
+        },
+      },
+      async (request) => listConnections(deps, tenantScopeOf(request.principal), request.query),
+    );
+
+    app.post(
+      '/api/v1/integrations/connections',
+      {
+        config: rule('OPERATOR'),
+        schema: {
+          tags,
+          summary: 'Create a connection to a connector; URL fields must pass the SSRF policy',
+          body: createBodySchema(deps.catalog),
+          response: { 201: ConnectionSchema },
+        },
+      },
+      async (request, reply) => {
+        const connection = await createConnection(
+          deps,
+          tenantScopeOf(request.principal),
+          auditOrigin(request, ctx.now()),
+          request.body,
+        );
+        return reply.code(201).send(connection);
+      },
+    );
+
+    app.get(
+      '/api/v1/integrations/connections/:id',
+      {
+        config: rule('READER'),
+        schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
+      },
+      async (request) => getConnection(deps, tenantScopeOf(request.principal), request.params.id),
+    );
+
+    app.post(
+      '/api/v1/integrations/connections/:id/revoke',
+      {
+        config: rule('OPERATOR'),
+        schema: {
+          tags,
+          summary: 'Disable the connection for good (idempotent); nothing is sent to it again',
+          params: IdParams,
+          response: { 200: ConnectionSchema },
+        },
+      },
+      async (request) =>
+        revokeConnection(
+          deps,
+          tenantScopeOf(request.principal),
+          auditOrigin(request, ctx.now()),
+          request.params.id,
+        ),
+    );
+
+    app.put(
+      '/api/v1/integrations/connections/:id/credentials',
+      {
+        config: rule('ADMIN'),
+        schema: {
+          tags,
+          summary: 'Bind secrets to the connection; a generated signing secret is returned once',
+          params: IdParams,
+          body: CredentialsBody,
+          response: {
+            200: Type.Object({
+              connection: ConnectionSchema,
+              credentials: Type.Record(Type.String(), Type.String(), {
+                description: 'only values hubgate generated, shown this once',
+              }),
+            }),
+          },
+        },
+      },
+      async (request) =>
+        bindCredentials(
+          deps,
+          tenantScopeOf(request.principal),
+          auditOrigin(request, ctx.now()),
+          request.params.id,
+          request.body,
+        ),
+    );
+  };
+}
