@@ -77,6 +77,15 @@ try {
       },
     );
     const bearer = { authorization: `Bearer ${key.body.secret}` };
+    // A full first page for (c): 20 connections of the tenant.
+    for (let i = 0; i < 20; i++) {
+      await httpJson(
+        'POST',
+        `${hub.baseUrl}/api/v1/integrations/connections`,
+        { cookie, 'x-csrf-token': login.body.csrfToken },
+        { connectorKey: 'webhook', displayName: `bench ${i}`, url: 'https://hooks.example.com/bench' },
+      );
+    }
 
     const options = { connections: CONNECTIONS, seconds: SECONDS };
     // A short warm-up of each, so JIT and connection pools are settled before measuring.
