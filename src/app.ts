@@ -28,6 +28,9 @@ import { keyRoutes } from './keys/routes.js';
 import { loadConnectorCatalog } from './connections/catalog.js';
 import { hubRoutes } from './connections/hub-routes.js';
 import { connectionRoutes } from './connections/routes.js';
+import { deliveryRoutes } from './delivery/routes.js';
+import { createWakeup } from './delivery/wakeup.js';
+import { createDeliveryWorker, DEFAULT_WORKER_OPTIONS, type WorkerOptions } from './delivery/worker.js';
 import { tenantRoutes } from './tenants/routes.js';
 
 export interface AppDeps {
@@ -36,6 +39,8 @@ export interface AppDeps {
   logger: Logger;
   /** The clock; tests move it to cross expiry boundaries. */
   now?: () => Date;
+  /** Delivery workers in this process (serve runs them; tests opt in); false or absent: none. */
+  workers?: Partial<WorkerOptions> | false;
   /** Cache and batching intervals; tests shorten them instead of waiting. */
   timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
 }
@@ -111,6 +116,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));
+  const wakeup = createWakeup();
+  await app.register(deliveryRoutes(connections, wakeup));
+
+  if (deps.workers) {
+    const worker = createDeliveryWorker(connections, wakeup, { ...DEFAULT_WORKER_OPTIONS, ...deps.workers });
+    worker.start();
+    app.addHook('onClose', () => worker.stop());
+  }
 
   await app.ready();
   return app;

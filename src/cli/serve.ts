@@ -7,7 +7,7 @@ import { createLogger } from '../logger.js';
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const { database, keyring } = await openStorage(config, logger);
-  const app = await buildApp(config, { database, keyring, logger });
+  const app = await buildApp(config, { database, keyring, logger, workers: {} });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;

@@ -5,6 +5,7 @@ import { decodeCursor, type Page, type PageQuery, toPage } from '../http/paginat
 import { HttpProblem, notFound } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
+import { cancelOpenDeliveries } from '../delivery/store.js';
 import type { TenantScope } from '../tenants/scope.js';
 import type { ConnectorCatalog } from './catalog.js';
 import type { ConnectorDefinition } from './connector.js';
@@ -152,12 +153,17 @@ export async function revokeConnection(
     if (row.status === 'disabled') return toConnection(row);
     const updated = await updateConnectionRow(trx, scope, id, { status: 'disabled', revoked_at: origin.at });
     if (!updated) throw notFound('connection');
+    const cancelled = await cancelOpenDeliveries(trx, scope, id, origin.at);
     await recordAudit(trx, origin, {
       action: 'connection.revoke',
       tenantId: scope.tenantId,
       targetType: 'connection',
       targetId: id,
-      metadata: { connectorKey: row.connector_key, displayName: row.display_name },
+      metadata: {
+        connectorKey: row.connector_key,
+        displayName: row.display_name,
+        cancelledDeliveries: cancelled,
+      },
     });
     return toConnection(updated);
   });

@@ -2,6 +2,7 @@ import { MODULE_KEYS } from '../access/catalog.js';
 import type { TenantScope } from '../tenants/scope.js';
 import type { ConnectionDeps } from './connections.js';
 import type { ConnectorDefinition } from './connector.js';
+import { deliveryCounts24h } from '../delivery/store.js';
 import { countConnectionsByConnector } from './store.js';
 
 /** Why a connector cannot take credentials now (credential readiness `reasons`). */
@@ -54,8 +55,7 @@ export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
   const active = connectors.reduce((sum, c) => sum + c.active, 0);
   const disabled = connectors.reduce((sum, c) => sum + c.disabled, 0);
   const awaiting = connectors.reduce((sum, c) => sum + c.awaitingCredentials, 0);
-  // No event can be published before the delivery engine exists, so there is nothing to count yet.
-  const deliveries24h = { delivered: 0, failed: 0, pending: 0 };
+  const deliveries24h = await deliveryCounts24h(deps.ctx.db, scope, deps.ctx.now());
   return {
     tenantId: scope.tenantId,
     // Degraded: some active connection cannot deliver (no credentials) or a delivery failed lately.

@@ -107,7 +107,49 @@ export interface ConnectionsTable {
   revoked_at: Timestamp | null;
 }
 
+export interface EventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  payload_sealed: string;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  delivery_count: number;
+  created_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'delivering' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+
+export interface DeliveriesTable {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  connection_id: string;
+  status: DeliveryStatus;
+  attempt_count: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  lease_until: Timestamp | null;
+  leased_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  delivered_at: Timestamp | null;
+}
+
+export interface DeliveryAttemptsTable {
+  delivery_id: string;
+  number: number;
+  started_at: Timestamp;
+  duration_ms: number;
+  remote_address: string | null;
+  response_status: number | null;
+  error: string | null;
+  error_detail: string | null;
+}
+
 export interface DB {
+  events: EventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;

@@ -73,17 +73,21 @@ export function toPage<R extends { created_at: Date | string; id: string }, T>(
 
 /**
  * One page of a list, newest first: the rows after the cursor, ordered by `(created_at, id)`
- * descending, one more than `limit` so the caller knows whether another page follows.
+ * descending, one more than `limit` so the caller knows whether another page follows. `table`
+ * qualifies the columns when the query joins others.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table with created_at and id
 export function newestFirstPage<Q extends SelectQueryBuilder<any, any, any>>(
   query: Q,
   limit: number,
   after: Cursor | undefined,
+  table?: string,
 ): Q {
-  const from = after ? query.where(afterCursor('created_at', 'id', after)) : query;
+  const createdAt = table ? `${table}.created_at` : 'created_at';
+  const id = table ? `${table}.id` : 'id';
+  const from = after ? query.where(afterCursor(createdAt, id, after)) : query;
   return from
-    .orderBy(sql.ref('created_at'), 'desc')
-    .orderBy(sql.ref('id'), 'desc')
+    .orderBy(sql.ref(createdAt), 'desc')
+    .orderBy(sql.ref(id), 'desc')
     .limit(limit + 1) as Q;
 }

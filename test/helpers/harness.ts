@@ -59,6 +59,8 @@ export interface HarnessOptions {
   testDatabase?: TestDatabase;
   /** Share the secret key of another harness, as every process of one deployment does. */
   keyring?: Keyring;
+  /** Run delivery workers in this app (off unless asked). */
+  workers?: AppDeps['workers'];
 }
 
 /** The real app (buildApp) on a real port on 127.0.0.1, with its own database and captured logs. */
@@ -83,6 +85,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     keyring,
     logger: createLogger(config.logLevel, sink),
     now,
+    workers: options.workers,
     // Short enough that a test observes batched writes without waiting seconds.
     timings: { lastUsedFlushMs: 50, rateLimitSyncMs: 100, ...options.timings },
   });

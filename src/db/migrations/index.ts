@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_access.js';
 import * as m0003 from './0003_connections.js';
+import * as m0004 from './0004_delivery.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -11,4 +12,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_access': m0002,
   '0003_connections': m0003,
+  '0004_delivery': m0004,
 };

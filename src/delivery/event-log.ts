@@ -1,0 +1,120 @@
+import { isIdOf } from '../crypto/ids.js';
+import type { DeliveryStatus } from '../db/schema.js';
+import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { HttpProblem, notFound } from '../http/problem.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import { findConnectionRow } from '../connections/store.js';
+import type { TenantScope } from '../tenants/scope.js';
+import {
+  type AttemptRow,
+  attemptsOf,
+  type DeliveryRow,
+  findDeliveryRow,
+  listDeliveryRows,
+  requeueFailedDelivery,
+} from './store.js';
+
+export interface DeliveryLogEntry {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  createdAt: string;
+  updatedAt: string;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  attempts: Array<{
+    number: number;
+    startedAt: string;
+    durationMs: number;
+    remoteAddress: string | null;
+    responseStatus: number | null;
+    error: string | null;
+    errorDetail: string | null;
+  }>;
+}
+
+const iso = (value: Date | string | null): string | null => (value ? new Date(value).toISOString() : null);
+
+function toEntry(row: DeliveryRow & { event_type: string }, attempts: AttemptRow[]): DeliveryLogEntry {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    // A claim is an internal state until the attempt is under way; "delivering" is shown as is.
+    status: row.status,
+    attemptCount: row.attempt_count,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    nextAttemptAt: iso(row.next_attempt_at),
+    deliveredAt: iso(row.delivered_at),
+    attempts: attempts.map((a) => ({
+      number: a.number,
+      startedAt: new Date(a.started_at).toISOString(),
+      durationMs: a.duration_ms,
+      remoteAddress: a.remote_address,
+      responseStatus: a.response_status,
+      error: a.error,
+      errorDetail: a.error_detail,
+    })),
+  };
+}
+
+/** The delivery log of one connection (contract §7); payload and response bodies are never in it. */
+export async function connectionEventLog(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  connectionId: string,
+  query: PageQuery & { status?: DeliveryStatus },
+): Promise<Page<DeliveryLogEntry>> {
+  const { db } = deps.ctx;
+  const connection = isIdOf('con', connectionId)
+    ? await findConnectionRow(db, scope, connectionId)
+    : undefined;
+  if (!connection) throw notFound('connection');
+  const limit = query.limit ?? 20;
+  const rows = await listDeliveryRows(
+    db,
+    scope,
+    connectionId,
+    query.status,
+    limit,
+    decodeCursor(query.cursor),
+  );
+  const attempts = await attemptsOf(
+    db,
+    rows.slice(0, limit).map((r) => r.id),
+  );
+  return toPage(rows, limit, (row) => toEntry(row, attempts.get(row.id) ?? []));
+}
+
+/**
+ * Manual retry (contract §7): a failed delivery of an active connection is due again at once; it gets
+ * one more attempt (and the retries left in the schedule after its attempt count, none when spent).
+ */
+export async function retryDelivery(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  connectionId: string,
+  deliveryId: string,
+): Promise<void> {
+  const { db } = deps.ctx;
+  const connection = isIdOf('con', connectionId)
+    ? await findConnectionRow(db, scope, connectionId)
+    : undefined;
+  const delivery =
+    connection && isIdOf('dlv', deliveryId)
+      ? await findDeliveryRow(db, scope, connectionId, deliveryId)
+      : undefined;
+  if (!connection || !delivery) throw notFound('delivery');
+  if (connection.status !== 'active') {
+    throw new HttpProblem('conflict', 'The connection is disabled; nothing is sent to it any more.');
+  }
+  const requeued = await requeueFailedDelivery(db, scope, connectionId, deliveryId, deps.ctx.now());
+  if (!requeued)
+    throw new HttpProblem(
+      'conflict',
+      `Only failed deliveries can be retried; this one is ${delivery.status}.`,
+    );
+}

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { type AuditOrigin } from '../access/audit.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import { eventTypeMatches } from '../connections/event-types.js';
+import { newId } from '../crypto/ids.js';
+import { HttpProblem } from '../http/problem.js';
+import type { TenantScope } from '../tenants/scope.js';
+import {
+  type DeliveryRow,
+  type EventRow,
+  findEventByIdempotencyKey,
+  insertEvent,
+  releaseIdempotencyKey,
+} from './store.js';
+
+export const MAX_DATA_BYTES = 256 * 1024;
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface PublishedEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  deliveries: number;
+}
+
+const answerOf = (row: EventRow): PublishedEvent => ({
+  id: row.id,
+  type: row.type,
+  createdAt: new Date(row.created_at).toISOString(),
+  deliveries: row.delivery_count,
+});
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === '23505';
+}
+
+/**
+ * Records an event and one pending delivery per active, credential-bound connection of the tenant
+ * whose connector and `eventTypes` take its type, in one transaction (contract §7). With an
+ * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing.
+ */
+export async function publishEvent(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  body: { type: string; data: Record<string, unknown> },
+  idempotencyKey: string | undefined,
+): Promise<PublishedEvent> {
+  const payload = JSON.stringify(body.data);
+  if (Buffer.byteLength(payload) > MAX_DATA_BYTES) {
+    throw new HttpProblem('payload_too_large', 'data is larger than 256 KiB.');
+  }
+  const requestHash = createHash('sha256')
+    .update(JSON.stringify([body.type, payload]))
+    .digest('hex');
+  try {
+    return await publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
+  } catch (error) {
+    // Two requests with one new key at once: the loser answers what the winner stored.
+    if (idempotencyKey && isUniqueViolation(error)) {
+      return publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
+    }
+    throw error;
+  }
+}
+
+async function publishOnce(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  type: string,
+  payload: string,
+  idempotencyKey: string | undefined,
+  requestHash: string,
+): Promise<PublishedEvent> {
+  const { ctx, catalog } = deps;
+  return ctx.db.transaction().execute(async (trx) => {
+    if (idempotencyKey) {
+      const earlier = await findEventByIdempotencyKey(trx, scope, idempotencyKey);
+      if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {
+        if (earlier.request_hash !== requestHash) {
+          throw new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
+        }
+        return answerOf(earlier);
+      }
+      if (earlier) await releaseIdempotencyKey(trx, scope, earlier.id);
+    }
+    const connections = await trx
+      .selectFrom('connections')
+      .select(['id', 'connector_key', 'config'])
+      .where('tenant_id', '=', scope.tenantId)
+      .where('status', '=', 'active')
+      .where('credentials_sealed', 'is not', null)
+      .execute();
+    const targets = connections.filter((connection) => {
+      const definition = catalog.get(connection.connector_key);
+      if (!definition || !catalog.isEnabled(definition.key)) return false;
+      const patterns = connection.config.eventTypes as string[] | undefined;
+      return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
+    });
+    const id = newId('evt');
+    const event: EventRow = {
+      id,
+      tenant_id: scope.tenantId,
+      type,
+      payload_sealed: ctx.keyring.seal('event-payload', payload, id),
+      idempotency_key: idempotencyKey ?? null,
+      request_hash: idempotencyKey ? requestHash : null,
+      delivery_count: targets.length,
+      created_at: origin.at,
+    };
+    const deliveries: DeliveryRow[] = targets.map((connection) => ({
+      id: newId('dlv'),
+      tenant_id: scope.tenantId,
+      event_id: id,
+      connection_id: connection.id,
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: origin.at,
+      lease_until: null,
+      leased_by: null,
+      created_at: origin.at,
+      updated_at: origin.at,
+      delivered_at: null,
+    }));
+    await insertEvent(trx, scope, event, deliveries);
+    return answerOf(event);
+  });
+}

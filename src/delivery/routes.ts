@@ -1,0 +1,121 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { auditOrigin } from '../access/audit.js';
+import type { AccessRule } from '../access/rules.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
+import { PageQueryFields } from '../http/pagination.js';
+import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { tenantScopeOf } from '../tenants/scope.js';
+import { connectionEventLog, retryDelivery } from './event-log.js';
+import { publishEvent } from './publish.js';
+import type { Wakeup } from './wakeup.js';
+
+const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+
+const DeliverySchema = Type.Object({
+  id: Type.String(),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  status: Type.Enum(STATUSES),
+  attemptCount: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  nextAttemptAt: Nullable(Timestamp),
+  deliveredAt: Nullable(Timestamp),
+  attempts: Type.Array(
+    Type.Object({
+      number: Type.Integer(),
+      startedAt: Timestamp,
+      durationMs: Type.Integer(),
+      remoteAddress: Nullable(Type.String()),
+      responseStatus: Nullable(Type.Integer()),
+      error: Nullable(Type.String()),
+      errorDetail: Nullable(Type.String()),
+    }),
+  ),
+});
+
+const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
+  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
+});
+const tags = ['events'];
+
+/** Publishing events and reading a connection's delivery log (contract §7). */
+export function deliveryRoutes(deps: ConnectionDeps, wakeup: Wakeup): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/integrations/events',
+      {
+        config: rule('OPERATOR'),
+        schema: {
+          tags,
+          summary: 'Publish an event: one delivery per matching active connection with credentials',
+          headers: Type.Object({
+            'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+          }),
+          body: StrictObject({
+            type: Type.String({ pattern: EVENT_TYPE_PATTERN }),
+            data: Type.Record(Type.String(), Type.Unknown(), {
+              description: 'a JSON object of at most 256 KiB',
+            }),
+          }),
+          response: {
+            202: Type.Object({
+              id: Type.String(),
+              type: Type.String(),
+              createdAt: Timestamp,
+              deliveries: Type.Integer({ description: 'how many deliveries were enqueued' }),
+            }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const published = await publishEvent(
+          deps,
+          tenantScopeOf(request.principal),
+          auditOrigin(request, deps.ctx.now()),
+          request.body,
+          request.headers['idempotency-key'],
+        );
+        if (published.deliveries > 0) wakeup.notify();
+        return reply.code(202).send(published);
+      },
+    );
+
+    app.get(
+      '/api/v1/integrations/connections/:id/events',
+      {
+        config: rule('READER'),
+        schema: {
+          tags,
+          summary: "The connection's deliveries, newest first, with every attempt",
+          params: IdParams,
+          querystring: StrictObject({ ...PageQueryFields, status: Type.Optional(Type.Enum(STATUSES)) }),
+          response: { 200: PageOf(DeliverySchema) },
+        },
+      },
+      async (request) =>
+        connectionEventLog(deps, tenantScopeOf(request.principal), request.params.id, request.query),
+    );
+
+    app.post(
+      '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
+      {
+        config: rule('OPERATOR'),
+        schema: {
+          tags,
+          summary: 'Send a failed delivery again (active connections only)',
+          params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
+          response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('pending') }) },
+        },
+      },
+      async (request, reply) => {
+        const { id, deliveryId } = request.params;
+        await retryDelivery(deps, tenantScopeOf(request.principal), id, deliveryId);
+        wakeup.notify();
+        return reply.code(202).send({ id: deliveryId, status: 'pending' as const });
+      },
+    );
+  };
+}

@@ -1,0 +1,175 @@
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  DB,
+  DeliveriesTable,
+  DeliveryAttemptsTable,
+  DeliveryStatus,
+  EventsTable,
+} from '../db/schema.js';
+import { type Cursor, newestFirstPage } from '../http/pagination.js';
+import type { TenantScope } from '../tenants/scope.js';
+
+export type EventRow = Selectable<EventsTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type AttemptRow = Selectable<DeliveryAttemptsTable>;
+
+/**
+ * Deliveries that can still be sent: what revocation cancels. A claimed one (`delivering`) is
+ * cancelled too; its worker checks the claim right before sending and sends nothing.
+ */
+export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'retrying', 'delivering'];
+
+export async function findEventByIdempotencyKey(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  key: string,
+): Promise<EventRow | undefined> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+/** An expired key may be used again: the old event keeps its deliveries but lets go of the key. */
+export async function releaseIdempotencyKey(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  eventId: string,
+): Promise<void> {
+  await db
+    .updateTable('events')
+    .set({ idempotency_key: null, request_hash: null })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', eventId)
+    .execute();
+}
+
+export async function insertEvent(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  event: EventRow,
+  deliveries: DeliveryRow[],
+): Promise<void> {
+  await db
+    .insertInto('events')
+    .values({ ...event, tenant_id: scope.tenantId })
+    .execute();
+  if (deliveries.length > 0) {
+    await db
+      .insertInto('deliveries')
+      .values(deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })))
+      .execute();
+  }
+}
+
+/** Revocation: nothing more is sent to the connection (contract §6). */
+export async function cancelOpenDeliveries(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  at: Date,
+): Promise<number> {
+  const result = await db
+    .updateTable('deliveries')
+    .set({ status: 'cancelled', next_attempt_at: null, lease_until: null, leased_by: null, updated_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .where('status', 'in', OPEN_STATUSES)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export function listDeliveryRows(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  status: DeliveryStatus | undefined,
+  limit: number,
+  after: Cursor | undefined,
+): Promise<Array<DeliveryRow & { event_type: string }>> {
+  let query = db
+    .selectFrom('deliveries')
+    .innerJoin('events', 'events.id', 'deliveries.event_id')
+    .selectAll('deliveries')
+    .select('events.type as event_type')
+    .where('deliveries.tenant_id', '=', scope.tenantId)
+    .where('deliveries.connection_id', '=', connectionId);
+  if (status) query = query.where('deliveries.status', '=', status);
+  return newestFirstPage(query, limit, after, 'deliveries').execute();
+}
+
+export async function attemptsOf(db: Kysely<DB>, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+  const byDelivery = new Map<string, AttemptRow[]>();
+  if (deliveryIds.length === 0) return byDelivery;
+  const rows = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('number')
+    .execute();
+  for (const row of rows) {
+    const list = byDelivery.get(row.delivery_id) ?? [];
+    list.push(row);
+    byDelivery.set(row.delivery_id, list);
+  }
+  return byDelivery;
+}
+
+/** Deliveries of the tenant finished or waiting in the last 24 hours, for the hub overview. */
+export async function deliveryCounts24h(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  now: Date,
+): Promise<{ delivered: number; failed: number; pending: number }> {
+  const since = new Date(now.getTime() - 24 * 60 * 60 * 1000);
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      eb.fn.countAll<string>().filterWhere('status', '=', 'delivered').as('delivered'),
+      eb.fn.countAll<string>().filterWhere('status', '=', 'failed').as('failed'),
+      eb.fn
+        .countAll<string>()
+        .filterWhere('status', 'in', ['pending', 'retrying', 'delivering'])
+        .as('pending'),
+    ])
+    .where('tenant_id', '=', scope.tenantId)
+    .where('updated_at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return { delivered: Number(row.delivered), failed: Number(row.failed), pending: Number(row.pending) };
+}
+
+/** A failed delivery of an active connection becomes due again now (manual retry). */
+export async function requeueFailedDelivery(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  deliveryId: string,
+  at: Date,
+): Promise<DeliveryRow | undefined> {
+  return db
+    .updateTable('deliveries')
+    .set({ status: 'pending', next_attempt_at: at, updated_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'failed')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function findDeliveryRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  deliveryId: string,
+): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+}

@@ -1,0 +1,240 @@
+import { sql } from 'kysely';
+import { randomBase62 } from '../crypto/base62.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import type { DeliveryStatus } from '../db/schema.js';
+import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
+import { retryDelaySeconds } from './retry.js';
+import { signatureHeaders } from './signing.js';
+import type { DeliveryRow } from './store.js';
+import type { Wakeup } from './wakeup.js';
+
+export interface WorkerOptions {
+  /** Attempts in flight at once. */
+  concurrency: number;
+  /** How often to look for due deliveries when nothing wakes the worker. */
+  pollMs: number;
+  resolve?: Resolver;
+}
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
+
+/**
+ * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
+ * records the outcome. Any number of workers, in any number of processes, share the table; a worker
+ * that dies leaves its claims to expire and be taken again (at least once, never lost).
+ */
+export function createDeliveryWorker(deps: ConnectionDeps, wakeup: Wakeup, options: WorkerOptions) {
+  const { ctx, catalog } = deps;
+  const { db, keyring, config } = ctx;
+  const id = `wrk_${randomBase62(12)}`;
+  const sender = createSender({
+    policy: config.delivery,
+    timeoutMs: config.delivery.timeoutMs,
+    resolve: options.resolve,
+  });
+  // Longer than any attempt can take, so a live worker never loses a claim mid-send.
+  const leaseMs = config.delivery.timeoutMs + 15_000;
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let loop: Promise<void> | undefined;
+
+  async function claim(limit: number): Promise<DeliveryRow[]> {
+    const now = ctx.now();
+    const result = await sql<DeliveryRow>`
+      update deliveries set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
+        leased_by = ${id}, updated_at = ${now}
+      where id in (
+        select id from deliveries
+        where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
+           or (status = 'delivering' and lease_until < ${now})
+        order by next_attempt_at
+        limit ${limit}
+        for update skip locked)
+      returning *`.execute(db);
+    return result.rows;
+  }
+
+  /** Ends a claim; nothing changes if the claim was lost (cancelled by a revocation, or expired). */
+  async function finish(
+    row: DeliveryRow,
+    status: DeliveryStatus,
+    fields: { attemptCount?: number; nextAttemptAt?: Date | null; deliveredAt?: Date | null } = {},
+  ): Promise<void> {
+    await db
+      .updateTable('deliveries')
+      .set({
+        status,
+        attempt_count: fields.attemptCount ?? row.attempt_count,
+        next_attempt_at: fields.nextAttemptAt ?? null,
+        delivered_at: fields.deliveredAt ?? null,
+        lease_until: null,
+        leased_by: null,
+        updated_at: ctx.now(),
+      })
+      .where('id', '=', row.id)
+      .where('leased_by', '=', id)
+      .where('status', '=', 'delivering')
+      .execute();
+  }
+
+  async function attempt(row: DeliveryRow): Promise<void> {
+    const target = await db
+      .selectFrom('deliveries as d')
+      .innerJoin('connections as c', 'c.id', 'd.connection_id')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select([
+        'd.status',
+        'd.leased_by',
+        'c.status as connection_status',
+        'c.connector_key',
+        'c.config',
+        'c.credentials_sealed',
+        'c.previous_credentials_sealed',
+        'c.previous_valid_until',
+        'e.type',
+        'e.payload_sealed',
+        'e.created_at as event_created_at',
+      ])
+      .where('d.id', '=', row.id)
+      .executeTakeFirst();
+    // Checked right before sending: a revocation since the claim means nothing goes out.
+    if (!target || target.status !== 'delivering' || target.leased_by !== id) return;
+    const definition = catalog.get(target.connector_key);
+    if (target.connection_status !== 'active' || !target.credentials_sealed || !definition) {
+      await finish(row, 'cancelled');
+      return;
+    }
+    const now = ctx.now();
+    const credentials = JSON.parse(
+      keyring.open('connection-credentials', target.credentials_sealed, row.connection_id),
+    ) as Record<string, string>;
+    const data = JSON.parse(keyring.open('event-payload', target.payload_sealed, row.event_id)) as Record<
+      string,
+      unknown
+    >;
+    const rendered = definition.render(
+      {
+        id: row.event_id,
+        type: target.type,
+        timestamp: new Date(target.event_created_at).toISOString(),
+        data,
+      },
+      target.config,
+      credentials,
+    );
+    if (definition.signingSecretField) {
+      const field = definition.signingSecretField;
+      const secrets = [credentials[field]];
+      if (
+        target.previous_credentials_sealed &&
+        target.previous_valid_until &&
+        new Date(target.previous_valid_until) > now
+      ) {
+        const previous = JSON.parse(
+          keyring.open('connection-credentials', target.previous_credentials_sealed, row.connection_id),
+        ) as Record<string, string>;
+        secrets.push(previous[field]);
+      }
+      Object.assign(
+        rendered.headers,
+        signatureHeaders(
+          row.event_id,
+          rendered.body,
+          secrets.filter((s): s is string => Boolean(s)),
+          now,
+        ),
+      );
+    }
+    const result = await sender.send(rendered);
+    await record(row, now, result);
+  }
+
+  async function record(row: DeliveryRow, startedAt: Date, result: SendResult): Promise<void> {
+    const number = row.attempt_count + 1;
+    await db
+      .insertInto('delivery_attempts')
+      .values({
+        delivery_id: row.id,
+        number,
+        started_at: startedAt,
+        duration_ms: result.durationMs,
+        remote_address: result.remoteAddress,
+        response_status: result.status,
+        error: result.error,
+        error_detail: result.errorDetail,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    if (result.ok) {
+      await finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() });
+      return;
+    }
+    // 410 Gone: the receiver says it will never take this again.
+    const delay =
+      result.status === 410
+        ? null
+        : retryDelaySeconds(number, config.delivery.retryScheduleSeconds, result.retryAfterSeconds);
+    if (delay === null) {
+      await finish(row, 'failed', { attemptCount: number });
+      return;
+    }
+    await finish(row, 'retrying', {
+      attemptCount: number,
+      nextAttemptAt: new Date(ctx.now().getTime() + delay * 1000),
+    });
+  }
+
+  function track(row: DeliveryRow): void {
+    const job = attempt(row)
+      .catch((error: unknown) => {
+        ctx.log.error(
+          { err: { message: error instanceof Error ? error.message : String(error) }, deliveryId: row.id },
+          'delivery attempt failed unexpectedly',
+        );
+      })
+      .finally(() => {
+        inFlight.delete(job);
+        wakeup.notify();
+      });
+    inFlight.add(job);
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      const free = options.concurrency - inFlight.size;
+      let claimed = 0;
+      if (free > 0) {
+        try {
+          const rows = await claim(free);
+          claimed = rows.length;
+          for (const row of rows) track(row);
+        } catch (error) {
+          ctx.log.warn(
+            { err: { message: error instanceof Error ? error.message : String(error) } },
+            'claiming deliveries failed',
+          );
+        }
+      }
+      if (!running) break;
+      if (claimed === 0 || claimed < free) await wakeup.wait(options.pollMs);
+    }
+  }
+
+  return {
+    id,
+    start() {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    async stop() {
+      running = false;
+      wakeup.notify();
+      await loop;
+      await Promise.all(inFlight);
+      await sender.close();
+    },
+  };
+}
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
