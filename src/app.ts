@@ -29,8 +29,8 @@ import { loadConnectorCatalog } from './connections/catalog.js';
 import { hubRoutes } from './connections/hub-routes.js';
 import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
-import { createWakeup } from './delivery/wakeup.js';
-import { createDeliveryWorker, DEFAULT_WORKER_OPTIONS, type WorkerOptions } from './delivery/worker.js';
+import { announceDeliveries, createWakeup } from './delivery/wakeup.js';
+import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { tenantRoutes } from './tenants/routes.js';
 
 export interface AppDeps {
@@ -117,12 +117,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));
   const wakeup = createWakeup();
-  await app.register(deliveryRoutes(connections, wakeup));
-
+  await app.register(
+    deliveryRoutes(connections, () => announceDeliveries(deps.database, wakeup, logBackgroundError)),
+  );
   if (deps.workers) {
-    const worker = createDeliveryWorker(connections, wakeup, { ...DEFAULT_WORKER_OPTIONS, ...deps.workers });
-    worker.start();
-    app.addHook('onClose', () => worker.stop());
+    const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
+    app.addHook('onClose', () => workers.stop());
   }
 
   await app.ready();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { platformKey } from './cli/platform-key.js';
 import { serve } from './cli/serve.js';
+import { worker } from './cli/worker.js';
 import { USAGE, UsageError } from './cli/usage.js';
 import { parseConfig } from './config.js';
 import { openStorage } from './db/storage.js';
@@ -16,6 +17,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve(parseConfig());
+    case 'worker':
+      return worker(parseConfig());
     case 'migrate':
       return migrate();
     case 'platform-key':

@@ -23,6 +23,11 @@ export interface Database {
   close(): Promise<void>;
   /** The embedded instance, when there is one (dumping a test template). */
   readonly pglite?: PGlite;
+  /**
+   * PostgreSQL only: calls `onNotify` for every NOTIFY on `channel`, from any process, over a
+   * connection of its own that is re-opened when lost. Resolves to a function that stops listening.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
 }
 
 export async function openDatabase(target: StorageTarget, logger?: Logger): Promise<Database> {
@@ -80,6 +85,29 @@ function openPostgres(url: string, logger?: Logger): Database {
       await sql`select 1`.execute(kysely);
     },
     close: () => kysely.destroy(),
+    listen: async (channel, onNotify) => {
+      let stopped = false;
+      let client: pg.Client | undefined;
+      const connect = async (): Promise<void> => {
+        const next = new pg.Client({ connectionString: url, application_name: 'hubgate-listen' });
+        next.on('notification', onNotify);
+        next.on('error', (error) => {
+          lost(error);
+          void next.end().catch(() => {});
+          if (!stopped) setTimeout(() => void connect().catch(lost), 1_000).unref();
+        });
+        await next.connect();
+        await next.query(`listen ${channel}`);
+        client = next;
+        // Whatever was announced while the connection was down is picked up now.
+        onNotify();
+      };
+      await connect();
+      return async () => {
+        stopped = true;
+        await client?.end().catch(() => {});
+      };
+    },
   };
 }
 

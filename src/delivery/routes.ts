@@ -9,7 +9,6 @@ import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/sch
 import { tenantScopeOf } from '../tenants/scope.js';
 import { connectionEventLog, retryDelivery } from './event-log.js';
 import { publishEvent } from './publish.js';
-import type { Wakeup } from './wakeup.js';
 
 const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 
@@ -42,7 +41,7 @@ const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
 const tags = ['events'];
 
 /** Publishing events and reading a connection's delivery log (contract §7). */
-export function deliveryRoutes(deps: ConnectionDeps, wakeup: Wakeup): FastifyPluginAsyncTypebox {
+export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/api/v1/integrations/events',
@@ -78,7 +77,7 @@ export function deliveryRoutes(deps: ConnectionDeps, wakeup: Wakeup): FastifyPlu
           request.body,
           request.headers['idempotency-key'],
         );
-        if (published.deliveries > 0) wakeup.notify();
+        if (published.deliveries > 0) announce();
         return reply.code(202).send(published);
       },
     );
@@ -113,7 +112,7 @@ export function deliveryRoutes(deps: ConnectionDeps, wakeup: Wakeup): FastifyPlu
       async (request, reply) => {
         const { id, deliveryId } = request.params;
         await retryDelivery(deps, tenantScopeOf(request.principal), id, deliveryId);
-        wakeup.notify();
+        announce();
         return reply.code(202).send({ id: deliveryId, status: 'pending' as const });
       },
     );

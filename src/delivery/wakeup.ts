@@ -1,3 +1,6 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/database.js';
+
 /** Wakes the delivery workers of this process when there is new work, instead of waiting for a poll. */
 export interface Wakeup {
   notify(): void;
@@ -32,4 +35,22 @@ export function createWakeup(): Wakeup {
       });
     },
   };
+}
+
+/** The channel on which PostgreSQL tells every process's workers that deliveries are due. */
+export const DELIVERY_CHANNEL = 'hubgate_deliveries';
+
+/**
+ * Wakes this process's workers, and every other process's through NOTIFY when the database is
+ * PostgreSQL (their LISTEN turns it into a local wake-up). A lost announcement costs a poll interval.
+ */
+export function announceDeliveries(
+  database: Database,
+  wakeup: Wakeup,
+  onError: (error: unknown) => void,
+): void {
+  wakeup.notify();
+  if (database.engine === 'postgres') {
+    sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(database.kysely).catch(onError);
+  }
 }

@@ -1,12 +1,14 @@
 import { sql } from 'kysely';
 import { randomBase62 } from '../crypto/base62.js';
-import type { ConnectionDeps } from '../connections/connections.js';
+import type { ConnectorCatalog } from '../connections/catalog.js';
+import type { AppContext } from '../context.js';
+import type { Database } from '../db/database.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
 import { retryDelaySeconds } from './retry.js';
 import { signatureHeaders } from './signing.js';
 import type { DeliveryRow } from './store.js';
-import type { Wakeup } from './wakeup.js';
+import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
 
 export interface WorkerOptions {
   /** Attempts in flight at once. */
@@ -23,7 +25,13 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 
  * records the outcome. Any number of workers, in any number of processes, share the table; a worker
  * that dies leaves its claims to expire and be taken again (at least once, never lost).
  */
-export function createDeliveryWorker(deps: ConnectionDeps, wakeup: Wakeup, options: WorkerOptions) {
+/** What a worker needs: no HTTP, no key verification (`hubgate worker` has neither). */
+export interface WorkerDeps {
+  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'now'>;
+  catalog: ConnectorCatalog;
+}
+
+export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: WorkerOptions) {
   const { ctx, catalog } = deps;
   const { db, keyring, config } = ctx;
   const id = `wrk_${randomBase62(12)}`;
@@ -32,8 +40,9 @@ export function createDeliveryWorker(deps: ConnectionDeps, wakeup: Wakeup, optio
     timeoutMs: config.delivery.timeoutMs,
     resolve: options.resolve,
   });
-  // Longer than any attempt can take, so a live worker never loses a claim mid-send.
-  const leaseMs = config.delivery.timeoutMs + 15_000;
+  // Longer than any attempt can take (one timeout, plus reading and writing the outcome), so a live
+  // worker never loses a claim mid-send; a dead worker's claims are due again after it.
+  const leaseMs = config.delivery.timeoutMs * 2 + 5_000;
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let loop: Promise<void> | undefined;
@@ -238,3 +247,26 @@ export function createDeliveryWorker(deps: ConnectionDeps, wakeup: Wakeup, optio
 }
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
+
+/**
+ * The workers of one process (`serve` or `hubgate worker`): one worker loop, woken by this process's
+ * publishes and, on PostgreSQL, by every other process's through LISTEN.
+ */
+export async function startDeliveryWorkers(
+  deps: WorkerDeps,
+  database: Database,
+  wakeup: Wakeup,
+  options: Partial<WorkerOptions>,
+): Promise<{ stop(): Promise<void> }> {
+  const worker = createDeliveryWorker(deps, wakeup, { ...DEFAULT_WORKER_OPTIONS, ...options });
+  const unlisten = database.listen
+    ? await database.listen(DELIVERY_CHANNEL, () => wakeup.notify())
+    : undefined;
+  worker.start();
+  return {
+    async stop() {
+      await unlisten?.();
+      await worker.stop();
+    },
+  };
+}

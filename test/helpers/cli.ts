@@ -43,22 +43,31 @@ export interface RunningServer {
 
 /** Starts `hubgate serve` on a free port and waits until it says where it listens. */
 export function startServe(env: Record<string, string>): Promise<RunningServer> {
+  return startCommand('serve', { PORT: '0', ...env }, /hubgate listening on (http:\/\/[\d.]+:\d+)/);
+}
+
+/** Starts `hubgate worker` and waits until it says it runs. */
+export function startWorker(env: Record<string, string>): Promise<RunningServer> {
+  return startCommand('worker', env, /hubgate worker (running)/);
+}
+
+function startCommand(command: string, env: Record<string, string>, ready: RegExp): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command], {
       cwd: ROOT,
-      // The line that says where it listens is logged at info.
-      env: cliEnv({ PORT: '0', ...env, LOG_LEVEL: 'info' }),
+      // The line that says it is ready is logged at info.
+      env: cliEnv({ ...env, LOG_LEVEL: 'info' }),
     });
     let output = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-    // A server that never says where it listens fails the test instead of hanging the suite.
+    // A process that never says it is ready fails the test instead of hanging the suite.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`serve did not start within 30 s:\n${output}`));
+      reject(new Error(`${command} did not start within 30 s:\n${output}`));
     }, 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /hubgate listening on (http:\/\/[\d.]+:\d+)/.exec(output);
+      const match = ready.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);
         resolve({
@@ -74,6 +83,8 @@ export function startServe(env: Record<string, string>): Promise<RunningServer> 
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${output}`)));
+    void exited.then((code) =>
+      reject(new Error(`${command} exited with ${code} before it was ready:\n${output}`)),
+    );
   });
 }
