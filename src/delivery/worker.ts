@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Database } from '../db/database.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
+import { purgeExpired } from './retention.js';
 import { retryDelaySeconds } from './retry.js';
 import { signatureHeaders } from './signing.js';
 import type { DeliveryRow } from './store.js';
@@ -16,9 +17,12 @@ export interface WorkerOptions {
   /** How often to look for due deliveries when nothing wakes the worker. */
   pollMs: number;
   resolve?: Resolver;
+  /** How often expired deliveries and payloads are deleted (hourly). */
+  retentionIntervalMs?: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
+const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
@@ -263,8 +267,26 @@ export async function startDeliveryWorkers(
     ? await database.listen(DELIVERY_CHANNEL, () => wakeup.notify())
     : undefined;
   worker.start();
+  // Retention runs beside the workers, never inside their loop; several processes may run it at once.
+  const { ctx } = deps;
+  const purge = () => {
+    const cutoff = new Date(ctx.now().getTime() - ctx.config.delivery.retentionDays * 86_400_000);
+    purgeExpired(ctx.db, cutoff)
+      .then((purged) => {
+        if (purged.deliveries + purged.events > 0) ctx.log.info(purged, 'expired deliveries deleted');
+      })
+      .catch((error: unknown) =>
+        ctx.log.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'purge failed',
+        ),
+      );
+  };
+  const retention = setInterval(purge, options.retentionIntervalMs ?? RETENTION_INTERVAL_MS);
+  retention.unref();
   return {
     async stop() {
+      clearInterval(retention);
       await unlisten?.();
       await worker.stop();
     },

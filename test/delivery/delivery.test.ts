@@ -452,3 +452,45 @@ describe('revocation', () => {
     }
   });
 });
+
+describe('retention', () => {
+  test('finished deliveries and their payloads are deleted after DELIVERY_RETENTION_DAYS', async () => {
+    const receiver = await startReceiver();
+    const hub = await startHarness({
+      env: { ...ENV, DELIVERY_RETENTION_DAYS: '1' },
+      workers: { pollMs: 50, retentionIntervalMs: 100 },
+    });
+    try {
+      const { session } = await makeSignedInTenant(hub);
+      const created = await hub.request('POST', CONNECTIONS, {
+        session,
+        body: { connectorKey: 'webhook', displayName: 'h', url: receiver.url() },
+      });
+      await hub.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, { session, body: {} });
+      await hub.request('POST', '/api/v1/integrations/events', { session, body: { type: 'a.b', data: {} } });
+      await receiver.waitFor(1);
+      // A key, not the session: the session would have expired by the time the clock is moved to.
+      const reader = await makeKey(hub, session, { scopes: ['integrations:READER'] });
+      const log = async () => {
+        const r = await hub.request('GET', `${CONNECTIONS}/${created.body.id}/events`, {
+          token: reader.secret,
+        });
+        assert.equal(r.status, 200, r.text);
+        return r.body.data;
+      };
+      for (let i = 0; i < 100 && (await log())[0]?.status !== 'delivered'; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.equal((await log()).length, 1);
+      hub.setNow(new Date(Date.now() + 2 * 86_400_000));
+      const deadline = Date.now() + 5_000;
+      while ((await log()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await log(), []);
+      const events = await hub.database.kysely.selectFrom('events').select('id').execute();
+      assert.equal(events.length, 0, 'the payload went with it');
+    } finally {
+      hub.setNow(null);
+      await hub.close();
+      await receiver.close();
+    }
+  });
+});
