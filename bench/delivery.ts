@@ -1,0 +1,181 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { freePort, freshDatabase, httpJson, ROOT, startProcess } from './support.js';
+
+/**
+ * Issue 6's benchmark: EVENTS events published to hubgate on PostgreSQL and delivered to a local
+ * receiver, against the same number of POSTs sent straight to that receiver with undici (the
+ * ceiling), in one run. Prints events per second for both, their ratio, and publish-to-first-attempt
+ * latency percentiles.
+ */
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const CONCURRENCY = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+
+const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+if (build.status !== 0) throw new Error('npm run build failed');
+
+// The receiver: records when each webhook-id first arrives.
+const firstSeen = new Map<string, number>();
+let received = 0;
+const receiver = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    received++;
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string' && !firstSeen.has(id)) firstSeen.set(id, performance.now());
+    res.end('ok');
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+async function pool(count: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+
+const db = await freshDatabase();
+const secretKey = randomBytes(32).toString('base64');
+const env = {
+  DATABASE_URL: db.url,
+  HUBGATE_SECRET_KEY: secretKey,
+  DELIVERY_ALLOW_HTTP: 'true',
+  DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
+};
+const cli = (args: string[]) => {
+  const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`hubgate ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+};
+
+try {
+  cli(['migrate']);
+  const plt = JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])).secret as string;
+  const hub = await startProcess(
+    ['dist/main.js', 'serve'],
+    { ...env, LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },
+    await freePort(),
+    '/readyz',
+  );
+  try {
+    const auth = { authorization: `Bearer ${plt}` };
+    const tenant = await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants`, auth, {
+      name: 'Bench',
+      entitlements: ['integrations'],
+    });
+    await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
+      email: 'bench@example.com',
+      role: 'COMPANY_IT_ADMIN',
+      password: 'bench password 123',
+    });
+    const login = await httpJson(
+      'POST',
+      `${hub.baseUrl}/api/v1/auth/login`,
+      {},
+      {
+        email: 'bench@example.com',
+        password: 'bench password 123',
+      },
+    );
+    const session = {
+      cookie: login.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; '),
+      'x-csrf-token': login.body.csrfToken,
+    };
+    const connection = await httpJson('POST', `${hub.baseUrl}/api/v1/integrations/connections`, session, {
+      connectorKey: 'webhook',
+      displayName: 'bench',
+      url: receiverUrl,
+    });
+    await httpJson(
+      'PUT',
+      `${hub.baseUrl}/api/v1/integrations/connections/${connection.body.id}/credentials`,
+      session,
+      {},
+    );
+    const key = await httpJson('POST', `${hub.baseUrl}/api/v1/company/api-keys`, session, {
+      name: 'bench',
+      scopes: ['integrations:OPERATOR'],
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const agent = new Agent({ connections: CONCURRENCY });
+    const body = JSON.stringify({ type: 'bench.event', data: { hello: 'world', n: 1 } });
+
+    // The ceiling: the same number of POSTs straight to the receiver.
+    const ceilingStart = performance.now();
+    await pool(EVENTS, CONCURRENCY, async () => {
+      const r = await request(receiverUrl, {
+        method: 'POST',
+        body,
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+      });
+      await r.body.dump();
+    });
+    const ceilingSeconds = (performance.now() - ceilingStart) / 1000;
+
+    // hubgate: publish, and wait until every event has reached the receiver.
+    firstSeen.clear();
+    received = 0;
+    const publishedAt = new Map<string, number>();
+    const start = performance.now();
+    await pool(EVENTS, CONCURRENCY, async () => {
+      const sent = performance.now();
+      const r = await request(`${hub.baseUrl}/api/v1/integrations/events`, {
+        method: 'POST',
+        body,
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key.body.secret}` },
+      });
+      const answer = (await r.body.json()) as { id: string };
+      publishedAt.set(answer.id, sent);
+    });
+    const publishSeconds = (performance.now() - start) / 1000;
+    while (firstSeen.size < EVENTS) await new Promise((r) => setTimeout(r, 20));
+    const deliverSeconds = (performance.now() - start) / 1000;
+    const latencies = [...publishedAt]
+      .map(([id, at]) => (firstSeen.get(id) ?? at) - at)
+      .sort((a, b) => a - b);
+    await agent.close();
+
+    const ceilingRate = EVENTS / ceilingSeconds;
+    const hubRate = EVENTS / deliverSeconds;
+    console.log(
+      `\ndelivery benchmark: ${EVENTS} events, ${CONCURRENCY} concurrent publishers, one hubgate process, PostgreSQL`,
+    );
+    console.log('| case | events/s | vs ceiling |');
+    console.log('|---|---:|---:|');
+    console.log(`| ceiling: undici POSTs straight to the receiver | ${ceilingRate.toFixed(0)} | 100 % |`);
+    console.log(
+      `| hubgate: published and delivered (all received) | ${hubRate.toFixed(0)} | ${((100 * hubRate) / ceilingRate).toFixed(0)} % |`,
+    );
+    console.log(
+      `publish alone: ${(EVENTS / publishSeconds).toFixed(0)} events/s; receiver got ${received} requests (${received - EVENTS} duplicates)`,
+    );
+    console.log(
+      `publish-to-first-attempt: p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p99 ${percentile(latencies, 0.99).toFixed(0)} ms (under full load, not at a steady 500/s)`,
+    );
+  } finally {
+    await hub.stop();
+  }
+} finally {
+  await db.drop();
+  receiver.close();
+}
