@@ -1,6 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { freePort, freshDatabase, httpJson, load, type LoadResult, ROOT, startProcess } from './support.js';
+import {
+  benchTenant,
+  freePort,
+  freshDatabase,
+  httpJson,
+  load,
+  type LoadResult,
+  ROOT,
+  startProcess,
+} from './support.js';
 
 /**
  * Issue 4's benchmark: hubgate on PostgreSQL against a bare Fastify route, in one run.
@@ -43,48 +52,20 @@ try {
     '/readyz',
   );
   try {
-    const auth = { authorization: `Bearer ${plt}` };
-    const tenant = await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants`, auth, {
-      name: 'Bench',
-      entitlements: ['integrations', 'integration_hub'],
-    });
-    await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
-      email: 'bench@example.com',
-      role: 'COMPANY_IT_ADMIN',
-      password: 'bench password 123',
-    });
-    const login = await httpJson(
-      'POST',
-      `${hub.baseUrl}/api/v1/auth/login`,
-      {},
-      {
-        email: 'bench@example.com',
-        password: 'bench password 123',
-      },
+    const { session, keySecret } = await benchTenant(
+      hub.baseUrl,
+      plt,
+      ['integrations', 'integration_hub'],
+      ['integrations:READER', 'integration_hub:READER'],
     );
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const key = await httpJson(
-      'POST',
-      `${hub.baseUrl}/api/v1/company/api-keys`,
-      { cookie, 'x-csrf-token': login.body.csrfToken },
-      {
-        name: 'bench',
-        scopes: ['integrations:READER', 'integration_hub:READER'],
-        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-      },
-    );
-    const bearer = { authorization: `Bearer ${key.body.secret}` };
+    const bearer = { authorization: `Bearer ${keySecret}` };
     // A full first page for (c): 20 connections of the tenant.
     for (let i = 0; i < 20; i++) {
-      await httpJson(
-        'POST',
-        `${hub.baseUrl}/api/v1/integrations/connections`,
-        { cookie, 'x-csrf-token': login.body.csrfToken },
-        { connectorKey: 'webhook', displayName: `bench ${i}`, url: 'https://hooks.example.com/bench' },
-      );
+      await httpJson('POST', `${hub.baseUrl}/api/v1/integrations/connections`, session, {
+        connectorKey: 'webhook',
+        displayName: `bench ${i}`,
+        url: 'https://hooks.example.com/bench',
+      });
     }
 
     const options = { connections: CONNECTIONS, seconds: SECONDS };

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { freePort, freshDatabase, httpJson, ROOT, startProcess } from './support.js';
+import { benchTenant, freePort, freshDatabase, httpJson, ROOT, startProcess } from './support.js';
 
 /**
  * Issue 6's benchmark: EVENTS events published to hubgate on PostgreSQL and delivered to a local
@@ -73,32 +73,12 @@ try {
     '/readyz',
   );
   try {
-    const auth = { authorization: `Bearer ${plt}` };
-    const tenant = await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants`, auth, {
-      name: 'Bench',
-      entitlements: ['integrations'],
-    });
-    await httpJson('POST', `${hub.baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
-      email: 'bench@example.com',
-      role: 'COMPANY_IT_ADMIN',
-      password: 'bench password 123',
-    });
-    const login = await httpJson(
-      'POST',
-      `${hub.baseUrl}/api/v1/auth/login`,
-      {},
-      {
-        email: 'bench@example.com',
-        password: 'bench password 123',
-      },
+    const { session, keySecret } = await benchTenant(
+      hub.baseUrl,
+      plt,
+      ['integrations'],
+      ['integrations:OPERATOR'],
     );
-    const session = {
-      cookie: login.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; '),
-      'x-csrf-token': login.body.csrfToken,
-    };
     const connection = await httpJson('POST', `${hub.baseUrl}/api/v1/integrations/connections`, session, {
       connectorKey: 'webhook',
       displayName: 'bench',
@@ -110,11 +90,6 @@ try {
       session,
       {},
     );
-    const key = await httpJson('POST', `${hub.baseUrl}/api/v1/company/api-keys`, session, {
-      name: 'bench',
-      scopes: ['integrations:OPERATOR'],
-      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-    });
     const agent = new Agent({ connections: CONCURRENCY });
     const body = JSON.stringify({ type: 'bench.event', data: { hello: 'world', n: 1 } });
 
@@ -142,7 +117,7 @@ try {
         method: 'POST',
         body,
         dispatcher: agent,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key.body.secret}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${keySecret}` },
       });
       const answer = (await r.body.json()) as { id: string };
       publishedAt.set(answer.id, sent);

@@ -154,3 +154,37 @@ export async function httpJson(
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
+
+/**
+ * A tenant with an admin who is signed in, made through hubgate's API with a platform key: the
+ * session headers (cookie and CSRF token) and a tnt_ key with `scopes`.
+ */
+export async function benchTenant(
+  baseUrl: string,
+  platformKey: string,
+  entitlements: string[],
+  scopes: string[],
+): Promise<{ session: Record<string, string>; keySecret: string }> {
+  const auth = { authorization: `Bearer ${platformKey}` };
+  const tenant = await httpJson('POST', `${baseUrl}/api/v1/platform/tenants`, auth, {
+    name: 'Bench',
+    entitlements,
+  });
+  const credentials = { email: 'bench@example.com', password: 'bench password 123' };
+  await httpJson('POST', `${baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
+    ...credentials,
+    role: 'COMPANY_IT_ADMIN',
+  });
+  const login = await httpJson('POST', `${baseUrl}/api/v1/auth/login`, {}, credentials);
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const session = { cookie, 'x-csrf-token': login.body.csrfToken as string };
+  const key = await httpJson('POST', `${baseUrl}/api/v1/company/api-keys`, session, {
+    name: 'bench',
+    scopes,
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  return { session, keySecret: key.body.secret as string };
+}

@@ -2,25 +2,14 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
+import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate serve`: the API and web UI in one process, until SIGINT or SIGTERM. */
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const { database, keyring } = await openStorage(config, logger);
   const app = await buildApp(config, { database, keyring, logger, workers: {} });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    try {
-      await app.close();
-    } finally {
-      await database.close();
-    }
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  closeOnSignal(logger, database, () => app.close());
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

@@ -4,6 +4,7 @@ import { createWakeup } from '../delivery/wakeup.js';
 import { startDeliveryWorkers } from '../delivery/worker.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
+import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate worker`: delivery workers only, until SIGINT or SIGTERM (contract §1). */
 export async function worker(config: Config): Promise<void> {
@@ -12,18 +13,6 @@ export async function worker(config: Config): Promise<void> {
   const catalog = await loadConnectorCatalog(config.disabledConnectors);
   const ctx = { config, db: database.kysely, keyring, log: logger, now: () => new Date() };
   const workers = await startDeliveryWorkers({ ctx, catalog }, database, createWakeup(), {});
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    try {
-      await workers.stop();
-    } finally {
-      await database.close();
-    }
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  closeOnSignal(logger, database, () => workers.stop());
   logger.info({ engine: database.engine }, 'hubgate worker running');
 }
