@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
@@ -15,6 +17,8 @@ const ENV = {
 
 let h: Harness;
 const names = new Map<string, string>();
+const mixed = new Map<string, string[]>();
+const rebinding = new Map<string, () => string>();
 before(async () => {
   h = await startHarness({
     env: ENV,
@@ -22,6 +26,10 @@ before(async () => {
       pollMs: 50,
       // Names resolve through this table only: a test decides what DNS answers.
       resolve: async (hostname) => {
+        const several = mixed.get(hostname);
+        if (several) return several.map((address) => ({ address, family: 4 }));
+        const next = rebinding.get(hostname);
+        if (next) return [{ address: next(), family: 4 }];
         const address = names.get(hostname);
         if (!address) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
         return [{ address, family: address.includes(':') ? 6 : 4 }];
@@ -490,6 +498,111 @@ describe('retention', () => {
     } finally {
       hub.setNow(null);
       await hub.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('receivers that misbehave', () => {
+  async function outcome(url: string) {
+    const { session } = await makeSignedInTenant(h);
+    const hook = await webhookTo(session, url);
+    await publish(session, 'a.b', {});
+    const [entry] = await settled(session, hook.id);
+    return entry;
+  }
+
+  test('garbage instead of HTTP is a connection_error', async () => {
+    const server = createServer((socket) => {
+      socket.once('data', () => socket.end('garbage, not http\r\n\r\n'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const entry = await outcome(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      assert.equal(entry.status, 'failed');
+      assert.equal(entry.attempts[0].error, 'connection_error', JSON.stringify(entry.attempts[0]));
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a huge answer is read only up to a cap: the attempt succeeds quickly', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let sent = 0;
+      const pump = () => {
+        while (sent < 50 * 1024 * 1024 && res.write(chunk)) sent += chunk.length;
+        if (sent < 50 * 1024 * 1024) res.once('drain', pump);
+        else res.end();
+      };
+      res.on('error', () => {});
+      pump();
+    });
+    try {
+      const entry = await outcome(receiver.url());
+      assert.equal(entry.status, 'delivered');
+      assert.ok(entry.attempts[0].durationMs < 2_000, `${entry.attempts[0].durationMs} ms`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a connection closed in the middle of the answer is a connection_error', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write('partial');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    try {
+      const entry = await outcome(receiver.url());
+      assert.equal(entry.status, 'failed');
+      assert.equal(entry.attempts[0].error, 'connection_error', JSON.stringify(entry.attempts[0]));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('TLS to a plain HTTP port is a tls_error', async () => {
+    const receiver = await startReceiver();
+    try {
+      const entry = await outcome(`https://127.0.0.1:${receiver.port}/hook`);
+      assert.equal(entry.status, 'failed');
+      assert.equal(entry.attempts[0].error, 'tls_error', JSON.stringify(entry.attempts[0]));
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a name with one refused address among allowed ones is refused: every address is checked', async () => {
+    const receiver = await startReceiver();
+    try {
+      names.set('mixed.hub.test', '127.0.0.1');
+      mixed.set('mixed.hub.test', ['127.0.0.1', '127.0.0.2']);
+      const entry = await outcome(`http://mixed.hub.test:${receiver.port}/hook`);
+      assert.equal(entry.status, 'failed');
+      assert.equal(entry.attempts[0].error, 'destination_forbidden');
+      assert.match(entry.attempts[0].errorDetail, /127\.0\.0\.2/);
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('DNS rebinding: the socket goes to the address that was checked, whatever DNS says next', async () => {
+    const receiver = await startReceiver();
+    try {
+      // First answer allowed, every later answer refused: a second lookup would be refused, so a
+      // delivered request proves the connection used the checked answer and asked no one again.
+      let calls = 0;
+      rebinding.set('rebind.hub.test', () => (calls++ === 0 ? '127.0.0.1' : '127.0.0.2'));
+      const entry = await outcome(`http://rebind.hub.test:${receiver.port}/hook`);
+      assert.equal(entry.status, 'delivered');
+      assert.equal(entry.attempts[0].remoteAddress, '127.0.0.1');
+      assert.equal(calls, 1);
+      assert.equal(receiver.received.length, 1);
+    } finally {
       await receiver.close();
     }
   });
