@@ -32,7 +32,8 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Starts a Node script as a child process on `port` and waits until `readyPath` answers 200.
+ * Starts a Node script as a child process on `port` and waits until `ready` answers 200 (a path)
+ * or appears in its output (a pattern, for processes that serve no HTTP).
  * Its output goes straight to a file, not through this process: the load generator runs here, and
  * relaying a busy server's log lines would steal its CPU and distort both sides of the comparison.
  */
@@ -40,7 +41,7 @@ export async function startProcess(
   args: string[],
   env: Record<string, string>,
   port: number,
-  readyPath: string,
+  ready: string | RegExp,
 ): Promise<Server> {
   const logPath = join(tmpdir(), `hubgate-bench-${process.pid}-${port}.log`);
   const log = openSync(logPath, 'w');
@@ -66,10 +67,13 @@ export async function startProcess(
       child.kill('SIGKILL');
       throw new Error(`${args.join(' ')} did not become ready:\n${readFileSync(logPath, 'utf8')}`);
     }
-    const ok = await fetch(baseUrl + readyPath).then(
-      (r) => r.ok,
-      () => false,
-    );
+    const ok =
+      typeof ready === 'string'
+        ? await fetch(baseUrl + ready).then(
+            (r) => r.ok,
+            () => false,
+          )
+        : ready.test(readFileSync(logPath, 'utf8'));
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }

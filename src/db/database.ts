@@ -65,7 +65,8 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
 function openPostgres(url: string, logger?: Logger): Database {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    // The API and the delivery workers share it; deliveries take two short queries each.
+    max: 20,
     // Fail a request within seconds when the server is gone, instead of queueing it forever.
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { type AuditOrigin } from '../access/audit.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { eventTypeMatches } from '../connections/event-types.js';
 import { newId } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import type { TenantScope } from '../tenants/scope.js';
 import {
@@ -74,7 +76,11 @@ async function publishOnce(
   requestHash: string,
 ): Promise<PublishedEvent> {
   const { ctx, catalog } = deps;
-  return ctx.db.transaction().execute(async (trx) => {
+  // With a key, reading the earlier event and writing the new one must be one transaction; without,
+  // the write is a single statement (event and deliveries together) and needs none.
+  const inTransaction = <T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
+    idempotencyKey ? ctx.db.transaction().execute(work) : work(ctx.db);
+  return inTransaction(async (trx) => {
     if (idempotencyKey) {
       const earlier = await findEventByIdempotencyKey(trx, scope, idempotencyKey);
       if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {

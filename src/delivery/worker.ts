@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { randomBase62 } from '../crypto/base62.js';
 import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import type { Database } from '../db/database.js';
-import type { DeliveryStatus } from '../db/schema.js';
+import type { DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
+import { createOutcomeWriter } from './outcomes.js';
 import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
 import { purgeExpired } from './retention.js';
 import { retryDelaySeconds } from './retry.js';
@@ -67,35 +68,33 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     return result.rows;
   }
 
-  /** Ends a claim; nothing changes if the claim was lost (cancelled by a revocation, or expired). */
-  async function finish(
+  const outcomes = createOutcomeWriter(db, id, ctx.now);
+
+  /** Ends a claim (see outcomes.ts): the delivery's new state, and the attempt that ended it. */
+  function finish(
     row: DeliveryRow,
     status: DeliveryStatus,
     fields: { attemptCount?: number; nextAttemptAt?: Date | null; deliveredAt?: Date | null } = {},
+    attempt?: Insertable<DeliveryAttemptsTable>,
   ): Promise<void> {
-    await db
-      .updateTable('deliveries')
-      .set({
-        status,
-        attempt_count: fields.attemptCount ?? row.attempt_count,
-        next_attempt_at: fields.nextAttemptAt ?? null,
-        delivered_at: fields.deliveredAt ?? null,
-        lease_until: null,
-        leased_by: null,
-        updated_at: ctx.now(),
-      })
-      .where('id', '=', row.id)
-      .where('leased_by', '=', id)
-      .where('status', '=', 'delivering')
-      .execute();
+    return outcomes.record({
+      deliveryId: row.id,
+      status,
+      attemptCount: fields.attemptCount ?? row.attempt_count,
+      nextAttemptAt: fields.nextAttemptAt ?? null,
+      deliveredAt: fields.deliveredAt ?? null,
+      attempt,
+    });
   }
 
-  async function attempt(row: DeliveryRow): Promise<void> {
-    const target = await db
+  /** What sending needs, for a whole claimed batch in one query. */
+  async function loadTargets(ids: string[]) {
+    const rows = await db
       .selectFrom('deliveries as d')
       .innerJoin('connections as c', 'c.id', 'd.connection_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
       .select([
+        'd.id',
         'd.status',
         'd.leased_by',
         'c.status as connection_status',
@@ -108,9 +107,14 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         'e.payload_sealed',
         'e.created_at as event_created_at',
       ])
-      .where('d.id', '=', row.id)
-      .executeTakeFirst();
-    // Checked right before sending: a revocation since the claim means nothing goes out.
+      .where('d.id', 'in', ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+  type Target = NonNullable<ReturnType<Awaited<ReturnType<typeof loadTargets>>['get']>>;
+
+  async function attempt(row: DeliveryRow, target: Target | undefined): Promise<void> {
+    // Read after the claim, right before sending: a revocation since then means nothing goes out.
     if (!target || target.status !== 'delivering' || target.leased_by !== id) return;
     const definition = catalog.get(target.connector_key);
     if (target.connection_status !== 'active' || !target.credentials_sealed || !definition) {
@@ -164,22 +168,18 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
 
   async function record(row: DeliveryRow, startedAt: Date, result: SendResult): Promise<void> {
     const number = row.attempt_count + 1;
-    await db
-      .insertInto('delivery_attempts')
-      .values({
-        delivery_id: row.id,
-        number,
-        started_at: startedAt,
-        duration_ms: result.durationMs,
-        remote_address: result.remoteAddress,
-        response_status: result.status,
-        error: result.error,
-        error_detail: result.errorDetail,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+    const attempt: Insertable<DeliveryAttemptsTable> = {
+      delivery_id: row.id,
+      number,
+      started_at: startedAt,
+      duration_ms: result.durationMs,
+      remote_address: result.remoteAddress,
+      response_status: result.status,
+      error: result.error,
+      error_detail: result.errorDetail,
+    };
     if (result.ok) {
-      await finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() });
+      await finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() }, attempt);
       return;
     }
     // 410 Gone: the receiver says it will never take this again.
@@ -188,17 +188,15 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         ? null
         : retryDelaySeconds(number, config.delivery.retryScheduleSeconds, result.retryAfterSeconds);
     if (delay === null) {
-      await finish(row, 'failed', { attemptCount: number });
+      await finish(row, 'failed', { attemptCount: number }, attempt);
       return;
     }
-    await finish(row, 'retrying', {
-      attemptCount: number,
-      nextAttemptAt: new Date(ctx.now().getTime() + delay * 1000),
-    });
+    const nextAttemptAt = new Date(ctx.now().getTime() + delay * 1000);
+    await finish(row, 'retrying', { attemptCount: number, nextAttemptAt }, attempt);
   }
 
-  function track(row: DeliveryRow): void {
-    const job = attempt(row)
+  function track(row: DeliveryRow, target: Target | undefined): void {
+    const job = attempt(row, target)
       .catch((error: unknown) => {
         ctx.log.error(
           { err: { message: error instanceof Error ? error.message : String(error) }, deliveryId: row.id },
@@ -220,7 +218,8 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         try {
           const rows = await claim(free);
           claimed = rows.length;
-          for (const row of rows) track(row);
+          const targets = rows.length > 0 ? await loadTargets(rows.map((r) => r.id)) : new Map();
+          for (const row of rows) track(row, targets.get(row.id));
         } catch (error) {
           ctx.log.warn(
             { err: { message: error instanceof Error ? error.message : String(error) } },

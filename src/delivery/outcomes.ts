@@ -1,0 +1,82 @@
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { DB, DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
+
+/** How one claimed delivery ended this time, and the attempt that ended it (none when cancelled). */
+export interface Outcome {
+  deliveryId: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  attempt?: Insertable<DeliveryAttemptsTable>;
+}
+
+const MAX_BATCH = 64;
+const MAX_WAIT_MS = 5;
+
+/**
+ * Writes outcomes in batches: many deliveries' attempts and new states in one statement, instead of
+ * one round trip each, which is what bounds a worker under load. A state changes only while this
+ * worker's claim holds (not cancelled by a revocation, not expired); attempts are recorded anyway,
+ * since they happened. `record` resolves once its outcome is written.
+ */
+export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () => Date) {
+  let batch: Array<{ outcome: Outcome; done: (error?: unknown) => void }> = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  async function write(items: typeof batch): Promise<void> {
+    const outcomes = items.map((i) => i.outcome);
+    const rows = sql.join(
+      outcomes.map(
+        (o) =>
+          sql`(${o.deliveryId}::text, ${o.status}::text, ${o.attemptCount}::int, ${o.nextAttemptAt}::timestamptz, ${o.deliveredAt}::timestamptz)`,
+      ),
+    );
+    const attempts = outcomes.flatMap((o) => (o.attempt ? [o.attempt] : []));
+    const attemptRows = sql.join(
+      attempts.map(
+        (a) =>
+          sql`(${a.delivery_id}, ${a.number}, ${a.started_at}, ${a.duration_ms}, ${a.remote_address}, ${a.response_status}, ${a.error}, ${a.error_detail})`,
+      ),
+    );
+    const record =
+      attempts.length > 0
+        ? sql`with recorded as (
+            insert into delivery_attempts
+              (delivery_id, number, started_at, duration_ms, remote_address, response_status, error, error_detail)
+            values ${attemptRows} on conflict do nothing) `
+        : sql``;
+    await sql`${record}
+      update deliveries d set status = v.status, attempt_count = v.attempt_count,
+        next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at,
+        lease_until = null, leased_by = null, updated_at = ${now()}
+      from (values ${rows}) as v(id, status, attempt_count, next_attempt_at, delivered_at)
+      where d.id = v.id and d.leased_by = ${workerId} and d.status = 'delivering'`.execute(db);
+  }
+
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const items = batch;
+    batch = [];
+    if (items.length === 0) return;
+    write(items).then(
+      () => {
+        for (const item of items) item.done();
+      },
+      (error: unknown) => {
+        for (const item of items) item.done(error);
+      },
+    );
+  }
+
+  return {
+    record(outcome: Outcome): Promise<void> {
+      return new Promise((resolve, reject) => {
+        batch.push({ outcome, done: (error) => (error ? reject(error) : resolve()) });
+        if (batch.length >= MAX_BATCH) flush();
+        else timer ??= setTimeout(flush, MAX_WAIT_MS);
+      });
+    },
+  };
+}
