@@ -607,3 +607,50 @@ describe('receivers that misbehave', () => {
     }
   });
 });
+
+describe('connectors render events their own way', () => {
+  test('http: the event JSON with the bound header, by the configured method; slack: a message', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { session } = await makeSignedInTenant(h);
+      const http = await h.request('POST', CONNECTIONS, {
+        session,
+        body: { connectorKey: 'http', displayName: 'erp', url: receiver.url('/erp'), method: 'PUT' },
+      });
+      await h.request('PUT', `${CONNECTIONS}/${http.body.id}/credentials`, {
+        session,
+        body: { headerName: 'X-Api-Key', headerValue: 'erp-secret-value' },
+      });
+      const slack = await h.request('POST', CONNECTIONS, {
+        session,
+        body: { connectorKey: 'slack', displayName: '#hr' },
+      });
+      await h.request('PUT', `${CONNECTIONS}/${slack.body.id}/credentials`, {
+        session,
+        body: { webhookUrl: receiver.url('/slack') },
+      });
+      const published = await publish(session, 'employee.created', { name: 'Grace' });
+      assert.equal(published.body.deliveries, 2);
+      await receiver.waitFor(2);
+      const erp = receiver.received.find((r) => r.url === '/erp');
+      const message = receiver.received.find((r) => r.url === '/slack');
+      assert.ok(erp && message);
+      assert.equal(erp.method, 'PUT');
+      assert.equal(erp.headers['x-api-key'], 'erp-secret-value');
+      assert.equal(erp.headers['webhook-signature'], undefined, 'only webhook connections are signed');
+      assert.deepEqual(JSON.parse(erp.body), {
+        id: published.body.id,
+        type: 'employee.created',
+        timestamp: published.body.createdAt,
+        data: { name: 'Grace' },
+      });
+      assert.equal(message.method, 'POST');
+      const text = JSON.parse(message.body).text as string;
+      assert.ok(
+        text.includes('employee.created') && text.includes(published.body.id) && text.includes('Grace'),
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+});
