@@ -1,11 +1,17 @@
 import ipaddr from 'ipaddr.js';
 
 /**
- * The SSRF policy of contract §8, as pure functions: which URLs may be configured and which
- * addresses may be connected to. Configuration checks the URL (scheme, user info, names and literal
- * addresses); sending resolves the name, checks every address with `checkAddress`, and connects to a
- * checked one, so DNS is never trusted twice. The ranges are an explicit table rather than ipaddr's
- * `range()` names, so every refused range can be read here and named in an error.
+ * The SSRF policy of contract §8, the only one in the service, as pure functions: no DNS, no
+ * network. Configuration time calls `checkUrl` on every URL a user gives (scheme, user info, local
+ * names, literal addresses). Send time resolves the name itself, checks every resolved address
+ * with `checkAddress` and connects to one it checked (pinning), so no DNS answer is trusted twice
+ * and a rebinding name cannot slip past. Resolving here would be useless for that reason (the
+ * answer may change before the send) and would make configuration depend on the network.
+ *
+ * The refused ranges are an explicit table rather than ipaddr.js `range()` names: every range §8
+ * refuses can be read (and reviewed) below, errors name the exact CIDR that matched, and a change
+ * in a library's classification cannot quietly open a range. IPv6 outside global unicast
+ * (2000::/3) is refused too, as the three CIDRs that make up the rest of the address space.
  */
 
 export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
@@ -15,135 +21,175 @@ export interface DestinationPolicy {
   allowedCidrs: Cidr[];
 }
 
+/** Verdict for one IP address literal (IPv4 in dotted decimal, or IPv6, with or without brackets). */
 export type AddressVerdict = { allowed: true } | { allowed: false; range: string };
 
+/** Verdict for a URL given by a user. */
 export type UrlVerdict =
   | { allowed: true; url: URL; /** set when the host is an IP literal */ address: string | null }
   | { allowed: false; code: 'validation_failed' | 'destination_forbidden'; message: string };
 
-/** Refused ranges, most specific first; `embedded` ranges are judged by the IPv4 address they carry. */
-const TABLE: ReadonlyArray<{ cidr: string; name: string; embedded?: (ip: ipaddr.IPv6) => ipaddr.IPv4 }> = [
-  { cidr: '0.0.0.0/8', name: 'unspecified ("this network")' },
+interface Row {
+  cidr: string;
+  name: string;
+  /** Transition forms: judged by the IPv4 address they carry, refused iff that one is. */
+  embedded?: { label: string; ipv4: (bytes: number[]) => number[] };
+}
+
+const embedded = (label: string, ipv4: (bytes: number[]) => number[]): Row['embedded'] => ({ label, ipv4 });
+const NOT_GLOBAL = 'reserved, outside global unicast 2000::/3';
+
+/** First match wins, so a range comes before any wider range that contains it. */
+const TABLE: readonly Row[] = [
+  { cidr: '0.0.0.0/8', name: 'unspecified, "this network"' },
   { cidr: '10.0.0.0/8', name: 'private' },
   { cidr: '100.64.0.0/10', name: 'carrier-grade NAT' },
   { cidr: '127.0.0.0/8', name: 'loopback' },
-  { cidr: '169.254.0.0/16', name: 'link-local (cloud metadata)' },
+  { cidr: '169.254.0.0/16', name: 'link-local, cloud metadata' },
   { cidr: '172.16.0.0/12', name: 'private' },
-  { cidr: '192.0.0.0/24', name: 'IETF protocol assignments (reserved)' },
+  { cidr: '192.0.0.0/24', name: 'reserved, IETF protocol assignments' },
   { cidr: '192.0.2.0/24', name: 'documentation' },
-  { cidr: '192.88.99.0/24', name: '6to4 relay anycast (reserved)' },
+  { cidr: '192.88.99.0/24', name: 'reserved, 6to4 relay anycast' },
   { cidr: '192.168.0.0/16', name: 'private' },
-  { cidr: '198.18.0.0/15', name: 'benchmarking (reserved)' },
+  { cidr: '198.18.0.0/15', name: 'reserved, benchmarking' },
   { cidr: '198.51.100.0/24', name: 'documentation' },
   { cidr: '203.0.113.0/24', name: 'documentation' },
   { cidr: '224.0.0.0/4', name: 'multicast' },
   { cidr: '255.255.255.255/32', name: 'broadcast' },
   { cidr: '240.0.0.0/4', name: 'reserved' },
+
   { cidr: '::/128', name: 'unspecified' },
   { cidr: '::1/128', name: 'loopback' },
-  { cidr: '::ffff:0:0/96', name: 'IPv4-mapped', embedded: (ip) => lastFour(ip) },
-  { cidr: '64:ff9b::/96', name: 'NAT64', embedded: (ip) => lastFour(ip) },
-  { cidr: '2002::/16', name: '6to4', embedded: (ip) => bytesToIPv4(ip.toByteArray().slice(2, 6)) },
-  { cidr: '64:ff9b:1::/48', name: 'local-use NAT64 (private)' },
-  { cidr: '::/96', name: 'IPv4-compatible (deprecated, reserved)' },
-  { cidr: '100::/64', name: 'discard-only (reserved)' },
+  {
+    cidr: '::ffff:0:0/96',
+    name: 'IPv4-mapped, refused when its IPv4 address is',
+    embedded: embedded('IPv4-mapped', (bytes) => bytes.slice(12, 16)),
+  },
+  {
+    cidr: '64:ff9b::/96',
+    name: 'NAT64, refused when its IPv4 address is',
+    embedded: embedded('NAT64', (bytes) => bytes.slice(12, 16)),
+  },
+  {
+    cidr: '2002::/16',
+    name: '6to4, refused when its IPv4 address is',
+    embedded: embedded('6to4', (bytes) => bytes.slice(2, 6)),
+  },
+  { cidr: '64:ff9b:1::/48', name: 'private, local-use NAT64' },
+  { cidr: '::/96', name: 'reserved, deprecated IPv4-compatible' },
+  { cidr: '100::/64', name: 'reserved, discard-only' },
   { cidr: '2001:db8::/32', name: 'documentation' },
   { cidr: '3fff::/20', name: 'documentation' },
-  { cidr: '2001::/23', name: 'IETF protocol assignments incl. Teredo (reserved)' },
-  { cidr: 'fc00::/7', name: 'unique local (private)' },
+  { cidr: '2001::/23', name: 'reserved, IETF protocol assignments incl. Teredo' },
+  { cidr: 'fc00::/7', name: 'private, unique local' },
   { cidr: 'fe80::/10', name: 'link-local' },
-  { cidr: 'fec0::/10', name: 'site-local (deprecated)' },
+  { cidr: 'fec0::/10', name: 'reserved, deprecated site-local' },
   { cidr: 'ff00::/8', name: 'multicast' },
+  // Everything that is not 2000::/3 global unicast.
+  { cidr: '::/3', name: NOT_GLOBAL },
+  { cidr: '4000::/2', name: NOT_GLOBAL },
+  { cidr: '8000::/1', name: NOT_GLOBAL },
 ];
 
-const bytesToIPv4 = (bytes: number[]): ipaddr.IPv4 => new ipaddr.IPv4(bytes);
-const lastFour = (ip: ipaddr.IPv6): ipaddr.IPv4 => bytesToIPv4(ip.toByteArray().slice(12, 16));
+/** The explicit range table, for docs and error details. */
+export const REFUSED_RANGES: ReadonlyArray<{ cidr: string; name: string }> = TABLE.map(({ cidr, name }) => ({
+  cidr,
+  name,
+}));
 
-const PARSED = TABLE.map((entry) => ({ ...entry, range: ipaddr.parseCIDR(entry.cidr) }));
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-export const REFUSED_RANGES: ReadonlyArray<{ cidr: string; name: string }> = [
-  ...TABLE.map(({ cidr, name }) => ({ cidr, name })),
-  { cidr: '(outside 2000::/3)', name: 'not globally routable (reserved)' },
-];
+const PARSED = TABLE.map((row) => ({ row, range: ipaddr.parseCIDR(row.cidr) }));
 
-function exempted(ip: ipaddr.IPv4 | ipaddr.IPv6, allowedCidrs: Cidr[]): boolean {
-  const forms: Array<ipaddr.IPv4 | ipaddr.IPv6> = [ip];
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
-    forms.push((ip as ipaddr.IPv6).toIPv4Address());
-  }
-  return allowedCidrs.some(([range, bits]) =>
-    forms.some((form) => form.kind() === range.kind() && form.match(range, bits)),
-  );
+function inRange(ip: Address, [range, bits]: Cidr): boolean {
+  if (ip instanceof ipaddr.IPv4) return range instanceof ipaddr.IPv4 && ip.match(range, bits);
+  return range instanceof ipaddr.IPv6 && ip.match(range, bits);
 }
 
-function judge(ip: ipaddr.IPv4 | ipaddr.IPv6): AddressVerdict {
-  for (const entry of PARSED) {
-    const [range, bits] = entry.range;
-    if (ip.kind() !== range.kind() || !ip.match(range, bits)) continue;
-    if (entry.embedded) {
-      const inner = entry.embedded(ip as ipaddr.IPv6);
-      const verdict = judge(inner);
-      return verdict.allowed ? verdict : { allowed: false, range: `${entry.name} ${verdict.range}` };
+function judge(ip: Address): AddressVerdict {
+  for (const { row, range } of PARSED) {
+    if (!inRange(ip, range)) continue;
+    if (row.embedded && ip instanceof ipaddr.IPv6) {
+      const inner = judge(new ipaddr.IPv4(row.embedded.ipv4(ip.toByteArray())));
+      return inner.allowed ? inner : { allowed: false, range: `${row.embedded.label} ${inner.range}` };
     }
-    return { allowed: false, range: `${entry.name} (${entry.cidr})` };
-  }
-  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_UNICAST_V6)) {
-    return { allowed: false, range: 'not globally routable (outside 2000::/3)' };
+    return { allowed: false, range: `${row.name} (${row.cidr})` };
   }
   return { allowed: true };
 }
 
-/** Verdict for one IP address literal (dotted IPv4, or IPv6 with or without brackets and zone). */
-export function checkAddress(address: string, allowedCidrs: Cidr[]): AddressVerdict {
+function exempted(ip: Address, allowedCidrs: Cidr[]): boolean {
+  const forms: Address[] = [ip];
+  if (ip instanceof ipaddr.IPv6 && ip.isIPv4MappedAddress()) forms.push(ip.toIPv4Address());
+  return allowedCidrs.some((cidr) => forms.some((form) => inRange(form, cidr)));
+}
+
+const DOTTED_TAIL = /^(.*:)([^:]*\.[^:]*)$/;
+
+/**
+ * Parses dotted-decimal IPv4 and IPv6 only. Other IPv4 notations (`0x7f.1`, `0177.0.0.1`,
+ * `2130706433`) are read differently by different parsers, so they are not addresses here (URL
+ * parsing has already normalised them). An IPv6 dotted tail is rewritten to hex first: ipaddr.js
+ * would read `::a.b.c.d` (IPv4-compatible, deprecated) as `::ffff:a.b.c.d` (IPv4-mapped).
+ */
+function parse(address: string): Address | null {
   const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
-  let ip: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    // Only canonical dotted quads: other IPv4 notations reach here already normalised by URL parsing.
-    if (!ipaddr.IPv6.isValid(bare) && !ipaddr.IPv4.isValidFourPartDecimal(bare)) throw new Error('not an IP');
-    ip = ipaddr.parse(bare);
-  } catch {
-    return { allowed: false, range: 'not an IP address' };
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare);
+  let v6 = bare;
+  const tail = DOTTED_TAIL.exec(bare);
+  if (tail) {
+    const [, head = '', dotted = ''] = tail;
+    if (!ipaddr.IPv4.isValidFourPartDecimal(dotted)) return null;
+    const [a = 0, b = 0, c = 0, d = 0] = ipaddr.IPv4.parse(dotted).octets;
+    v6 = `${head}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
+  return ipaddr.IPv6.isValid(v6) ? ipaddr.IPv6.parse(v6) : null;
+}
+
+/** Verdict for one IP address literal (IPv4 in dotted decimal, or IPv6, with or without brackets). */
+export function checkAddress(address: string, allowedCidrs: Cidr[]): AddressVerdict {
+  const ip = parse(address);
+  if (ip === null) return { allowed: false, range: 'not an IP address' };
   if (exempted(ip, allowedCidrs)) return { allowed: true };
   return judge(ip);
 }
 
 const LOCAL_NAMES = [/^localhost$/, /\.localhost$/, /^metadata\.google\.internal$/, /\.internal$/];
 
-/** Verdict for a URL a user configures. */
+const refuse = (code: 'validation_failed' | 'destination_forbidden', message: string): UrlVerdict => ({
+  allowed: false,
+  code,
+  message,
+});
+
+/** Verdict for a URL given by a user. Messages never quote the URL, so never its user info. */
 export function checkUrl(raw: string, policy: DestinationPolicy): UrlVerdict {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return { allowed: false, code: 'validation_failed', message: 'must be an absolute URL' };
+    return refuse('validation_failed', 'must be an absolute URL');
   }
   const schemes = policy.allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
-    const message = policy.allowHttp ? 'must use http or https' : 'must use https';
-    return { allowed: false, code: 'destination_forbidden', message };
+    return refuse('destination_forbidden', policy.allowHttp ? 'must use http or https' : 'must use https');
   }
-  if (url.username || url.password) {
-    return { allowed: false, code: 'destination_forbidden', message: 'must not contain user info' };
+  if (url.username !== '' || url.password !== '') {
+    return refuse('destination_forbidden', 'must not contain user info');
   }
-  const host = url.hostname.toLowerCase().replace(/\.$/, '');
-  if (host === '') return { allowed: false, code: 'validation_failed', message: 'must be an absolute URL' };
-  const literal = host.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host);
-  if (!literal) {
-    if (LOCAL_NAMES.some((pattern) => pattern.test(host))) {
-      return { allowed: false, code: 'destination_forbidden', message: `host ${host} is a local name` };
+  // http(s) URLs always have a host; WHATWG parsing has lower-cased it and normalised every IPv4
+  // notation to dotted decimal and IPv6 to its bracketed compressed form.
+  if (url.hostname.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(url.hostname)) {
+    const address = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const verdict = checkAddress(address, policy.allowedCidrs);
+    if (!verdict.allowed) {
+      return refuse('destination_forbidden', `address ${address} is in a refused range: ${verdict.range}`);
     }
-    return { allowed: true, url, address: null };
+    return { allowed: true, url, address };
   }
-  const address = host.replace(/^\[(.*)\]$/, '$1');
-  const verdict = checkAddress(address, policy.allowedCidrs);
-  if (!verdict.allowed) {
-    return {
-      allowed: false,
-      code: 'destination_forbidden',
-      message: `address ${address} is in a refused range: ${verdict.range}`,
-    };
+  const name = url.hostname.toLowerCase().replace(/\.+$/, '');
+  if (name === '' || LOCAL_NAMES.some((pattern) => pattern.test(name))) {
+    return refuse('destination_forbidden', `host ${name || url.hostname} is not allowed (local name)`);
   }
-  return { allowed: true, url, address };
+  return { allowed: true, url, address: null };
 }
