@@ -196,6 +196,7 @@ describe('the session', () => {
   });
 
   test('unsafe methods need the session’s X-CSRF-Token: missing, wrong, or another session’s is 403 csrf_failed', async () => {
+    const flipLast = (token: string) => `${token.slice(0, -1)}${token.endsWith('0') ? '1' : '0'}`;
     const a = await makeSignedInTenant(h);
     const b = await makeSignedInTenant(h);
     const body = {
@@ -205,7 +206,8 @@ describe('the session', () => {
     };
     const variants: Array<[string, Record<string, string>]> = [
       ['missing', { cookie: a.session.cookie }],
-      ['wrong', { cookie: a.session.cookie, 'x-csrf-token': `${a.session.csrfToken.slice(0, -1)}0` }],
+      // One character changed (to another one: a token ending in 0 stays wrong).
+      ['wrong', { cookie: a.session.cookie, 'x-csrf-token': flipLast(a.session.csrfToken) }],
       ['another session', { cookie: a.session.cookie, 'x-csrf-token': b.session.csrfToken }],
       ['garbage', { cookie: a.session.cookie, 'x-csrf-token': 'abc' }],
       [
