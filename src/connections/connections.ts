@@ -1,9 +1,12 @@
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
+import { isoOrNull } from '../http/schemas.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
 import { cancelOpenDeliveries } from '../delivery/store.js';
 import type { TenantScope } from '../tenants/scope.js';
@@ -30,8 +33,6 @@ export interface Connection {
   revokedAt: string | null;
 }
 
-const iso = (value: Date | string | null): string | null => (value ? new Date(value).toISOString() : null);
-
 export function toConnection(row: ConnectionRow): Connection {
   const credentialsBound = row.credentials_sealed !== null;
   return {
@@ -43,7 +44,7 @@ export function toConnection(row: ConnectionRow): Connection {
     credentialsBound,
     deliveryEnabled: row.status === 'active' && credentialsBound,
     createdAt: new Date(row.created_at).toISOString(),
-    revokedAt: iso(row.revoked_at),
+    revokedAt: isoOrNull(row.revoked_at),
   };
 }
 
@@ -68,14 +69,14 @@ function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, v
   }
 }
 
-async function mustFind(
-  deps: ConnectionDeps,
+/** The scope's connection with this ID, or the 404 of any unknown, malformed or foreign ID. */
+export async function connectionOr404(
+  db: Kysely<DB>,
   scope: TenantScope,
   id: string,
-  db = deps.ctx.db,
-  forUpdate = false,
+  options: { forUpdate?: boolean } = {},
 ): Promise<ConnectionRow> {
-  const row = isIdOf('con', id) ? await findConnectionRow(db, scope, id, { forUpdate }) : undefined;
+  const row = isIdOf('con', id) ? await findConnectionRow(db, scope, id, options) : undefined;
   if (!row) throw notFound('connection');
   return row;
 }
@@ -138,7 +139,7 @@ export async function getConnection(
   scope: TenantScope,
   id: string,
 ): Promise<Connection> {
-  return toConnection(await mustFind(deps, scope, id));
+  return toConnection(await connectionOr404(deps.ctx.db, scope, id));
 }
 
 /** Active → disabled, once and for good; revoking again answers the same record (idempotent). */
@@ -149,7 +150,7 @@ export async function revokeConnection(
   id: string,
 ): Promise<Connection> {
   return deps.ctx.db.transaction().execute(async (trx) => {
-    const row = await mustFind(deps, scope, id, trx, true);
+    const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     if (row.status === 'disabled') return toConnection(row);
     const updated = await updateConnectionRow(trx, scope, id, { status: 'disabled', revoked_at: origin.at });
     if (!updated) throw notFound('connection');
@@ -196,7 +197,7 @@ export async function bindCredentials(
 ): Promise<{ connection: Connection; credentials: Record<string, string> }> {
   const { keyring } = deps.ctx;
   return deps.ctx.db.transaction().execute(async (trx) => {
-    const row = await mustFind(deps, scope, id, trx, true);
+    const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     const definition = deps.catalog.get(row.connector_key);
     if (row.status === 'disabled') {
       throw new HttpProblem('conflict', 'The connection is disabled; create a new one instead.');
@@ -232,7 +233,7 @@ export async function bindCredentials(
         connectorKey: row.connector_key,
         fields: Object.keys(credentials).sort(),
         generated: Object.keys(generated),
-        previousValidUntil: iso(previousValidUntil),
+        previousValidUntil: isoOrNull(previousValidUntil),
       },
     });
     return { connection: toConnection(updated), credentials: generated };

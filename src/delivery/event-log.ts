@@ -2,8 +2,8 @@ import { isIdOf } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
-import type { ConnectionDeps } from '../connections/connections.js';
-import { findConnectionRow } from '../connections/store.js';
+import { isoOrNull } from '../http/schemas.js';
+import { type ConnectionDeps, connectionOr404 } from '../connections/connections.js';
 import type { TenantScope } from '../tenants/scope.js';
 import {
   type AttemptRow,
@@ -35,8 +35,6 @@ export interface DeliveryLogEntry {
   }>;
 }
 
-const iso = (value: Date | string | null): string | null => (value ? new Date(value).toISOString() : null);
-
 function toEntry(row: DeliveryRow & { event_type: string }, attempts: AttemptRow[]): DeliveryLogEntry {
   return {
     id: row.id,
@@ -47,8 +45,8 @@ function toEntry(row: DeliveryRow & { event_type: string }, attempts: AttemptRow
     attemptCount: row.attempt_count,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
-    nextAttemptAt: iso(row.next_attempt_at),
-    deliveredAt: iso(row.delivered_at),
+    nextAttemptAt: isoOrNull(row.next_attempt_at),
+    deliveredAt: isoOrNull(row.delivered_at),
     attempts: attempts.map((a) => ({
       number: a.number,
       startedAt: new Date(a.started_at).toISOString(),
@@ -69,10 +67,7 @@ export async function connectionEventLog(
   query: PageQuery & { status?: DeliveryStatus },
 ): Promise<Page<DeliveryLogEntry>> {
   const { db } = deps.ctx;
-  const connection = isIdOf('con', connectionId)
-    ? await findConnectionRow(db, scope, connectionId)
-    : undefined;
-  if (!connection) throw notFound('connection');
+  await connectionOr404(db, scope, connectionId);
   const limit = query.limit ?? 20;
   const rows = await listDeliveryRows(
     db,
@@ -100,14 +95,11 @@ export async function retryDelivery(
   deliveryId: string,
 ): Promise<void> {
   const { db } = deps.ctx;
-  const connection = isIdOf('con', connectionId)
-    ? await findConnectionRow(db, scope, connectionId)
+  const connection = await connectionOr404(db, scope, connectionId);
+  const delivery = isIdOf('dlv', deliveryId)
+    ? await findDeliveryRow(db, scope, connectionId, deliveryId)
     : undefined;
-  const delivery =
-    connection && isIdOf('dlv', deliveryId)
-      ? await findDeliveryRow(db, scope, connectionId, deliveryId)
-      : undefined;
-  if (!connection || !delivery) throw notFound('delivery');
+  if (!delivery) throw notFound('delivery');
   if (connection.status !== 'active') {
     throw new HttpProblem('conflict', 'The connection is disabled; nothing is sent to it any more.');
   }

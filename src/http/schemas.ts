@@ -4,6 +4,10 @@ import { type TObjectOptions, type TProperties, type TSchema, Type } from 'typeb
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** A column value as the API shows an optional `Timestamp`: RFC 3339 UTC, or null. */
+export const isoOrNull = (value: Date | string | null): string | null =>
+  value === null ? null : new Date(value).toISOString();
+
 /** A request body object: unknown fields are refused (contract §3). */
 export const StrictObject = <T extends TProperties>(properties: T, options: TObjectOptions = {}) =>
   Type.Object(properties, { additionalProperties: false, ...options });

@@ -4,6 +4,7 @@ import { displayPrefix, generateToken, isWellFormedToken } from '../crypto/api-t
 import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
+import { isoOrNull } from '../http/schemas.js';
 import {
   findPlatformKeyByHash,
   insertPlatformKey,
@@ -25,9 +26,6 @@ export interface PlatformKeyRecord {
   revokedAt: string | null;
 }
 
-const iso = (value: Date | string | null): string | null =>
-  value === null ? null : new Date(value).toISOString();
-
 function toRecord(row: PlatformKeyRow, now: Date): PlatformKeyRecord {
   const expired = row.expires_at !== null && new Date(row.expires_at) <= now;
   return {
@@ -36,9 +34,9 @@ function toRecord(row: PlatformKeyRow, now: Date): PlatformKeyRecord {
     prefix: row.prefix,
     status: row.revoked_at ? 'revoked' : expired ? 'expired' : 'active',
     createdAt: new Date(row.created_at).toISOString(),
-    expiresAt: iso(row.expires_at),
-    lastUsedAt: iso(row.last_used_at),
-    revokedAt: iso(row.revoked_at),
+    expiresAt: isoOrNull(row.expires_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
   };
 }
 
@@ -71,7 +69,7 @@ export async function createPlatformKey(
       metadata: { name: row.name, prefix: row.prefix },
     });
   });
-  return { id: row.id, prefix: row.prefix, secret, expiresAt: iso(row.expires_at) };
+  return { id: row.id, prefix: row.prefix, secret, expiresAt: isoOrNull(row.expires_at) };
 }
 
 export async function listPlatformKeys(db: Kysely<DB>, now: Date): Promise<PlatformKeyRecord[]> {

@@ -7,6 +7,7 @@ import { displayPrefix, generateToken } from '../crypto/api-tokens.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
+import { isoOrNull } from '../http/schemas.js';
 import {
   type ApiKeyRow,
   findApiKeyRow,
@@ -29,9 +30,6 @@ export interface ApiKeyRecord {
   rotatedAt: string | null;
 }
 
-const iso = (value: Date | string | null): string | null =>
-  value === null ? null : new Date(value).toISOString();
-
 export function keyStatus(
   row: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>,
   now: Date,
@@ -50,9 +48,9 @@ export function toKeyRecord(row: ApiKeyRow, now: Date): ApiKeyRecord {
     createdAt: new Date(row.created_at).toISOString(),
     createdBy: row.created_by,
     expiresAt: new Date(row.expires_at).toISOString(),
-    lastUsedAt: iso(row.last_used_at),
-    revokedAt: iso(row.revoked_at),
-    rotatedAt: iso(row.rotated_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
+    rotatedAt: isoOrNull(row.rotated_at),
   };
 }
 
