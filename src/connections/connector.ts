@@ -1,4 +1,5 @@
-import type { TObject } from 'typebox';
+import { type TObject, Type } from 'typebox';
+import { VERSION } from '../version.js';
 
 /** An event as it leaves hubgate (contract §7). */
 export interface OutboundEvent {
@@ -51,3 +52,20 @@ export interface ConnectorDefinition {
     credentials: Record<string, string>,
   ): RenderedRequest;
 }
+
+/** Building blocks the definitions share. */
+export const RECEIVER_URL = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https URL that receives events',
+});
+
+/** Headers of every JSON request hubgate sends. */
+export const jsonHeaders = (): Record<string, string> => ({
+  'content-type': 'application/json',
+  'user-agent': `hubgate/${VERSION}`,
+});
+
+/** The event as webhook and HTTP receivers get it (contract §7). */
+export const eventJson = (event: OutboundEvent): string =>
+  JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data });

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
-import { VERSION } from '../../version.js';
-import type { ConnectorDefinition } from '../connector.js';
+import { type ConnectorDefinition, RECEIVER_URL, eventJson, jsonHeaders } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Headers hubgate sets itself or that would change how the request is framed or routed.
@@ -28,7 +27,7 @@ const http: ConnectorDefinition = {
   name: 'HTTP',
   description: 'Sends each event as JSON to an HTTP endpoint with an authentication header of your choice.',
   config: Type.Object({
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL that receives events' }),
+    url: RECEIVER_URL,
     method: Type.Optional(
       Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
         default: 'POST',
@@ -61,11 +60,10 @@ const http: ConnectorDefinition = {
     method: config.method === 'PUT' ? 'PUT' : 'POST',
     url: String(config.url),
     headers: {
-      'content-type': 'application/json',
-      'user-agent': `hubgate/${VERSION}`,
+      ...jsonHeaders(),
       [String(credentials.headerName).toLowerCase()]: String(credentials.headerValue),
     },
-    body: JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data }),
+    body: eventJson(event),
   }),
 };
 

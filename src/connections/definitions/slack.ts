@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { VERSION } from '../../version.js';
-import type { ConnectorDefinition } from '../connector.js';
+import { type ConnectorDefinition, jsonHeaders } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Slack cuts a message's text at 40,000 characters; the data is shown, not archived.
@@ -28,7 +27,7 @@ const slack: ConnectorDefinition = {
     return {
       method: 'POST',
       url: String(credentials.webhookUrl),
-      headers: { 'content-type': 'application/json', 'user-agent': `hubgate/${VERSION}` },
+      headers: jsonHeaders(),
       body: JSON.stringify({
         text: `*${event.type}* · ${event.id} · ${event.timestamp}\n\`\`\`${data}\`\`\``,
       }),

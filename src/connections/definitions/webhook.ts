@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
-import { VERSION } from '../../version.js';
-import type { ConnectorDefinition } from '../connector.js';
+import { type ConnectorDefinition, RECEIVER_URL, eventJson, jsonHeaders } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -13,7 +12,7 @@ const webhook: ConnectorDefinition = {
   name: 'Webhook',
   description: 'Signed HTTPS POST of each event (Standard Webhooks), to any endpoint you run.',
   config: Type.Object({
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL that receives events' }),
+    url: RECEIVER_URL,
     eventTypes: Type.Optional(EventTypePatterns),
   }),
   credentials: Type.Object({
@@ -39,8 +38,8 @@ const webhook: ConnectorDefinition = {
   render: (event, config) => ({
     method: 'POST',
     url: String(config.url),
-    headers: { 'content-type': 'application/json', 'user-agent': `hubgate/${VERSION}` },
-    body: JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data }),
+    headers: jsonHeaders(),
+    body: eventJson(event),
   }),
 };
 
