@@ -28,6 +28,13 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
   });
 }
 
+function credentialFieldsOf(definition: ConnectorDefinition) {
+  return fieldsOf(definition.credentials).map((field) => ({
+    ...field,
+    generated: Boolean(definition.generated?.[field.name]),
+  }));
+}
+
 /** The catalog as `GET /integration-hub/connectors` shows it, read from the definitions themselves. */
 export function describeConnectors(deps: ConnectionDeps) {
   return deps.catalog.all.map((definition) => ({
@@ -36,10 +43,7 @@ export function describeConnectors(deps: ConnectionDeps) {
     description: definition.description,
     enabled: deps.catalog.isEnabled(definition.key),
     configFields: fieldsOf(definition.config),
-    credentialFields: fieldsOf(definition.credentials).map((field) => ({
-      ...field,
-      generated: Boolean(definition.generated?.[field.name]),
-    })),
+    credentialFields: credentialFieldsOf(definition),
     eventTypes: [...definition.acceptedEventTypes],
   }));
 }
@@ -47,11 +51,12 @@ export function describeConnectors(deps: ConnectionDeps) {
 /** Hub overview (contract §6) for the tenant of the scope; counts only, never a secret. */
 export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
-  const counts = await countConnectionsByConnector(deps.ctx.db, scope);
-  const connectors = deps.catalog.all.map((definition) => {
-    const c = counts.get(definition.key) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
-    return { connectorKey: definition.key, name: definition.name, ...c };
-  });
+  const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);
+  const connectors = deps.catalog.all.map((definition) => ({
+    connectorKey: definition.key,
+    name: definition.name,
+    ...countsOf(definition.key),
+  }));
   const active = connectors.reduce((sum, c) => sum + c.active, 0);
   const disabled = connectors.reduce((sum, c) => sum + c.disabled, 0);
   const awaiting = connectors.reduce((sum, c) => sum + c.awaitingCredentials, 0);
@@ -70,10 +75,10 @@ export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
 /** Credential readiness (contract §6): per connector, whether credentials can be bound now and why not. */
 export async function credentialReadiness(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
-  const counts = await countConnectionsByConnector(deps.ctx.db, scope);
+  const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);
   return {
     connectors: deps.catalog.all.map((definition) => {
-      const c = counts.get(definition.key) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
+      const c = countsOf(definition.key);
       const reasons: NotReadyReason[] = [];
       // Binding is an integrations:ADMIN action: without the module, nothing can be bound.
       if (!entitlements.includes('integrations')) reasons.push('entitlement_missing');
@@ -84,10 +89,7 @@ export async function credentialReadiness(deps: ConnectionDeps, scope: TenantSco
         name: definition.name,
         ready: reasons.length === 0,
         reasons,
-        credentialFields: Object.keys(definition.credentials.properties).map((name) => ({
-          name,
-          generated: Boolean(definition.generated?.[name]),
-        })),
+        credentialFields: credentialFieldsOf(definition).map(({ name, generated }) => ({ name, generated })),
         connectionsAwaitingCredentials: c.awaitingCredentials,
       };
     }),

@@ -54,11 +54,17 @@ export async function updateConnectionRow(
     .executeTakeFirst();
 }
 
-/** Per connector: active, disabled, and active without credentials. */
+export interface ConnectorCounts {
+  active: number;
+  disabled: number;
+  awaitingCredentials: number;
+}
+
+/** Per connector key: active, disabled, and active without credentials (zeros for a connector unused). */
 export async function countConnectionsByConnector(
   db: Kysely<DB>,
   scope: TenantScope,
-): Promise<Map<string, { active: number; disabled: number; awaitingCredentials: number }>> {
+): Promise<(connectorKey: string) => ConnectorCounts> {
   const rows = await ofTenant(db, scope)
     .select((eb) => [
       'connector_key',
@@ -71,10 +77,11 @@ export async function countConnectionsByConnector(
     ])
     .groupBy('connector_key')
     .execute();
-  return new Map(
+  const counts = new Map(
     rows.map((r) => [
       r.connector_key,
       { active: Number(r.active), disabled: Number(r.disabled), awaitingCredentials: Number(r.awaiting) },
     ]),
   );
+  return (connectorKey) => counts.get(connectorKey) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
 }
