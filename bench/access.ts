@@ -1,13 +1,13 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   benchTenant,
+  buildHubgate,
   freePort,
   freshDatabase,
   httpJson,
   load,
   type LoadResult,
-  ROOT,
+  prepareHubgate,
   startProcess,
 } from './support.js';
 
@@ -23,24 +23,11 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const db = await freshDatabase();
 const secretKey = randomBytes(32).toString('base64');
 const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: secretKey };
-const cli = (args: string[]) => {
-  const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`hubgate ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-};
-
-// hubgate runs as `npm start` runs it: compiled, from dist/.
-const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-if (build.status !== 0) throw new Error('npm run build failed');
+buildHubgate();
 
 const results: LoadResult[] = [];
 try {
-  cli(['migrate']);
-  const plt = JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])).secret as string;
+  const plt = prepareHubgate(env);
 
   const bare = await startProcess(['bench/bare-server.ts'], {}, await freePort(), '/');
   const bareLogged = await startProcess(['bench/bare-server.ts'], { BARE_LOG: '1' }, await freePort(), '/');

@@ -1,9 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { benchTenant, freePort, freshDatabase, httpJson, ROOT, startProcess } from './support.js';
+import {
+  benchTenant,
+  buildHubgate,
+  freePort,
+  freshDatabase,
+  httpJson,
+  prepareHubgate,
+  startProcess,
+} from './support.js';
 
 /**
  * Issue 6's benchmark: EVENTS events published to hubgate on PostgreSQL and delivered to a local
@@ -19,8 +26,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 0);
 // BENCH_WORKERS=2 adds `hubgate worker` processes beside serve (which runs workers too).
 const EXTRA_WORKERS = Math.max(0, Number(process.env.BENCH_WORKERS ?? 1) - 1);
 
-const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-if (build.status !== 0) throw new Error('npm run build failed');
+buildHubgate();
 
 // The receiver: records when each webhook-id first arrives.
 const firstSeen = new Map<string, number>();
@@ -57,19 +63,8 @@ const env = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
 };
-const cli = (args: string[]) => {
-  const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`hubgate ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-};
-
 try {
-  cli(['migrate']);
-  const plt = JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])).secret as string;
+  const plt = prepareHubgate(env);
   const hub = await startProcess(
     ['dist/main.js', 'serve'],
     { ...env, LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -191,4 +191,25 @@ export async function benchTenant(
     expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
   });
   return { session, keySecret: key.body.secret as string };
+}
+
+/** Builds hubgate, so the benchmarks run it as `npm start` does: compiled, from dist/. */
+export function buildHubgate(): void {
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+
+/** Migrates the database of `env` with the built CLI and creates a platform key; returns its secret. */
+export function prepareHubgate(env: Record<string, string>): string {
+  const cli = (args: string[]) => {
+    const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`hubgate ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  };
+  cli(['migrate']);
+  return (JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])) as { secret: string }).secret;
 }
