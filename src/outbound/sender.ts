@@ -47,9 +47,11 @@ class Refused extends Error {
 
 class DnsFailure extends Error {}
 
+/** Walks the error and its causes: the first that says what happened decides; else the deepest code. */
 function classify(error: unknown): { error: SendError; detail: string } {
+  let detail = 'the connection failed';
   let cause: unknown = error;
-  for (let i = 0; i < 5 && cause; i++) {
+  for (let depth = 0; depth < 5 && cause; depth++) {
     if (cause instanceof Refused) return { error: 'destination_forbidden', detail: cause.detail };
     if (cause instanceof DnsFailure) return { error: 'dns_failure', detail: cause.message };
     const e = cause as { name?: string; code?: string; message?: string; cause?: unknown };
@@ -64,13 +66,11 @@ function classify(error: unknown): { error: SendError; detail: string } {
       return { error: 'tls_error', detail: code || 'TLS handshake failed' };
     }
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { error: 'dns_failure', detail: code };
-    if (code && code !== 'UND_ERR') {
-      if (!e.cause) return { error: 'connection_error', detail: code };
-    }
+    // undici's generic code says nothing a cause does not say better.
+    if (code && code !== 'UND_ERR') detail = code;
     cause = e.cause;
   }
-  const e = error as { code?: string; message?: string };
-  return { error: 'connection_error', detail: e.code ?? 'the connection failed' };
+  return { error: 'connection_error', detail };
 }
 
 /**
