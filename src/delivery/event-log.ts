@@ -1,18 +1,9 @@
-import { isIdOf } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
-import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import { type ConnectionDeps, connectionOr404 } from '../connections/connections.js';
 import type { TenantScope } from '../tenants/scope.js';
-import {
-  type AttemptRow,
-  attemptsOf,
-  type DeliveryRow,
-  findDeliveryRow,
-  listDeliveryRows,
-  requeueFailedDelivery,
-} from './store.js';
+import { type AttemptRow, attemptsOf, type DeliveryRow, listDeliveryRows } from './store.js';
 
 export interface DeliveryLogEntry {
   id: string;
@@ -82,31 +73,4 @@ export async function connectionEventLog(
     rows.slice(0, limit).map((r) => r.id),
   );
   return toPage(rows, limit, (row) => toEntry(row, attempts.get(row.id) ?? []));
-}
-
-/**
- * Manual retry (contract §7): a failed delivery of an active connection is due again at once; it gets
- * one more attempt (and the retries left in the schedule after its attempt count, none when spent).
- */
-export async function retryDelivery(
-  deps: ConnectionDeps,
-  scope: TenantScope,
-  connectionId: string,
-  deliveryId: string,
-): Promise<void> {
-  const { db } = deps.ctx;
-  const connection = await connectionOr404(db, scope, connectionId);
-  const delivery = isIdOf('dlv', deliveryId)
-    ? await findDeliveryRow(db, scope, connectionId, deliveryId)
-    : undefined;
-  if (!delivery) throw notFound('delivery');
-  if (connection.status !== 'active') {
-    throw new HttpProblem('conflict', 'The connection is disabled; nothing is sent to it any more.');
-  }
-  const requeued = await requeueFailedDelivery(db, scope, connectionId, deliveryId, deps.ctx.now());
-  if (!requeued)
-    throw new HttpProblem(
-      'conflict',
-      `Only failed deliveries can be retried; this one is ${delivery.status}.`,
-    );
 }

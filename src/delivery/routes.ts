@@ -7,7 +7,8 @@ import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { tenantScopeOf } from '../tenants/scope.js';
-import { connectionEventLog, retryDelivery } from './event-log.js';
+import { connectionEventLog } from './event-log.js';
+import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
 
 const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
