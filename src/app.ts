@@ -29,7 +29,7 @@ import { loadConnectorCatalog } from './connections/catalog.js';
 import { hubRoutes } from './connections/hub-routes.js';
 import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
-import { announceDeliveries, createWakeup } from './delivery/wakeup.js';
+import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { tenantRoutes } from './tenants/routes.js';
 
@@ -117,9 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));
   const wakeup = createWakeup();
-  await app.register(
-    deliveryRoutes(connections, () => announceDeliveries(deps.database, wakeup, logBackgroundError)),
-  );
+  await app.register(deliveryRoutes(connections, createAnnouncer(deps.database, wakeup, logBackgroundError)));
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
     app.addHook('onClose', () => workers.stop());

@@ -41,16 +41,33 @@ export function createWakeup(): Wakeup {
 export const DELIVERY_CHANNEL = 'hubgate_deliveries';
 
 /**
- * Wakes this process's workers, and every other process's through NOTIFY when the database is
- * PostgreSQL (their LISTEN turns it into a local wake-up). A lost announcement costs a poll interval.
+ * Announces new deliveries: wakes this process's workers at once, and every other process's through
+ * NOTIFY when the database is PostgreSQL (their LISTEN turns it into a local wake-up). Announcements
+ * made while a NOTIFY is on its way are folded into one more after it: under load that is one round
+ * trip for many publishes, not one each. A lost announcement costs a poll interval.
  */
-export function announceDeliveries(
+export function createAnnouncer(
   database: Database,
   wakeup: Wakeup,
   onError: (error: unknown) => void,
-): void {
-  wakeup.notify();
-  if (database.engine === 'postgres') {
-    sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(database.kysely).catch(onError);
-  }
+): () => void {
+  let sending = false;
+  let again = false;
+  const send = (): void => {
+    sending = true;
+    again = false;
+    sql`select pg_notify(${DELIVERY_CHANNEL}, '')`
+      .execute(database.kysely)
+      .catch(onError)
+      .finally(() => {
+        sending = false;
+        if (again) send();
+      });
+  };
+  return () => {
+    wakeup.notify();
+    if (database.engine !== 'postgres') return;
+    if (sending) again = true;
+    else send();
+  };
 }

@@ -1,9 +1,9 @@
-import { type Insertable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import { randomBase62 } from '../crypto/base62.js';
 import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import type { Database } from '../db/database.js';
-import type { DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
+import type { ConnectionsTable, DeliveryAttemptsTable, DeliveryStatus, EventsTable } from '../db/schema.js';
 import { createOutcomeWriter } from './outcomes.js';
 import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
 import { purgeExpired } from './retention.js';
@@ -21,6 +21,17 @@ export interface WorkerOptions {
   /** How often expired deliveries and payloads are deleted (hourly). */
   retentionIntervalMs?: number;
 }
+
+/** A claimed delivery with what sending it needs. */
+type ClaimedRow = DeliveryRow &
+  Pick<
+    Selectable<ConnectionsTable>,
+    'connector_key' | 'config' | 'credentials_sealed' | 'previous_credentials_sealed' | 'previous_valid_until'
+  > &
+  Pick<Selectable<EventsTable>, 'type' | 'payload_sealed'> & {
+    connection_status: Selectable<ConnectionsTable>['status'];
+    event_created_at: Selectable<EventsTable>['created_at'];
+  };
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -49,22 +60,38 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   // worker never loses a claim mid-send; a dead worker's claims are due again after it.
   const leaseMs = config.delivery.timeoutMs * 2 + 5_000;
   const inFlight = new Set<Promise<void>>();
+  // Under load, claiming after every finished attempt costs a claim statement per delivery; waiting
+  // for a quarter of the slots to be free claims them in batches, and an idle worker claims at once.
+  const claimFloor = Math.max(1, Math.floor(options.concurrency / 4));
+  const canClaim = () => options.concurrency - inFlight.size >= claimFloor;
   let running = false;
   let loop: Promise<void> | undefined;
 
-  async function claim(limit: number): Promise<DeliveryRow[]> {
+  /**
+   * Claims due deliveries and reads what sending them needs (connection, credentials, payload) in one
+   * statement: the read sees each claim as it was made, so a revocation that lands later is caught
+   * only by the outcome write (see README, Delivery).
+   */
+  async function claim(limit: number) {
     const now = ctx.now();
-    const result = await sql<DeliveryRow>`
-      update deliveries set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
-        leased_by = ${id}, updated_at = ${now}
-      where id in (
-        select id from deliveries
-        where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
-           or (status = 'delivering' and lease_until < ${now})
-        order by next_attempt_at
-        limit ${limit}
-        for update skip locked)
-      returning *`.execute(db);
+    const result = await sql<ClaimedRow>`
+      with claimed as (
+        update deliveries set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
+          leased_by = ${id}, updated_at = ${now}
+        where id in (
+          select id from deliveries
+          where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
+             or (status = 'delivering' and lease_until < ${now})
+          order by next_attempt_at
+          limit ${limit}
+          for update skip locked)
+        returning *)
+      select claimed.*, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
+        c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
+        e.created_at as event_created_at
+      from claimed
+      join connections c on c.id = claimed.connection_id
+      join events e on e.id = claimed.event_id`.execute(db);
     return result.rows;
   }
 
@@ -87,68 +114,40 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     });
   }
 
-  /** What sending needs, for a whole claimed batch in one query. */
-  async function loadTargets(ids: string[]) {
-    const rows = await db
-      .selectFrom('deliveries as d')
-      .innerJoin('connections as c', 'c.id', 'd.connection_id')
-      .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select([
-        'd.id',
-        'd.status',
-        'd.leased_by',
-        'c.status as connection_status',
-        'c.connector_key',
-        'c.config',
-        'c.credentials_sealed',
-        'c.previous_credentials_sealed',
-        'c.previous_valid_until',
-        'e.type',
-        'e.payload_sealed',
-        'e.created_at as event_created_at',
-      ])
-      .where('d.id', 'in', ids)
-      .execute();
-    return new Map(rows.map((row) => [row.id, row]));
-  }
-  type Target = NonNullable<ReturnType<Awaited<ReturnType<typeof loadTargets>>['get']>>;
-
-  async function attempt(row: DeliveryRow, target: Target | undefined): Promise<void> {
-    // Read after the claim, right before sending: a revocation since then means nothing goes out.
-    if (!target || target.status !== 'delivering' || target.leased_by !== id) return;
-    const definition = catalog.get(target.connector_key);
-    if (target.connection_status !== 'active' || !target.credentials_sealed || !definition) {
+  async function attempt(row: ClaimedRow): Promise<void> {
+    const definition = catalog.get(row.connector_key);
+    if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
       await finish(row, 'cancelled');
       return;
     }
     const now = ctx.now();
     const credentials = JSON.parse(
-      keyring.open('connection-credentials', target.credentials_sealed, row.connection_id),
+      keyring.open('connection-credentials', row.credentials_sealed, row.connection_id),
     ) as Record<string, string>;
-    const data = JSON.parse(keyring.open('event-payload', target.payload_sealed, row.event_id)) as Record<
+    const data = JSON.parse(keyring.open('event-payload', row.payload_sealed, row.event_id)) as Record<
       string,
       unknown
     >;
     const rendered = definition.render(
       {
         id: row.event_id,
-        type: target.type,
-        timestamp: new Date(target.event_created_at).toISOString(),
+        type: row.type,
+        timestamp: new Date(row.event_created_at).toISOString(),
         data,
       },
-      target.config,
+      row.config,
       credentials,
     );
     if (definition.signingSecretField) {
       const field = definition.signingSecretField;
       const secrets = [credentials[field]];
       if (
-        target.previous_credentials_sealed &&
-        target.previous_valid_until &&
-        new Date(target.previous_valid_until) > now
+        row.previous_credentials_sealed &&
+        row.previous_valid_until &&
+        new Date(row.previous_valid_until) > now
       ) {
         const previous = JSON.parse(
-          keyring.open('connection-credentials', target.previous_credentials_sealed, row.connection_id),
+          keyring.open('connection-credentials', row.previous_credentials_sealed, row.connection_id),
         ) as Record<string, string>;
         secrets.push(previous[field]);
       }
@@ -195,8 +194,8 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     await finish(row, 'retrying', { attemptCount: number, nextAttemptAt }, attempt);
   }
 
-  function track(row: DeliveryRow, target: Target | undefined): void {
-    const job = attempt(row, target)
+  function track(row: ClaimedRow): void {
+    const job = attempt(row)
       .catch((error: unknown) => {
         ctx.log.error(
           { err: { message: error instanceof Error ? error.message : String(error) }, deliveryId: row.id },
@@ -205,7 +204,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       })
       .finally(() => {
         inFlight.delete(job);
-        wakeup.notify();
+        if (canClaim()) wakeup.notify();
       });
     inFlight.add(job);
   }
@@ -214,12 +213,11 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     while (running) {
       const free = options.concurrency - inFlight.size;
       let claimed = 0;
-      if (free > 0) {
+      if (canClaim()) {
         try {
           const rows = await claim(free);
           claimed = rows.length;
-          const targets = rows.length > 0 ? await loadTargets(rows.map((r) => r.id)) : new Map();
-          for (const row of rows) track(row, targets.get(row.id));
+          for (const row of rows) track(row);
         } catch (error) {
           ctx.log.warn(
             { err: { message: error instanceof Error ? error.message : String(error) } },
