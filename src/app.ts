@@ -32,6 +32,10 @@ import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { tenantRoutes } from './tenants/routes.js';
+import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
+import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
+import { createMetrics, registerHttpMetrics } from './platform/metrics.js';
+import { monitoringRoutes } from './platform/monitoring-routes.js';
 
 export interface AppDeps {
   database: Database;
@@ -84,6 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keyring: deps.keyring,
     log: deps.logger,
     tenantKeys,
+    metrics: createMetrics(),
     now: deps.now ?? (() => new Date()),
   };
 
@@ -94,6 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
   });
   registerAccessLog(app);
+  registerHttpMetrics(app, ctx.metrics);
   registerErrorHandling(app);
   registerValidation(app);
   registerJsonBodies(app, config.bodyLimitBytes);
@@ -113,6 +119,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(automationRoutes(ctx));
   await app.register(auditRoutes(ctx));
   await app.register(tenantRoutes(ctx));
+  await app.register(monitoringRoutes(ctx));
+  await app.register(alertChannelRoutes(ctx));
+  await app.register(alertRulesRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));

@@ -5,6 +5,7 @@ import type { Keyring } from './crypto/keyring.js';
 import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
 import type { TenantKeyVerifier } from './keys/key-verifier.js';
+import type { Metrics } from './platform/metrics.js';
 
 /** What every domain's routes and logic are given by buildApp: no globals, nothing at import time. */
 export interface AppContext {
@@ -15,5 +16,7 @@ export interface AppContext {
   log: Logger;
   /** Tenant key lookups with their short-lived cache and batched last-used writes. */
   tenantKeys: TenantKeyVerifier;
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: Metrics;
   now(): Date;
 }

@@ -1,7 +1,8 @@
 import { randomBase62 } from './base62.js';
 
 /** The ID prefixes of contract §2, plus internal records that never leave the service. */
-export type IdPrefix = 'ten' | 'usr' | 'key' | 'pkey' | 'con' | 'evt' | 'dlv' | 'chn' | 'pky' | 'aud' | 'ses';
+export type IdPrefix =
+  'ten' | 'usr' | 'key' | 'pkey' | 'con' | 'evt' | 'dlv' | 'chn' | 'pky' | 'aud' | 'ses' | 'rul' | 'ntf';
 
 // 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
 const ID_BODY_LENGTH = 22;

@@ -146,7 +146,70 @@ export interface DeliveryAttemptsTable {
   error_detail: string | null;
 }
 
+export interface AlertChannelsTable {
+  id: string;
+  name: string;
+  kind: string;
+  enabled: boolean;
+  config: Json<Record<string, unknown>>;
+  secrets_sealed: string;
+  secret_fields: Json<string[]>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AlertRoutingTable {
+  id: number;
+  revision: number;
+  document: Json<Record<string, unknown>>;
+  updated_at: Timestamp;
+}
+
+export interface AlertLeasesTable {
+  name: string;
+  holder: string;
+  lease_until: Timestamp;
+}
+
+export type AlertStatus = 'firing' | 'resolved';
+
+export interface AlertsTable {
+  fingerprint: string;
+  labels: Json<Record<string, string>>;
+  annotations: Json<Record<string, string>>;
+  status: AlertStatus;
+  starts_at: Timestamp;
+  ends_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+export interface AlertNotificationsTable {
+  id: string;
+  fingerprint: string;
+  channel_id: string;
+  status: AlertStatus;
+  state: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  sent_at: Timestamp | null;
+}
+
+export interface AlertChannelStateTable {
+  fingerprint: string;
+  channel_id: string;
+  last_status: AlertStatus;
+  last_notified_at: Timestamp;
+}
+
 export interface DB {
+  alert_channels: AlertChannelsTable;
+  alert_routing: AlertRoutingTable;
+  alert_leases: AlertLeasesTable;
+  alerts: AlertsTable;
+  alert_notifications: AlertNotificationsTable;
+  alert_channel_state: AlertChannelStateTable;
   events: EventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;

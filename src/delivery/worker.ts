@@ -2,6 +2,7 @@ import { type Insertable, type Selectable, sql } from 'kysely';
 import { randomBase62 } from '../crypto/base62.js';
 import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
+import type { DeliveryOutcome } from '../platform/metrics.js';
 import type { Database } from '../db/database.js';
 import type { ConnectionsTable, DeliveryAttemptsTable, DeliveryStatus, EventsTable } from '../db/schema.js';
 import { createOutcomeWriter } from './outcomes.js';
@@ -43,7 +44,7 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
  */
 /** What a worker needs: no HTTP, no key verification (`hubgate worker` has neither). */
 export interface WorkerDeps {
-  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'now'>;
+  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'>;
   catalog: ConnectorCatalog;
 }
 
@@ -117,6 +118,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   async function attempt(row: ClaimedRow): Promise<void> {
     const definition = catalog.get(row.connector_key);
     if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
+      ctx.metrics.deliveries.inc({ outcome: 'cancelled' });
       await finish(row, 'cancelled');
       return;
     }
@@ -165,7 +167,16 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     await record(row, now, result);
   }
 
-  async function record(row: DeliveryRow, startedAt: Date, result: SendResult): Promise<void> {
+  function count(row: ClaimedRow, outcome: DeliveryOutcome, result: SendResult): void {
+    ctx.metrics.deliveries.inc({ outcome });
+    ctx.metrics.deliveryAttemptDuration.observe({ outcome }, result.durationMs / 1000);
+    if (outcome === 'delivered') {
+      const published = new Date(row.event_created_at).getTime();
+      ctx.metrics.deliveryLatency.observe((ctx.now().getTime() - published) / 1000);
+    }
+  }
+
+  async function record(row: ClaimedRow, startedAt: Date, result: SendResult): Promise<void> {
     const number = row.attempt_count + 1;
     const attempt: Insertable<DeliveryAttemptsTable> = {
       delivery_id: row.id,
@@ -178,6 +189,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       error_detail: result.errorDetail,
     };
     if (result.ok) {
+      count(row, 'delivered', result);
       await finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() }, attempt);
       return;
     }
@@ -187,10 +199,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         ? null
         : retryDelaySeconds(number, config.delivery.retryScheduleSeconds, result.retryAfterSeconds);
     if (delay === null) {
+      count(row, 'failed', result);
       await finish(row, 'failed', { attemptCount: number }, attempt);
       return;
     }
     const nextAttemptAt = new Date(ctx.now().getTime() + delay * 1000);
+    count(row, 'retrying', result);
     await finish(row, 'retrying', { attemptCount: number, nextAttemptAt }, attempt);
   }
 

@@ -3,6 +3,7 @@ import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_access.js';
 import * as m0003 from './0003_connections.js';
 import * as m0004 from './0004_delivery.js';
+import * as m0005 from './0005_alerting.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -13,4 +14,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002_access': m0002,
   '0003_connections': m0003,
   '0004_delivery': m0004,
+  '0005_alerting': m0005,
 };

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { type TObject, Type } from 'typebox';
+
+/** The five channel kinds of contract §9. */
+export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+/**
+ * One channel kind, whole: the fields of its `config` (secret and not), which of them are secret
+ * (write-only, stored sealed), which hubgate generates, and which hold destinations that must pass
+ * the SSRF policy (contract §8) when configured and again at every send.
+ */
+export interface ChannelKindDefinition {
+  kind: ChannelKind;
+  /** Every field of `config`, as a channel holds it once created (PATCH merges, then checks this). */
+  config: TObject;
+  secretFields: readonly string[];
+  /** Fields hubgate makes at creation; never accepted from a body, returned once by the create call. */
+  generated?: Readonly<Record<string, () => string>>;
+  /** Fields holding URLs. */
+  urlFields: readonly string[];
+  /** Field holding a bare host name or address (EMAIL's SMTP server). */
+  hostField?: string;
+}
+
+const Url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description });
+const Host = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[A-Za-z0-9.:\\[\\]-]+$',
+  description: 'host name or IP address of the SMTP server',
+});
+
+export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindDefinition>> = {
+  EMAIL: {
+    kind: 'EMAIL',
+    config: Type.Object({
+      to: Type.Array(Type.String({ format: 'email', maxLength: 254 }), {
+        minItems: 1,
+        maxItems: 20,
+        uniqueItems: true,
+      }),
+      from: Type.String({ format: 'email', maxLength: 254 }),
+      smtpHost: Host,
+      smtpPort: Type.Integer({ minimum: 1, maximum: 65535 }),
+      smtpUser: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 254, description: 'SMTP user name; `from` when left out' }),
+      ),
+      smtpPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    }),
+    secretFields: ['smtpPassword'],
+    urlFields: [],
+    hostField: 'smtpHost',
+  },
+  WEBHOOK: {
+    kind: 'WEBHOOK',
+    config: Type.Object({
+      url: Url('https URL that receives signed Alertmanager-style notifications'),
+      signingSecret: Type.String({ description: 'generated; returned once by the create call' }),
+    }),
+    secretFields: ['url', 'signingSecret'],
+    generated: { signingSecret: () => `whsec_${randomBytes(32).toString('base64')}` },
+    urlFields: ['url'],
+  },
+  SLACK: {
+    kind: 'SLACK',
+    config: Type.Object({ webhookUrl: Url('Slack incoming-webhook URL') }),
+    secretFields: ['webhookUrl'],
+    urlFields: ['webhookUrl'],
+  },
+  GRAFANA: {
+    kind: 'GRAFANA',
+    config: Type.Object({
+      baseUrl: Url('Grafana base URL; annotations are posted to {baseUrl}/api/annotations'),
+      tags: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 }),
+      serviceAccountToken: Type.String({ minLength: 1, maxLength: 1024 }),
+    }),
+    secretFields: ['serviceAccountToken'],
+    urlFields: ['baseUrl'],
+  },
+  HTTP: {
+    kind: 'HTTP',
+    config: Type.Object({
+      url: Url('URL that receives the notification'),
+      method: Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], {
+        description: 'POST when left out',
+      }),
+      headers: Type.Optional(
+        Type.Record(
+          Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
+          Type.String({ maxLength: 4096 }),
+          {
+            maxProperties: 20,
+          },
+        ),
+      ),
+    }),
+    secretFields: ['url', 'headers'],
+    urlFields: ['url'],
+  },
+};

@@ -1,0 +1,37 @@
+import type { AlertStatus } from '../../db/schema.js';
+import type { ChannelKind } from './kinds.js';
+
+/** One alert as channels see it (Alertmanager's model: labels identify it, annotations describe it). */
+export interface AlertInstance {
+  /** A hash of the labels: the same condition is the same alert. */
+  fingerprint: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  status: AlertStatus;
+  startsAt: Date;
+  /** Set when resolved. */
+  endsAt: Date | null;
+}
+
+/** What one channel is sent at once: one alert's firing or resolved notice (or a test). */
+export interface Notification {
+  status: AlertStatus;
+  alerts: AlertInstance[];
+}
+
+/** A channel opened for sending: its config with its secret fields filled in. */
+export interface OpenChannel {
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  config: Record<string, unknown>;
+}
+
+/** The answer of `POST …/channels/:id/test` (contract §9), and of every send. */
+export interface ChannelSendResult {
+  ok: boolean;
+  /** The HTTP status, or the SMTP reply code; null when no answer came. */
+  responseStatus: number | null;
+  /** What went wrong, in words that never quote a secret; null when ok. */
+  error: string | null;
+}
