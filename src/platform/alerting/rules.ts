@@ -1,0 +1,216 @@
+import type { Kysely } from 'kysely';
+import { type AuditOrigin, recordAudit } from '../../access/audit.js';
+import type { AppContext } from '../../context.js';
+import { newId } from '../../crypto/ids.js';
+import type { DB } from '../../db/schema.js';
+import { type FieldError, fieldProblem, HttpProblem } from '../../http/problem.js';
+import { type Matcher, matches, patternError } from './matchers.js';
+import { findRoutingRow, lockExistingChannelIds, lockRoutingRow, updateRoutingRow } from './rules-store.js';
+
+export type { Matcher, MatcherOp } from './matchers.js';
+
+/** One routing rule as the API shows it and the row stores it (contract §9). */
+export interface RoutingRule {
+  id: string;
+  name: string;
+  enabled: boolean;
+  matchers: Matcher[];
+  channelIds: string[];
+  continue: boolean;
+  /** null: the defaults' value. */
+  repeatIntervalSeconds: number | null;
+}
+
+export interface RoutingDefaults {
+  channelIds: string[];
+  repeatIntervalSeconds: number;
+}
+
+export interface RoutingDocument {
+  revision: number;
+  defaults: RoutingDefaults;
+  rules: RoutingRule[];
+}
+
+/** A PUT body once the schema has checked it: the omitted parts take their defaults here. */
+export interface RoutingInput {
+  defaults: RoutingDefaults;
+  rules: Array<{
+    id?: string;
+    name: string;
+    enabled?: boolean;
+    matchers: Matcher[];
+    channelIds: string[];
+    continue?: boolean;
+    repeatIntervalSeconds?: number | null;
+  }>;
+}
+
+/** Alertmanager repeats a firing alert every 4 h by default; hubgate's default is 1 h. */
+export const DEFAULT_REPEAT_INTERVAL_SECONDS = 3600;
+
+/** What GET answers before the first PUT: revision 0, no channels, no rules. */
+const initialDocument = (): RoutingDocument => ({
+  revision: 0,
+  defaults: { channelIds: [], repeatIntervalSeconds: DEFAULT_REPEAT_INTERVAL_SECONDS },
+  rules: [],
+});
+
+/** The current document (the initial one when none was ever written). */
+export async function readRoutingDocument(db: Kysely<DB>): Promise<RoutingDocument> {
+  const row = await findRoutingRow(db);
+  if (!row) return initialDocument();
+  // Only replaceRoutingDocument writes the column, always in this shape.
+  const stored = row.document as unknown as Omit<RoutingDocument, 'revision'>;
+  return { revision: row.revision, defaults: stored.defaults, rules: stored.rules };
+}
+
+/** Channel IDs any rule or the defaults use (DELETE of a channel in use is 409). */
+export function channelIdsInUse(doc: RoutingDocument): Set<string> {
+  return new Set([...doc.defaults.channelIds, ...doc.rules.flatMap((rule) => rule.channelIds)]);
+}
+
+/**
+ * Pure: where an alert with these labels goes. Rules in order; a disabled rule is skipped; a rule
+ * matches when every matcher does (a missing label is ""); a match adds its channels with its
+ * repeat interval (or the defaults'); without `continue` the walk stops there; when no rule
+ * matched, the defaults' channels. One entry per channel, the first match's interval winning.
+ */
+export function routeAlert(
+  labels: Record<string, string>,
+  doc: RoutingDocument,
+): Array<{ channelId: string; repeatIntervalSeconds: number }> {
+  const routes = new Map<string, number>();
+  const add = (channelIds: string[], interval: number) => {
+    for (const channelId of channelIds) if (!routes.has(channelId)) routes.set(channelId, interval);
+  };
+  let matched = false;
+  for (const rule of doc.rules) {
+    if (!rule.enabled || !rule.matchers.every((m) => matches(m, labels))) continue;
+    matched = true;
+    add(rule.channelIds, rule.repeatIntervalSeconds ?? doc.defaults.repeatIntervalSeconds);
+    if (!rule.continue) break;
+  }
+  if (!matched) add(doc.defaults.channelIds, doc.defaults.repeatIntervalSeconds);
+  return [...routes].map(([channelId, repeatIntervalSeconds]) => ({ channelId, repeatIntervalSeconds }));
+}
+
+/** The checks a schema cannot make without the database: regexes compile, rule IDs are unique. */
+function documentErrors(input: RoutingInput): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  input.rules.forEach((rule, r) => {
+    if (rule.id !== undefined) {
+      if (seen.has(rule.id)) errors.push({ path: `rules.${r}.id`, message: 'is used by another rule' });
+      seen.add(rule.id);
+    }
+    rule.matchers.forEach((matcher, m) => {
+      const message = patternError(matcher);
+      if (message) errors.push({ path: `rules.${r}.matchers.${m}.value`, message });
+    });
+  });
+  return errors;
+}
+
+/** Every place a channel ID is named, with its path, for "no such channel" errors. */
+function channelReferences(input: RoutingInput): Array<{ path: string; id: string }> {
+  return [
+    ...input.defaults.channelIds.map((id, c) => ({ path: `defaults.channelIds.${c}`, id })),
+    ...input.rules.flatMap((rule, r) =>
+      rule.channelIds.map((id, c) => ({ path: `rules.${r}.channelIds.${c}`, id })),
+    ),
+  ];
+}
+
+const failed = (errors: FieldError[]): HttpProblem =>
+  new HttpProblem('validation_failed', `${errors[0]?.path}: ${errors[0]?.message}`, { errors });
+
+/**
+ * `If-Match` as sent: the revision bare or quoted (`3`, `"3"`), a list of them, or `*`.
+ * Returns the revisions it accepts (null: any), or undefined when the header is absent.
+ */
+export function parseIfMatch(header: string | undefined): number[] | null | undefined {
+  if (header === undefined) return undefined;
+  const candidates = header
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
+  if (candidates.includes('*')) return null;
+  const revisions = candidates.map((part) => {
+    const match = /^(?:"(\d{1,10})"|(\d{1,10}))$/.exec(part);
+    return match ? Number(match[1] ?? match[2]) : Number.NaN;
+  });
+  if (revisions.length === 0 || revisions.some((n) => !Number.isSafeInteger(n))) {
+    throw fieldProblem('headers.if-match', 'is not a revision (an integer, bare or quoted, or *)');
+  }
+  return revisions;
+}
+
+/**
+ * PUT: replaces the whole document. The channel rows it names and then the routing row are locked
+ * for the transaction, so the If-Match check, the channel check and the write see one state, and of
+ * two writers holding the same revision exactly one succeeds. Audited in the same transaction.
+ */
+export async function replaceRoutingDocument(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  input: RoutingInput,
+  expected: number[] | null | undefined,
+): Promise<RoutingDocument> {
+  const errors = documentErrors(input);
+  if (errors.length > 0) throw failed(errors);
+
+  const rules: RoutingRule[] = input.rules.map((rule) => ({
+    id: rule.id ?? newId('rul'),
+    name: rule.name,
+    enabled: rule.enabled ?? true,
+    matchers: rule.matchers.map(({ name, op, value }) => ({ name, op, value })),
+    channelIds: rule.channelIds,
+    continue: rule.continue ?? false,
+    repeatIntervalSeconds: rule.repeatIntervalSeconds ?? null,
+  }));
+  const defaults: RoutingDefaults = {
+    channelIds: input.defaults.channelIds,
+    repeatIntervalSeconds: input.defaults.repeatIntervalSeconds,
+  };
+
+  return ctx.db.transaction().execute(async (trx) => {
+    const references = channelReferences(input);
+    const existing = await lockExistingChannelIds(
+      trx,
+      references.map((ref) => ref.id),
+    );
+    const unknown = references
+      .filter((ref) => !existing.has(ref.id))
+      .map((ref) => ({ path: ref.path, message: `is not a known channel (${ref.id})` }));
+    if (unknown.length > 0) throw failed(unknown);
+
+    const initial = initialDocument();
+    const current = await lockRoutingRow(trx, {
+      revision: initial.revision,
+      document: { defaults: initial.defaults, rules: initial.rules },
+      updatedAt: origin.at,
+    });
+    if (expected && !expected.includes(current.revision)) {
+      throw new HttpProblem(
+        'conflict',
+        `The rules changed since revision ${expected.join(', ')}; the current revision is ${current.revision}.`,
+      );
+    }
+
+    const revision = current.revision + 1;
+    await updateRoutingRow(trx, { revision, document: { defaults, rules }, updatedAt: origin.at });
+    await recordAudit(trx, origin, {
+      action: 'alerting.rules.replace',
+      tenantId: null,
+      targetType: 'alert_routing',
+      metadata: {
+        revision,
+        previousRevision: current.revision,
+        ruleCount: rules.length,
+        channelIds: [...channelIdsInUse({ revision, defaults, rules })].sort(),
+      },
+    });
+    return { revision, defaults, rules };
+  });
+}
