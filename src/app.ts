@@ -33,7 +33,9 @@ import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
+import { startAlertEngine } from './platform/alerting/engine.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
+import { createChannelSender } from './platform/alerting/senders/index.js';
 import { createMetrics, registerHttpMetrics } from './platform/metrics.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
 
@@ -120,7 +122,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(auditRoutes(ctx));
   await app.register(tenantRoutes(ctx));
   await app.register(monitoringRoutes(ctx));
-  await app.register(alertChannelRoutes(ctx));
+  const alertSender = createChannelSender({
+    policy: config.delivery,
+    timeoutMs: config.delivery.timeoutMs,
+    publicUrl: config.publicUrl.origin,
+    now: ctx.now,
+  });
+  await app.register(alertChannelRoutes({ ctx, sender: alertSender }));
   await app.register(alertRulesRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
@@ -129,8 +137,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(deliveryRoutes(connections, createAnnouncer(deps.database, wakeup, logBackgroundError)));
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
-    app.addHook('onClose', () => workers.stop());
+    // Alerts are evaluated where deliveries are worked; a lease keeps it to one process at a time.
+    const alerts = startAlertEngine(ctx, alertSender);
+    app.addHook('onClose', async () => {
+      await Promise.all([workers.stop(), alerts.stop()]);
+    });
   }
+  app.addHook('onClose', () => alertSender.close());
 
   await app.ready();
   return app;

@@ -23,6 +23,12 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   TRUST_PROXY: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   CONNECTORS_DISABLED: Type.Optional(Type.String({ pattern: '^\\s*[a-z0-9_]+(\\s*,\\s*[a-z0-9_]+)*\\s*$' })),
+  ALERT_EVALUATION_INTERVAL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,8}$' })),
+  ALERT_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\s*[0-9]+(\\s*,\\s*[0-9]+)*\\s*$' })),
+  ALERT_FAILURE_RATE_THRESHOLD: Type.Optional(Type.String({ pattern: '^(0(\\.[0-9]+)?|1(\\.0+)?)$' })),
+  ALERT_FAILURE_RATE_WINDOW_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
+  ALERT_FAILURE_RATE_MIN_DELIVERIES: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
+  ALERT_QUEUE_BACKLOG_THRESHOLD: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -48,6 +54,19 @@ export interface Config {
   trustProxy: boolean;
   /** Connector keys the platform has switched off: no new connections, no credential binding. */
   disabledConnectors: string[];
+  alerts: {
+    /** How often the alert conditions are evaluated (by one process at a time). */
+    evaluationIntervalMs: number;
+    /** Seconds between attempts of a notification a channel did not take. */
+    retryScheduleSeconds: number[];
+    /** DeliveryFailureRateHigh: failed / finished deliveries of a tenant over the window, above this. */
+    failureRateThreshold: number;
+    failureRateWindowSeconds: number;
+    /** …counted only once the tenant finished at least this many in the window. */
+    failureRateMinDeliveries: number;
+    /** QueueBacklogHigh: due deliveries (pending or retrying) above this. */
+    queueBacklogThreshold: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +87,12 @@ const DESCRIPTIONS: Record<keyof Env, string> = {
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
   TRUST_PROXY: 'true or false',
   CONNECTORS_DISABLED: 'a comma-separated list of connector keys such as slack,http',
+  ALERT_EVALUATION_INTERVAL_MS: 'a whole number of milliseconds from 100 to 86400000',
+  ALERT_RETRY_SCHEDULE: 'a comma-separated list of whole seconds such as 10,60,300',
+  ALERT_FAILURE_RATE_THRESHOLD: 'a ratio from 0 to 1 such as 0.25',
+  ALERT_FAILURE_RATE_WINDOW_SECONDS: 'a whole number of seconds from 10 to 86400',
+  ALERT_FAILURE_RATE_MIN_DELIVERIES: 'a whole number from 1 upwards',
+  ALERT_QUEUE_BACKLOG_THRESHOLD: 'a whole number from 1 upwards',
 };
 
 // Values that may hold credentials are named but never echoed.
@@ -118,9 +143,8 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw invalid('PUBLIC_URL', env.PUBLIC_URL);
   }
-  const schedule = (env.DELIVERY_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000')
-    .split(',')
-    .map((s) => Number(s.trim()));
+  const seconds = (list: string) => list.split(',').map((s) => Number(s.trim()));
+  const schedule = seconds(env.DELIVERY_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000');
 
   return {
     database: env.DATABASE_URL
@@ -145,5 +169,13 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((key) => key.trim())
       .filter(Boolean),
+    alerts: {
+      evaluationIntervalMs: intIn(env, 'ALERT_EVALUATION_INTERVAL_MS', 15_000, 100, 86_400_000),
+      retryScheduleSeconds: seconds(env.ALERT_RETRY_SCHEDULE ?? '10,60,300,1800,7200'),
+      failureRateThreshold: Number(env.ALERT_FAILURE_RATE_THRESHOLD ?? 0.25),
+      failureRateWindowSeconds: intIn(env, 'ALERT_FAILURE_RATE_WINDOW_SECONDS', 300, 10, 86_400),
+      failureRateMinDeliveries: intIn(env, 'ALERT_FAILURE_RATE_MIN_DELIVERIES', 20, 1, 10_000_000),
+      queueBacklogThreshold: intIn(env, 'ALERT_QUEUE_BACKLOG_THRESHOLD', 1_000, 1, 1_000_000_000),
+    },
   };
 }

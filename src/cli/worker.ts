@@ -4,23 +4,29 @@ import { createWakeup } from '../delivery/wakeup.js';
 import { startDeliveryWorkers } from '../delivery/worker.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
+import { startAlertEngine } from '../platform/alerting/engine.js';
+import { createChannelSender } from '../platform/alerting/senders/index.js';
 import { createMetrics } from '../platform/metrics.js';
 import { closeOnSignal } from './shutdown.js';
 
-/** `hubgate worker`: delivery workers only, until SIGINT or SIGTERM (contract §1). */
+/** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (contract §1). */
 export async function worker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const { database, keyring } = await openStorage(config, logger);
   const catalog = await loadConnectorCatalog(config.disabledConnectors);
-  const ctx = {
-    config,
-    db: database.kysely,
-    keyring,
-    log: logger,
-    metrics: createMetrics(),
-    now: () => new Date(),
-  };
+  const now = () => new Date();
+  const ctx = { config, database, db: database.kysely, keyring, log: logger, metrics: createMetrics(), now };
   const workers = await startDeliveryWorkers({ ctx, catalog }, database, createWakeup(), {});
-  closeOnSignal(logger, database, () => workers.stop());
+  const sender = createChannelSender({
+    policy: config.delivery,
+    timeoutMs: config.delivery.timeoutMs,
+    publicUrl: config.publicUrl.origin,
+    now,
+  });
+  const alerts = startAlertEngine(ctx, sender);
+  closeOnSignal(logger, database, async () => {
+    await Promise.all([workers.stop(), alerts.stop()]);
+    await sender.close();
+  });
   logger.info({ engine: database.engine }, 'hubgate worker running');
 }

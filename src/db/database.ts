@@ -28,6 +28,8 @@ export interface Database {
    * connection of its own that is re-opened when lost. Resolves to a function that stops listening.
    */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** PostgreSQL only: the connection pool as it stands (open, idle, and requests waiting for one). */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 export async function openDatabase(target: StorageTarget, logger?: Logger): Promise<Database> {
@@ -86,6 +88,7 @@ function openPostgres(url: string, logger?: Logger): Database {
       await sql`select 1`.execute(kysely);
     },
     close: () => kysely.destroy(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     listen: async (channel, onNotify) => {
       let stopped = false;
       let client: pg.Client | undefined;

@@ -22,13 +22,20 @@ export interface SendResult {
   /** Seconds from a Retry-After answer, when there was one. */
   retryAfterSeconds: number | null;
   durationMs: number;
+  /** The answer's first KEPT_BODY_BYTES as UTF-8 text, when the request asked for it (`keepBody`). */
+  body?: string;
 }
 
 export interface OutboundRequest {
-  method: 'POST' | 'PUT';
+  method: 'POST' | 'PUT' | 'PATCH';
   url: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * Keep the start of the answer as text (Slack says what went wrong in its body). Off by default:
+   * deliveries store nothing of an answer.
+   */
+  keepBody?: boolean;
 }
 
 /** Resolves a name to every address it has; tests inject one to play DNS rebinding. */
@@ -36,8 +43,11 @@ export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-// Answers are read this far and thrown away: nothing of them is stored.
+// Answers are read this far and thrown away: nothing of them is stored (a request that asks keeps
+// its first KEPT_BODY_BYTES as text, for the caller to read, never to store).
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** How much of an answer `keepBody` keeps: enough for an error token, never a whole page. */
+export const KEPT_BODY_BYTES = 4 * 1024;
 
 class Refused extends Error {
   constructor(readonly detail: string) {
@@ -144,13 +154,22 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
         signal: AbortSignal.timeout(options.timeoutMs),
       } as Parameters<typeof request>[1]);
       let read = 0;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
       for await (const chunk of response.body) {
-        read += (chunk as Buffer).length;
+        const buffer = chunk as Buffer;
+        read += buffer.length;
+        if (outbound.keepBody && keptBytes < KEPT_BODY_BYTES) {
+          const part = buffer.subarray(0, KEPT_BODY_BYTES - keptBytes);
+          kept.push(part);
+          keptBytes += part.length;
+        }
         if (read >= MAX_RESPONSE_BYTES) {
           response.body.destroy();
           break;
         }
       }
+      const body = outbound.keepBody ? { body: Buffer.concat(kept).toString('utf8') } : {};
       const remoteAddress = verdict.address ?? pinned.get(host) ?? null;
       const status = response.statusCode;
       const retryAfter = Number(response.headers['retry-after']);
@@ -163,6 +182,7 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
           error: null,
           errorDetail: null,
           retryAfterSeconds: null,
+          ...body,
         });
       }
       if (status >= 300 && status < 400) {
@@ -173,6 +193,7 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
           error: 'redirect_refused',
           errorDetail: `HTTP ${status}: redirects are not followed`,
           retryAfterSeconds: null,
+          ...body,
         });
       }
       return done({
@@ -182,6 +203,7 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
         error: 'http_status',
         errorDetail: `HTTP ${status}`,
         retryAfterSeconds,
+        ...body,
       });
     } catch (error) {
       const { error: code, detail } = classify(error);

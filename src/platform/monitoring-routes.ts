@@ -1,7 +1,115 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
+import { Nullable, Timestamp } from '../http/schemas.js';
+import { registerScrapeMetrics } from './metrics.js';
+import { startEventLoopLag, takeSnapshot } from './monitoring.js';
 
-/** GET /api/v1/platform/monitoring and GET /metrics (contract §1, §9). */
-export function monitoringRoutes(_ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async () => {};
+const Count = Type.Integer({ minimum: 0 });
+const NullableCount = Nullable(Count);
+const NullableMs = Nullable(Type.Number({ minimum: 0 }));
+
+/** Contract §9, field for field; see MonitoringSnapshot (monitoring.ts) for when a figure is null. */
+const MonitoringSchema = Type.Object({
+  generatedAt: Timestamp,
+  uptimeSeconds: Type.Integer({ minimum: 0, description: 'Whole seconds since the process started' }),
+  version: Type.String(),
+  database: Type.Object({
+    ok: Type.Boolean({ description: 'The ping and every read of this snapshot succeeded' }),
+    latencyMs: Nullable(Type.Number({ minimum: 0, description: 'Ping round trip; null when it failed' })),
+  }),
+  queue: Type.Object({
+    pending: NullableCount,
+    retrying: NullableCount,
+    inFlight: Nullable(Type.Integer({ minimum: 0, description: 'Deliveries being sent (delivering)' })),
+    oldestPendingAgeSeconds: Nullable(
+      Type.Number({
+        minimum: 0,
+        description: 'Age of the oldest due pending or retrying delivery; 0 if none',
+      }),
+    ),
+  }),
+  deliveries: Type.Object({
+    windowSeconds: Type.Integer({ minimum: 1 }),
+    delivered: NullableCount,
+    failed: NullableCount,
+    successRatio: Nullable(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'delivered / (delivered + failed); null if both 0',
+      }),
+    ),
+    latencyMs: Type.Object(
+      { p50: NullableMs, p95: NullableMs, p99: NullableMs },
+      { description: 'Publish to delivered; null when nothing was delivered in the window' },
+    ),
+  }),
+  http: Type.Object(
+    { requests: Count, errors5xx: Count },
+    { description: 'Requests this process answered since it started' },
+  ),
+  process: Type.Object({
+    rssBytes: Count,
+    heapUsedBytes: Count,
+    eventLoopLagMs: Type.Number({ minimum: 0, description: 'p99 over the last minute' }),
+  }),
+  tenants: NullableCount,
+  connections: Type.Object({ active: NullableCount, disabled: NullableCount }),
+});
+
+const platform = { access: { class: 'platform' } } as const;
+const tags = ['platform: monitoring'];
+
+/** GET /api/v1/platform/monitoring and GET /metrics (contract §1, §9); platform keys only. */
+export function monitoringRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const eventLoop = startEventLoopLag();
+    app.addHook('onClose', async () => eventLoop.stop());
+    registerScrapeMetrics(ctx.metrics, ctx.database, {
+      now: ctx.now,
+      onError: (error) =>
+        ctx.log.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'metrics: the database did not answer',
+        ),
+    });
+
+    app.get(
+      '/api/v1/platform/monitoring',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'A live snapshot of the service: database, queue, deliveries, HTTP, process',
+          description:
+            'Computed at each call. When the database does not answer, the answer is still 200, with ' +
+            '`database.ok` false and every figure read from the database null.',
+          response: { 200: MonitoringSchema },
+        },
+      },
+      async () => takeSnapshot(ctx, eventLoop),
+    );
+
+    app.get(
+      '/metrics',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Prometheus metrics, text exposition format 0.0.4',
+          response: {
+            200: {
+              description: 'Prometheus text exposition format',
+              content: { 'text/plain': { schema: Type.String() } },
+            },
+          },
+        },
+      },
+      async (_request, reply) => {
+        const body = await ctx.metrics.registry.metrics();
+        return reply.type(ctx.metrics.registry.contentType).send(body);
+      },
+    );
+  };
 }

@@ -1,20 +1,12 @@
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
+import { FRAMING_HEADERS } from '../../outbound/headers.js';
 import { type ConnectorDefinition, RECEIVER_URL, eventJson, jsonHeaders } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
-// Headers hubgate sets itself or that would change how the request is framed or routed.
+// Besides the framing headers, the ones hubgate sets itself on every delivery.
 const RESERVED_HEADERS = new Set([
-  'host',
-  'content-length',
-  'content-type',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
+  ...FRAMING_HEADERS,
   'user-agent',
   'webhook-id',
   'webhook-timestamp',

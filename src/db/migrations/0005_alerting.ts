@@ -78,4 +78,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('last_notified_at', 'timestamptz', (c) => c.notNull())
     .addPrimaryKeyConstraint('alert_channel_state_pk', ['fingerprint', 'channel_id'])
     .execute();
+
+  // What the alert conditions and the monitoring window read: deliveries that failed or were
+  // delivered lately, and attempts in a window.
+  await db.schema
+    .createIndex('deliveries_delivered_idx')
+    .on('deliveries')
+    .column('delivered_at')
+    .where(sql.ref('delivered_at'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('deliveries_failed_idx')
+    .on('deliveries')
+    .column('updated_at')
+    .where(sql.ref('status'), '=', 'failed')
+    .execute();
+  await db.schema
+    .createIndex('delivery_attempts_started_idx')
+    .on('delivery_attempts')
+    .column('started_at')
+    .execute();
 }

@@ -1,7 +1,146 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../context.js';
+import { Type } from 'typebox';
+import { auditOrigin } from '../../access/audit.js';
+import { PageQueryFields } from '../../http/pagination.js';
+import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../../http/schemas.js';
+import {
+  type AlertingDeps,
+  createChannel,
+  deleteChannel,
+  getChannel,
+  listChannels,
+  patchChannel,
+  testChannel,
+} from './channels.js';
+import { CHANNEL_KINDS } from './kinds.js';
 
-/** Alerting channels (contract §9). */
-export function alertChannelRoutes(_ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async () => {};
+const ChannelSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  kind: Type.Enum(CHANNEL_KINDS),
+  enabled: Type.Boolean(),
+  config: Type.Record(Type.String(), Type.Unknown(), { description: 'the fields that are not secret' }),
+  secretFields: Type.Array(Type.String(), { description: 'names of the secret fields that are set' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    "the kind's fields (contract §9), secret ones included; EMAIL: to[], from, smtpHost, smtpPort, " +
+    'smtpUser?, smtpPassword?; WEBHOOK: url; SLACK: webhookUrl; GRAFANA: baseUrl, tags[], ' +
+    'serviceAccountToken; HTTP: url, method?, headers?',
+});
+
+const platform = { access: { class: 'platform' } } as const;
+const tags = ['platform: alerting'];
+const CHANNELS = '/api/v1/platform/alerting/channels';
+
+/** Alerting channels (contract §9): secret fields write-only, every change audited. */
+export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebox {
+  const { ctx } = deps;
+  return async (app) => {
+    app.post(
+      CHANNELS,
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
+          body: StrictObject({
+            name: Name,
+            kind: Type.Enum(CHANNEL_KINDS),
+            enabled: Type.Optional(Type.Boolean()),
+            config: ConfigBody,
+          }),
+          response: {
+            201: Type.Intersect([
+              ChannelSchema,
+              Type.Object({
+                signingSecret: Type.Optional(Type.String({ description: 'WEBHOOK only; shown once' })),
+              }),
+            ]),
+          },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(await createChannel(ctx, auditOrigin(request, ctx.now()), request.body)),
+    );
+
+    app.get(
+      CHANNELS,
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'List channels, newest first',
+          querystring: StrictObject(PageQueryFields),
+          response: { 200: PageOf(ChannelSchema) },
+        },
+      },
+      async (request) => listChannels(ctx, request.query),
+    );
+
+    app.get(
+      `${CHANNELS}/:id`,
+      {
+        config: platform,
+        schema: { tags, summary: 'Read a channel', params: IdParams, response: { 200: ChannelSchema } },
+      },
+      async (request) => getChannel(ctx, request.params.id),
+    );
+
+    app.patch(
+      `${CHANNELS}/:id`,
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
+          params: IdParams,
+          body: StrictObject({
+            name: Type.Optional(Name),
+            kind: Type.Optional(Type.Enum(CHANNEL_KINDS)),
+            enabled: Type.Optional(Type.Boolean()),
+            config: Type.Optional(ConfigBody),
+          }),
+          response: { 200: ChannelSchema },
+        },
+      },
+      async (request) => patchChannel(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body),
+    );
+
+    app.delete(
+      `${CHANNELS}/:id`,
+      {
+        config: platform,
+        schema: { tags, summary: 'Delete a channel no rule uses (409 otherwise)', params: IdParams },
+      },
+      async (request, reply) => {
+        await deleteChannel(ctx, auditOrigin(request, ctx.now()), request.params.id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      `${CHANNELS}/:id/test`,
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Send a test notification and report how the channel answered',
+          params: IdParams,
+          response: {
+            200: Type.Object({
+              ok: Type.Boolean(),
+              responseStatus: Nullable(Type.Integer()),
+              error: Nullable(Type.String()),
+            }),
+          },
+        },
+      },
+      async (request) => testChannel(deps, request.params.id),
+    );
+  };
 }

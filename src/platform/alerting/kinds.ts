@@ -82,9 +82,11 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     kind: 'HTTP',
     config: Type.Object({
       url: Url('URL that receives the notification'),
-      method: Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], {
-        description: 'POST when left out',
-      }),
+      method: Type.Optional(
+        Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], {
+          description: 'POST when left out',
+        }),
+      ),
       headers: Type.Optional(
         Type.Record(
           Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),

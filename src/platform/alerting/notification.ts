@@ -15,6 +15,8 @@ export interface AlertInstance {
 
 /** What one channel is sent at once: one alert's firing or resolved notice (or a test). */
 export interface Notification {
+  /** The notice's ID, the same on every attempt (WEBHOOK sends it as webhook-id); new when absent. */
+  id?: string;
   status: AlertStatus;
   alerts: AlertInstance[];
 }
@@ -34,4 +36,10 @@ export interface ChannelSendResult {
   responseStatus: number | null;
   /** What went wrong, in words that never quote a secret; null when ok. */
   error: string | null;
+}
+
+/** Sends notifications to channels of any kind (see senders/). */
+export interface ChannelSender {
+  send(channel: OpenChannel, notification: Notification): Promise<ChannelSendResult>;
+  close(): Promise<void>;
 }

@@ -1,0 +1,121 @@
+import { type Kysely, sql } from 'kysely';
+import type { Config } from '../../config.js';
+import type { DB } from '../../db/schema.js';
+
+/** A condition that holds now: the alert it raises, before routing (contract §9 labels). */
+export interface Condition {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+// A failed delivery stops counting after a day, or when a later one to the same connection succeeds.
+const DELIVERY_FAILED_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * DeliveryFailed, one per connection: a delivery to it reached `failed` in the last 24 hours and no
+ * later delivery to it succeeded (nor was it revoked). It resolves when one does.
+ */
+async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
+  const since = new Date(now.getTime() - DELIVERY_FAILED_LOOKBACK_MS);
+  const rows = await sql<{
+    tenant_id: string;
+    connection_id: string;
+    connector_key: string;
+    display_name: string;
+    failed: string | number;
+    last_delivery_id: string;
+  }>`
+    select d.tenant_id, d.connection_id, c.connector_key, c.display_name, count(*) as failed,
+      (array_agg(d.id order by d.updated_at desc))[1] as last_delivery_id
+    from deliveries d
+    join connections c on c.id = d.connection_id and c.status = 'active'
+    where d.status = 'failed' and d.updated_at > ${since}
+      and not exists (
+        select 1 from deliveries ok
+        where ok.connection_id = d.connection_id and ok.status = 'delivered' and ok.delivered_at > d.updated_at)
+    group by d.tenant_id, d.connection_id, c.connector_key, c.display_name`.execute(db);
+  return rows.rows.map((row) => ({
+    labels: {
+      alertname: 'DeliveryFailed',
+      severity: 'warning',
+      tenantId: row.tenant_id,
+      connectionId: row.connection_id,
+    },
+    annotations: {
+      summary: `Deliveries to connection "${row.display_name}" failed for good`,
+      description:
+        `${row.failed} deliveries to this ${row.connector_key} connection reached failed after every ` +
+        `retry; the latest is ${row.last_delivery_id}. It resolves when a delivery to it succeeds.`,
+    },
+  }));
+}
+
+/** DeliveryFailureRateHigh, per tenant: the share of failed attempts over the window, above the threshold. */
+async function failureRateHigh(db: Kysely<DB>, now: Date, alerts: Config['alerts']): Promise<Condition[]> {
+  const since = new Date(now.getTime() - alerts.failureRateWindowSeconds * 1000);
+  const rows = await sql<{ tenant_id: string; total: string | number; failed: string | number }>`
+    select d.tenant_id, count(*) as total, count(*) filter (where a.error is not null) as failed
+    from delivery_attempts a join deliveries d on d.id = a.delivery_id
+    where a.started_at > ${since}
+    group by d.tenant_id`.execute(db);
+  return rows.rows
+    .map((row) => ({ tenantId: row.tenant_id, total: Number(row.total), failed: Number(row.failed) }))
+    .filter(
+      (r) => r.total >= alerts.failureRateMinDeliveries && r.failed / r.total > alerts.failureRateThreshold,
+    )
+    .map((r) => ({
+      labels: { alertname: 'DeliveryFailureRateHigh', severity: 'warning', tenantId: r.tenantId },
+      annotations: {
+        summary: `${Math.round((100 * r.failed) / r.total)} % of delivery attempts failed`,
+        description:
+          `${r.failed} of ${r.total} delivery attempts of this tenant failed in the last ` +
+          `${alerts.failureRateWindowSeconds} s (threshold ${Math.round(alerts.failureRateThreshold * 100)} %).`,
+      },
+    }));
+}
+
+/** QueueBacklogHigh: more deliveries due than the threshold, platform-wide. */
+async function queueBacklogHigh(db: Kysely<DB>, now: Date, alerts: Config['alerts']): Promise<Condition[]> {
+  const row = await sql<{ due: string | number; oldest: Date | string | null }>`
+    select count(*) as due, min(next_attempt_at) as oldest from deliveries
+    where status in ('pending', 'retrying') and next_attempt_at <= ${now}`.execute(db);
+  const due = Number(row.rows[0]?.due ?? 0);
+  if (due <= alerts.queueBacklogThreshold) return [];
+  const oldest = row.rows[0]?.oldest;
+  const age = oldest ? Math.round((now.getTime() - new Date(oldest).getTime()) / 1000) : 0;
+  return [
+    {
+      labels: { alertname: 'QueueBacklogHigh', severity: 'warning' },
+      annotations: {
+        summary: `${due} deliveries are waiting to be sent`,
+        description:
+          `${due} deliveries are due (threshold ${alerts.queueBacklogThreshold}); the oldest has waited ` +
+          `${age} s. Add workers or look for a slow receiver.`,
+      },
+    },
+  ];
+}
+
+/** Every condition that holds now, read from the database (DatabaseUnavailable is the engine's own). */
+export async function evaluateConditions(
+  db: Kysely<DB>,
+  now: Date,
+  alerts: Config['alerts'],
+): Promise<Condition[]> {
+  const [failed, rate, backlog] = await Promise.all([
+    deliveryFailed(db, now),
+    failureRateHigh(db, now, alerts),
+    queueBacklogHigh(db, now, alerts),
+  ]);
+  return [...failed, ...rate, ...backlog];
+}
+
+/** Raised by the engine itself when its ping fails; no error text, which may name hosts or users. */
+export const DATABASE_UNAVAILABLE: Condition = {
+  labels: { alertname: 'DatabaseUnavailable', severity: 'critical' },
+  annotations: {
+    summary: 'hubgate cannot reach its database',
+    description:
+      'The database did not answer the health ping; nothing can be published or delivered meanwhile.',
+  },
+};

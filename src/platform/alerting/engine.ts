@@ -1,0 +1,291 @@
+import { type Kysely, sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+import { randomBase62 } from '../../crypto/base62.js';
+import type { AlertStatus, DB } from '../../db/schema.js';
+import { allChannelRows, type ChannelRow } from './channel-store.js';
+import { openChannel } from './channels.js';
+import { type Condition, DATABASE_UNAVAILABLE, evaluateConditions } from './conditions.js';
+import { fingerprintOf } from './fingerprint.js';
+import type { ChannelKind } from './kinds.js';
+import type { ChannelSender } from './notification.js';
+import { enqueueNotification, sendDueNotifications } from './outbox.js';
+import { readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
+
+export type EngineContext = Pick<
+  AppContext,
+  'config' | 'database' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'
+>;
+
+const LEASE = 'alert-engine';
+const PING_TIMEOUT_MS = 2_000;
+// One failed ping may be a blip; two in a row raise DatabaseUnavailable.
+const FAILED_PINGS_TO_FIRE = 2;
+
+/**
+ * The alert engine: every ALERT_EVALUATION_INTERVAL_MS, the one process holding the lease evaluates
+ * the conditions, records which alerts fire and which resolved, queues a notice for each channel
+ * their route names (again only after `repeatIntervalSeconds`), and sends what is due. Any number of
+ * processes run it; the lease and the claimed outbox make one alert one notice, not one per process.
+ *
+ * DatabaseUnavailable cannot use the database: the process that held the lease when pings started to
+ * fail (no other can take it meanwhile) sends it straight to the channels it last read, and resolves
+ * it through the outbox once the database answers again.
+ */
+export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
+  const { db, config } = ctx;
+  const holder = `eng_${randomBase62(12)}`;
+  const intervalMs = config.alerts.evaluationIntervalMs;
+  const leaseMs = Math.max(3 * intervalMs, 5_000);
+  let leader = false;
+  let failedPings = 0;
+  let lastRead: { doc: RoutingDocument; channels: ChannelRow[] } | undefined;
+  let outage: { since: Date; notified: Map<string, Date> } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function ping(): Promise<boolean> {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        ctx.database.ping(),
+        new Promise((_, reject) => {
+          timeout = setTimeout(() => reject(new Error('ping timed out')), PING_TIMEOUT_MS);
+        }),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  async function acquireLease(now: Date): Promise<boolean> {
+    const result = await sql<{ holder: string }>`
+      insert into alert_leases (name, holder, lease_until)
+      values (${LEASE}, ${holder}, ${new Date(now.getTime() + leaseMs)})
+      on conflict (name) do update set holder = excluded.holder, lease_until = excluded.lease_until
+      where alert_leases.holder = excluded.holder or alert_leases.lease_until < ${now}
+      returning holder`.execute(db);
+    return result.rows.length > 0;
+  }
+
+  async function tick(): Promise<void> {
+    const now = ctx.now();
+    if (!(await ping())) {
+      failedPings++;
+      if (leader && failedPings >= FAILED_PINGS_TO_FIRE) await databaseDown(now);
+      return;
+    }
+    failedPings = 0;
+    if (outage) await databaseBack(now);
+    leader = await acquireLease(now);
+    if (!leader) return;
+    const [conditions, doc, channels] = await Promise.all([
+      evaluateConditions(db, now, config.alerts),
+      readRoutingDocument(db),
+      allChannelRows(db),
+    ]);
+    lastRead = { doc, channels };
+    await reconcile(conditions, doc, channels, now);
+    await sendDueNotifications(ctx, sender);
+  }
+
+  async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
+    const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));
+    await db.transaction().execute(async (trx) => {
+      const firing = await trx
+        .selectFrom('alerts')
+        .selectAll()
+        .where('status', '=', 'firing')
+        .forUpdate()
+        .execute();
+      const wasFiring = new Set(firing.map((row) => row.fingerprint));
+      const holds = new Set<string>();
+      for (const condition of conditions) {
+        const fingerprint = fingerprintOf(condition.labels);
+        holds.add(fingerprint);
+        await recordFiring(trx, fingerprint, condition, !wasFiring.has(fingerprint), now);
+        const states = await channelStates(trx, fingerprint);
+        for (const route of routeAlert(condition.labels, doc)) {
+          if (!enabled.has(route.channelId)) continue;
+          const state = states.get(route.channelId);
+          const due =
+            !state ||
+            state.status === 'resolved' ||
+            now.getTime() - state.at.getTime() >= route.repeatIntervalSeconds * 1000;
+          if (!due) continue;
+          await enqueueNotification(trx, fingerprint, route.channelId, 'firing', now);
+          await setChannelState(trx, fingerprint, route.channelId, 'firing', now);
+        }
+      }
+      for (const row of firing) {
+        if (holds.has(row.fingerprint)) continue;
+        await trx
+          .updateTable('alerts')
+          .set({ status: 'resolved', ends_at: now, updated_at: now })
+          .where('fingerprint', '=', row.fingerprint)
+          .execute();
+        await notifyResolved(trx, row.fingerprint, enabled, now);
+      }
+    });
+  }
+
+  async function databaseDown(now: Date): Promise<void> {
+    outage ??= { since: now, notified: new Map() };
+    if (!lastRead) return;
+    const { labels, annotations } = DATABASE_UNAVAILABLE;
+    const alert = {
+      fingerprint: fingerprintOf(labels),
+      labels,
+      annotations,
+      status: 'firing' as const,
+      startsAt: outage.since,
+      endsAt: null,
+    };
+    for (const route of routeAlert(labels, lastRead.doc)) {
+      const channel = lastRead.channels.find((c) => c.id === route.channelId && c.enabled);
+      const last = outage.notified.get(route.channelId);
+      if (!channel || (last && now.getTime() - last.getTime() < route.repeatIntervalSeconds * 1000)) continue;
+      const result = await sender.send(openChannel(ctx, channel), { status: 'firing', alerts: [alert] });
+      ctx.metrics.alertNotifications.inc({
+        channel_kind: channel.kind as ChannelKind,
+        outcome: result.ok ? 'sent' : 'failed',
+      });
+      // Not taken: tried again at the next evaluation, for as long as the outage lasts.
+      if (result.ok) outage.notified.set(route.channelId, now);
+    }
+  }
+
+  async function databaseBack(now: Date): Promise<void> {
+    const ended = outage;
+    outage = undefined;
+    if (!ended || ended.notified.size === 0) return;
+    const { labels, annotations } = DATABASE_UNAVAILABLE;
+    const fingerprint = fingerprintOf(labels);
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('alerts')
+        .values({
+          fingerprint,
+          labels: JSON.stringify(labels),
+          annotations: JSON.stringify(annotations),
+          status: 'resolved',
+          starts_at: ended.since,
+          ends_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) =>
+          oc
+            .column('fingerprint')
+            .doUpdateSet({ status: 'resolved', starts_at: ended.since, ends_at: now, updated_at: now }),
+        )
+        .execute();
+      for (const channelId of ended.notified.keys()) {
+        await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
+        await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+      }
+    });
+  }
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick()
+        .catch((error: unknown) =>
+          ctx.log.warn(
+            { err: { message: error instanceof Error ? error.message : String(error) } },
+            'alert evaluation failed',
+          ),
+        )
+        .finally(schedule);
+    }, intervalMs);
+  };
+  schedule();
+
+  return {
+    /** Runs one evaluation now (tests, and the first one at start). */
+    tick,
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type AlertEngine = ReturnType<typeof startAlertEngine>;
+
+async function recordFiring(
+  trx: Kysely<DB>,
+  fingerprint: string,
+  condition: Condition,
+  starts: boolean,
+  now: Date,
+): Promise<void> {
+  const labels = JSON.stringify(condition.labels);
+  const annotations = JSON.stringify(condition.annotations);
+  if (!starts) {
+    await trx
+      .updateTable('alerts')
+      .set({ annotations, updated_at: now })
+      .where('fingerprint', '=', fingerprint)
+      .execute();
+    return;
+  }
+  await trx
+    .insertInto('alerts')
+    .values({
+      fingerprint,
+      labels,
+      annotations,
+      status: 'firing',
+      starts_at: now,
+      ends_at: null,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('fingerprint')
+        .doUpdateSet({ annotations, status: 'firing', starts_at: now, ends_at: null, updated_at: now }),
+    )
+    .execute();
+}
+
+async function channelStates(trx: Kysely<DB>, fingerprint: string) {
+  const rows = await trx
+    .selectFrom('alert_channel_state')
+    .selectAll()
+    .where('fingerprint', '=', fingerprint)
+    .execute();
+  return new Map(
+    rows.map((row) => [row.channel_id, { status: row.last_status, at: new Date(row.last_notified_at) }]),
+  );
+}
+
+async function setChannelState(
+  trx: Kysely<DB>,
+  fingerprint: string,
+  channelId: string,
+  status: AlertStatus,
+  at: Date,
+): Promise<void> {
+  await trx
+    .insertInto('alert_channel_state')
+    .values({ fingerprint, channel_id: channelId, last_status: status, last_notified_at: at })
+    .onConflict((oc) =>
+      oc.columns(['fingerprint', 'channel_id']).doUpdateSet({ last_status: status, last_notified_at: at }),
+    )
+    .execute();
+}
+
+/** The channels told it was firing are told it resolved (Alertmanager's send_resolved). */
+async function notifyResolved(trx: Kysely<DB>, fingerprint: string, enabled: Set<string>, now: Date) {
+  const states = await channelStates(trx, fingerprint);
+  for (const [channelId, state] of states) {
+    if (state.status !== 'firing' || !enabled.has(channelId)) continue;
+    await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
+    await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+  }
+}

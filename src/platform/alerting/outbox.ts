@@ -1,0 +1,136 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+import { newId } from '../../crypto/ids.js';
+import type { AlertNotificationsTable, AlertStatus, DB } from '../../db/schema.js';
+import { allChannelRows } from './channel-store.js';
+import { openChannel } from './channels.js';
+import type { ChannelKind } from './kinds.js';
+import type { AlertInstance, ChannelSender } from './notification.js';
+
+type NotificationRow = Selectable<AlertNotificationsTable>;
+
+/** Queues one notice of an alert for one channel; call it in the transaction that decided it. */
+export async function enqueueNotification(
+  db: Kysely<DB>,
+  fingerprint: string,
+  channelId: string,
+  status: AlertStatus,
+  at: Date,
+): Promise<void> {
+  await db
+    .insertInto('alert_notifications')
+    .values({
+      id: newId('ntf'),
+      fingerprint,
+      channel_id: channelId,
+      status,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: at,
+      last_error: null,
+      created_at: at,
+      sent_at: null,
+    })
+    .execute();
+}
+
+/**
+ * Sends the queued notices that are due: each is claimed first (its next attempt pushed past the
+ * longest a send can take), so two processes never send the same notice while both are healthy;
+ * a process that dies mid-send leaves it to be claimed again. A channel that does not take it is
+ * tried again on ALERT_RETRY_SCHEDULE, then the notice is marked failed.
+ */
+export async function sendDueNotifications(
+  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'>,
+  sender: ChannelSender,
+): Promise<number> {
+  const { db, config } = ctx;
+  const now = ctx.now();
+  const claimUntil = new Date(now.getTime() + config.delivery.timeoutMs * 2 + 5_000);
+  const claimed = await sql<NotificationRow>`
+    update alert_notifications set next_attempt_at = ${claimUntil}
+    where id in (
+      select id from alert_notifications
+      where state = 'pending' and next_attempt_at <= ${now}
+      order by next_attempt_at
+      limit 50
+      for update skip locked)
+    returning *`.execute(db);
+  if (claimed.rows.length === 0) return 0;
+  const channels = new Map((await allChannelRows(db)).map((row) => [row.id, row]));
+  const alerts = new Map(
+    (
+      await db
+        .selectFrom('alerts')
+        .selectAll()
+        .where(
+          'fingerprint',
+          'in',
+          claimed.rows.map((r) => r.fingerprint),
+        )
+        .execute()
+    ).map((row) => [row.fingerprint, row]),
+  );
+  const schedule = config.alerts.retryScheduleSeconds;
+  await Promise.all(
+    claimed.rows.map(async (notice) => {
+      const channel = channels.get(notice.channel_id);
+      const alert = alerts.get(notice.fingerprint);
+      if (!channel || !alert || !channel.enabled) {
+        // Deleted or switched off since: nothing to send any more.
+        await finish(db, notice.id, 'failed', notice.attempts, null, 'the channel is gone or disabled');
+        return;
+      }
+      const instance: AlertInstance = {
+        fingerprint: alert.fingerprint,
+        labels: alert.labels,
+        annotations: alert.annotations,
+        status: notice.status,
+        startsAt: new Date(alert.starts_at),
+        endsAt: notice.status === 'resolved' && alert.ends_at ? new Date(alert.ends_at) : null,
+      };
+      const result = await sender.send(openChannel(ctx, channel), {
+        id: notice.id,
+        status: notice.status,
+        alerts: [instance],
+      });
+      ctx.metrics.alertNotifications.inc({
+        channel_kind: channel.kind as ChannelKind,
+        outcome: result.ok ? 'sent' : 'failed',
+      });
+      const attempts = notice.attempts + 1;
+      if (result.ok) {
+        await finish(db, notice.id, 'sent', attempts, null, null, ctx.now());
+        return;
+      }
+      ctx.log.warn(
+        { notificationId: notice.id, channelId: channel.id, error: result.error },
+        'alert notification not taken',
+      );
+      const delay = schedule[attempts - 1];
+      if (delay === undefined) {
+        await finish(db, notice.id, 'failed', attempts, null, result.error);
+      } else {
+        const next = new Date(ctx.now().getTime() + delay * 1000);
+        await finish(db, notice.id, 'pending', attempts, next, result.error);
+      }
+    }),
+  );
+  return claimed.rows.length;
+}
+
+async function finish(
+  db: Kysely<DB>,
+  id: string,
+  state: NotificationRow['state'],
+  attempts: number,
+  nextAttemptAt: Date | null,
+  lastError: string | null,
+  sentAt: Date | null = null,
+): Promise<void> {
+  await db
+    .updateTable('alert_notifications')
+    .set({ state, attempts, next_attempt_at: nextAttemptAt, last_error: lastError, sent_at: sentAt })
+    .where('id', '=', id)
+    .execute();
+}

@@ -1,0 +1,388 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { assertNoLeak, makeKey, makeSignedInTenant } from '../../helpers/factories.js';
+import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startReceiver } from '../../helpers/receiver.js';
+
+const CHANNELS = '/api/v1/platform/alerting/channels';
+const RULES = '/api/v1/platform/alerting/rules';
+
+let h: Harness;
+before(async () => {
+  h = await startHarness({
+    env: { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32', DELIVERY_TIMEOUT_MS: '1000' },
+  });
+});
+after(() => h.close());
+
+const create = (body: unknown) => h.request('POST', CHANNELS, { token: h.platformToken, body });
+const count = async (table: 'alert_channels' | 'audit_log') =>
+  Number(
+    (
+      await h.database.kysely
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+describe('creating channels', () => {
+  test('each kind is created with its secret fields named, never shown', async () => {
+    const secrets = {
+      smtpPassword: 'smtp-pass-0f9c2e',
+      url: 'https://alerts.example.com/hook/p4th-s3cret',
+      webhookUrl: 'https://hooks.slack.example/services/T000/B000/xoxsecret',
+      serviceAccountToken: 'glsa_token_5ecret',
+      headerValue: 'Bearer header-5ecret',
+    };
+    const bodies = [
+      {
+        kind: 'EMAIL',
+        config: {
+          to: ['ops@example.com'],
+          from: 'hubgate@example.com',
+          smtpHost: 'smtp.example.com',
+          smtpPort: 587,
+          smtpPassword: secrets.smtpPassword,
+        },
+        shown: {
+          to: ['ops@example.com'],
+          from: 'hubgate@example.com',
+          smtpHost: 'smtp.example.com',
+          smtpPort: 587,
+        },
+        secretFields: ['smtpPassword'],
+      },
+      { kind: 'WEBHOOK', config: { url: secrets.url }, shown: {}, secretFields: ['signingSecret', 'url'] },
+      { kind: 'SLACK', config: { webhookUrl: secrets.webhookUrl }, shown: {}, secretFields: ['webhookUrl'] },
+      {
+        kind: 'GRAFANA',
+        config: {
+          baseUrl: 'https://grafana.example.com',
+          tags: ['hubgate'],
+          serviceAccountToken: secrets.serviceAccountToken,
+        },
+        shown: { baseUrl: 'https://grafana.example.com', tags: ['hubgate'] },
+        secretFields: ['serviceAccountToken'],
+      },
+      {
+        kind: 'HTTP',
+        config: { url: secrets.url, method: 'PUT', headers: { authorization: secrets.headerValue } },
+        shown: { method: 'PUT' },
+        secretFields: ['headers', 'url'],
+      },
+    ];
+    for (const { kind, config, shown, secretFields } of bodies) {
+      const created = await create({ name: `${kind} channel`, kind, config });
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.headers.get('cache-control'), 'no-store');
+      assert.match(created.body.id, /^chn_[0-9A-Za-z]{22}$/);
+      assert.equal(created.body.kind, kind);
+      assert.equal(created.body.enabled, true);
+      assert.deepEqual(created.body.config, shown);
+      assert.deepEqual(created.body.secretFields, secretFields);
+      const read = await h.request('GET', `${CHANNELS}/${created.body.id}`, { token: h.platformToken });
+      assert.equal(read.status, 200);
+      assert.deepEqual(
+        { ...read.body },
+        Object.fromEntries(Object.entries(created.body).filter(([k]) => k !== 'signingSecret')),
+      );
+    }
+    const list = await h.request('GET', `${CHANNELS}?limit=100`, { token: h.platformToken });
+    assert.equal(list.status, 200);
+    assert.ok(list.body.data.length >= 5);
+    assertNoLeak(h, Object.values(secrets));
+  });
+
+  test('a WEBHOOK channel’s generated signing secret is returned by the create call only', async () => {
+    const created = await create({
+      name: 'hook',
+      kind: 'WEBHOOK',
+      config: { url: 'https://a.example.com/x' },
+    });
+    assert.equal(created.status, 201);
+    assert.match(created.body.signingSecret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    const read = await h.request('GET', `${CHANNELS}/${created.body.id}`, { token: h.platformToken });
+    assert.equal(read.body.signingSecret, undefined);
+    assertNoLeak(h, [], [created.body.signingSecret]);
+  });
+
+  test('bad bodies get the contract’s 400s and nothing is written', async () => {
+    const channels = await count('alert_channels');
+    const audits = await count('audit_log');
+    const cases: Array<[unknown, string, string]> = [
+      [{ name: 'x', kind: 'PAGER', config: {} }, 'validation_failed', 'kind'],
+      [{ name: 'x', kind: 'SLACK', config: {} }, 'validation_failed', 'config.webhookUrl'],
+      [
+        { name: 'x', kind: 'SLACK', config: { webhookUrl: 'https://h.example.com', extra: 1 } },
+        'validation_failed',
+        'config.extra',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'EMAIL',
+          config: { to: ['not-an-email'], from: 'a@example.com', smtpHost: 'smtp.example.com', smtpPort: 25 },
+        },
+        'validation_failed',
+        'config.to.0',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'EMAIL',
+          config: {
+            to: ['a@example.com'],
+            from: 'a@example.com',
+            smtpHost: 'smtp.example.com',
+            smtpPort: 70000,
+          },
+        },
+        'validation_failed',
+        'config.smtpPort',
+      ],
+      [
+        { name: 'x', kind: 'WEBHOOK', config: { url: 'https://a.example.com', signingSecret: 'whsec_abc' } },
+        'validation_failed',
+        'config.signingSecret',
+      ],
+      [{ name: 'x', kind: 'WEBHOOK', config: { url: 'not a url' } }, 'validation_failed', 'config.url'],
+      [
+        { name: 'x', kind: 'WEBHOOK', config: { url: 'https://127.0.0.2/hook' } },
+        'destination_forbidden',
+        'config.url',
+      ],
+      [
+        { name: 'x', kind: 'SLACK', config: { webhookUrl: 'https://[::1]/hook' } },
+        'destination_forbidden',
+        'config.webhookUrl',
+      ],
+      [
+        { name: 'x', kind: 'HTTP', config: { url: 'https://metadata.google.internal/x', method: 'POST' } },
+        'destination_forbidden',
+        'config.url',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'GRAFANA',
+          config: { baseUrl: 'https://169.254.169.254', tags: [], serviceAccountToken: 't' },
+        },
+        'destination_forbidden',
+        'config.baseUrl',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'EMAIL',
+          config: { to: ['a@example.com'], from: 'a@example.com', smtpHost: 'localhost', smtpPort: 25 },
+        },
+        'destination_forbidden',
+        'config.smtpHost',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'EMAIL',
+          config: { to: ['a@example.com'], from: 'a@example.com', smtpHost: '10.0.0.5', smtpPort: 25 },
+        },
+        'destination_forbidden',
+        'config.smtpHost',
+      ],
+      [
+        { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', method: 'DELETE' } },
+        'validation_failed',
+        'config.method',
+      ],
+    ];
+    for (const [body, code, path] of cases) {
+      const r = await create(body);
+      assert.equal(r.status, 400, `${JSON.stringify(body)} → ${r.text}`);
+      assert.equal(r.body.code, code, r.text);
+      assert.ok(
+        r.body.errors.some((e: { path: string }) => e.path === path),
+        `${JSON.stringify(body)}: expected an error at ${path}, got ${r.text}`,
+      );
+    }
+    assert.equal(await count('alert_channels'), channels);
+    assert.equal(await count('audit_log'), audits);
+  });
+
+  test('only a platform key may manage channels', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const key = await makeKey(h, session, { scopes: ['integrations:ADMIN'] });
+    const body = { name: 'x', kind: 'SLACK', config: { webhookUrl: 'https://h.example.com/x' } };
+    assert.equal((await h.request('POST', CHANNELS, { body })).status, 401);
+    const byKey = await h.request('POST', CHANNELS, { token: key.secret, body });
+    assert.equal(byKey.status, 403);
+    assert.equal(byKey.body.code, 'platform_key_required');
+    const bySession = await h.request('GET', CHANNELS, { session });
+    assert.equal(bySession.status, 403);
+    assert.equal(bySession.body.code, 'platform_key_required');
+  });
+});
+
+describe('changing, testing and deleting channels', () => {
+  test('PATCH changes what it names: secrets stay set, null removes an optional field, kind is fixed', async () => {
+    const created = await create({
+      name: 'mail',
+      kind: 'EMAIL',
+      config: {
+        to: ['a@example.com'],
+        from: 'b@example.com',
+        smtpHost: 'smtp.example.com',
+        smtpPort: 587,
+        smtpPassword: 'pw-1234567',
+      },
+    });
+    const id = created.body.id;
+    const renamed = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { name: 'mail 2', enabled: false, config: { smtpPort: 2525 } },
+    });
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.equal(renamed.body.name, 'mail 2');
+    assert.equal(renamed.body.enabled, false);
+    assert.equal(renamed.body.config.smtpPort, 2525);
+    assert.deepEqual(renamed.body.config.to, ['a@example.com']);
+    assert.deepEqual(renamed.body.secretFields, ['smtpPassword']);
+    assert.ok(
+      renamed.body.updatedAt > created.body.updatedAt || renamed.body.updatedAt === created.body.updatedAt,
+    );
+
+    const unset = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { config: { smtpPassword: null } },
+    });
+    assert.equal(unset.status, 200, unset.text);
+    assert.deepEqual(unset.body.secretFields, []);
+
+    const required = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { config: { smtpHost: null } },
+    });
+    assert.equal(required.status, 400);
+    assert.equal(required.body.errors[0].path, 'config.smtpHost');
+
+    const kind = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { kind: 'SLACK' },
+    });
+    assert.equal(kind.status, 400);
+    assert.equal(kind.body.errors[0].path, 'kind');
+
+    const forbidden = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { config: { smtpHost: '192.168.1.1' } },
+    });
+    assert.equal(forbidden.status, 400);
+    assert.equal(forbidden.body.code, 'destination_forbidden');
+    const after = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
+    assert.equal(after.body.config.smtpHost, 'smtp.example.com');
+
+    const missing = await h.request('PATCH', `${CHANNELS}/chn_nope`, {
+      token: h.platformToken,
+      body: { name: 'x' },
+    });
+    assert.equal(missing.status, 404);
+  });
+
+  test('POST …/test sends a signed notification with the channel’s current secrets and reports the answer', async () => {
+    let answer = 200;
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.statusCode = answer;
+      res.end();
+    });
+    try {
+      const created = await create({
+        name: 'hook',
+        kind: 'WEBHOOK',
+        config: { url: receiver.url('/first') },
+      });
+      const id = created.body.id;
+      // Changing only the name keeps the URL and the signing secret.
+      await h.request('PATCH', `${CHANNELS}/${id}`, {
+        token: h.platformToken,
+        body: { name: 'renamed hook' },
+      });
+      const ok = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(ok.body, { ok: true, responseStatus: 200, error: null });
+      const [arrived] = await receiver.waitFor(1);
+      assert.equal(arrived!.url, '/first');
+      const verified = new Webhook(created.body.signingSecret).verify(arrived!.body, {
+        'webhook-id': String(arrived!.headers['webhook-id']),
+        'webhook-timestamp': String(arrived!.headers['webhook-timestamp']),
+        'webhook-signature': String(arrived!.headers['webhook-signature']),
+      }) as { receiver: string; alerts: Array<{ labels: Record<string, string> }> };
+      assert.equal(verified.receiver, 'renamed hook');
+      assert.equal(verified.alerts[0]!.labels.alertname, 'HubgateTestNotification');
+
+      answer = 503;
+      const failing = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+      assert.equal(failing.status, 200);
+      assert.equal(failing.body.ok, false);
+      assert.equal(failing.body.responseStatus, 503);
+      assert.equal(typeof failing.body.error, 'string');
+
+      const moved = await h.request('PATCH', `${CHANNELS}/${id}`, {
+        token: h.platformToken,
+        body: { config: { url: receiver.url('/second') } },
+      });
+      assert.equal(moved.status, 200);
+      answer = 200;
+      await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+      const all = await receiver.waitFor(3);
+      assert.equal(all[2]!.url, '/second');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a channel a rule uses cannot be deleted (409); once unused it is (204), audited without secrets', async () => {
+    const created = await create({
+      name: 'slack',
+      kind: 'SLACK',
+      config: { webhookUrl: 'https://hooks.example.com/T/B/zzsecret' },
+    });
+    const id = created.body.id;
+    const current = await h.request('GET', RULES, { token: h.platformToken });
+    const put = await h.request('PUT', RULES, {
+      token: h.platformToken,
+      body: {
+        defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+        rules: [{ name: 'all', matchers: [], channelIds: [id] }],
+      },
+      headers: { 'if-match': String(current.body.revision) },
+    });
+    assert.equal(put.status, 200, put.text);
+    const refused = await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken });
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.code, 'conflict');
+
+    const cleared = await h.request('PUT', RULES, {
+      token: h.platformToken,
+      body: { defaults: { channelIds: [], repeatIntervalSeconds: 3600 }, rules: [] },
+    });
+    assert.equal(cleared.status, 200, cleared.text);
+    const deleted = await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken });
+    assert.equal(deleted.status, 204);
+    assert.equal((await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken })).status, 404);
+    assert.equal((await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken })).status, 404);
+
+    const audit = await h.database.kysely
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('target_id', '=', id)
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      audit.map((a) => a.action),
+      ['alerting.channel.create', 'alerting.channel.delete'],
+    );
+    assert.ok(audit.every((a) => a.actor_type === 'platform_key' && a.request_id));
+    assert.ok(!JSON.stringify(audit).includes('zzsecret'));
+    assertNoLeak(h, ['zzsecret']);
+  });
+});

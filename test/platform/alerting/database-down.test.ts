@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import { adminQuery, createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
+
+// DatabaseUnavailable, for real: the test database stops taking connections and its sessions are
+// ended, then it is let back. PostgreSQL only (an embedded database cannot go away on its own).
+if (ENGINE === 'postgres') {
+  let db: TestDatabase;
+  let h: Harness;
+  let pager: Awaited<ReturnType<typeof startReceiver>>;
+  let name: string;
+
+  before(async () => {
+    db = await createTestDatabase();
+    if (db.target.kind !== 'postgres') throw new Error('unreachable');
+    name = new URL(db.target.url).pathname.slice(1);
+    h = await startHarness({
+      testDatabase: db,
+      env: {
+        DELIVERY_ALLOW_HTTP: 'true',
+        DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
+        ALERT_EVALUATION_INTERVAL_MS: '100',
+        ALERT_RETRY_SCHEDULE: '0,0,0',
+      },
+      workers: { pollMs: 50 },
+    });
+    pager = await startReceiver();
+    const channel = await h.request('POST', '/api/v1/platform/alerting/channels', {
+      token: h.platformToken,
+      body: { name: 'ops', kind: 'HTTP', config: { url: pager.url('/notify'), method: 'POST' } },
+    });
+    assert.equal(channel.status, 201, channel.text);
+    const rules = await h.request('PUT', '/api/v1/platform/alerting/rules', {
+      token: h.platformToken,
+      body: { defaults: { channelIds: [channel.body.id], repeatIntervalSeconds: 3600 }, rules: [] },
+    });
+    assert.equal(rules.status, 200, rules.text);
+  });
+  after(async () => {
+    await adminQuery(`alter database ${name} allow_connections true`);
+    await pager.close();
+    await h.close();
+    await db.drop();
+  });
+
+  const notices = () =>
+    pager.received.map(
+      (r) => JSON.parse(r.body) as { status: string; alerts: Array<{ labels: Record<string, string> }> },
+    );
+
+  async function until(check: () => boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (!check()) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  test('DatabaseUnavailable is sent while the database is gone, and resolved once it is back', async () => {
+    // Let the engine take its lease and read the rules first.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await adminQuery(`alter database ${name} allow_connections false`);
+    await adminQuery(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`,
+    );
+    await until(() => notices().some((n) => n.status === 'firing'), 'DatabaseUnavailable firing');
+    const firing = notices().find((n) => n.status === 'firing')!;
+    assert.deepEqual(firing.alerts[0]!.labels, { alertname: 'DatabaseUnavailable', severity: 'critical' });
+    const ready = await fetch(`${h.baseUrl}/readyz`);
+    assert.equal(ready.status, 503);
+
+    await adminQuery(`alter database ${name} allow_connections true`);
+    await until(() => notices().some((n) => n.status === 'resolved'), 'DatabaseUnavailable resolved');
+    const resolved = notices().filter((n) => n.alerts[0]!.labels.alertname === 'DatabaseUnavailable');
+    assert.deepEqual(
+      resolved.map((n) => n.status),
+      ['firing', 'resolved'],
+      'one firing notice for the outage (repeat interval 1 h), then one resolved',
+    );
+  });
+}

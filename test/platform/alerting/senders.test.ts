@@ -1,0 +1,659 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { createSender } from '../../../src/outbound/sender.js';
+import { CHANNEL_KIND_DEFINITIONS } from '../../../src/platform/alerting/kinds.js';
+import type { ChannelSendResult, OpenChannel } from '../../../src/platform/alerting/notification.js';
+import { annotationsUrl } from '../../../src/platform/alerting/senders/grafana.js';
+import { FIRING_ENDS_AT } from '../../../src/platform/alerting/senders/index.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import {
+  channel,
+  channelSender,
+  ENDS_AT,
+  fakeResolver,
+  firing,
+  policy,
+  resolved,
+  STARTS_AT,
+  tripwire,
+} from './senders-fixtures.js';
+
+const sender = channelSender();
+after(() => sender.close());
+
+const newSigningSecret = () => {
+  const generate = CHANNEL_KIND_DEFINITIONS.WEBHOOK.generated?.signingSecret;
+  assert.ok(generate, 'WEBHOOK generates its signing secret');
+  return generate();
+};
+
+const json = (text: string) => JSON.parse(text) as Record<string, unknown>;
+
+const expectedAlert = {
+  status: 'firing',
+  labels: { alertname: 'DeliveryFailed', severity: 'critical', tenantId: 'ten_abc' },
+  annotations: {
+    summary: 'Delivery dlv_1 failed after 8 attempts',
+    description: 'HTTP 500 from the receiver',
+  },
+  startsAt: '2025-01-02T03:04:05.000Z',
+  endsAt: '0001-01-01T00:00:00Z',
+  generatorURL: 'https://hub.example.test',
+  fingerprint: 'fp_1',
+};
+
+const expectedBody = (receiver: string) => ({
+  version: '4',
+  groupKey: '{}:{fingerprint="fp_1"}',
+  truncatedAlerts: 0,
+  status: 'firing',
+  receiver,
+  groupLabels: {},
+  commonLabels: expectedAlert.labels,
+  commonAnnotations: expectedAlert.annotations,
+  externalURL: 'https://hub.example.test',
+  alerts: [expectedAlert],
+});
+
+/** A port on 127.0.0.1 where nothing listens. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('WEBHOOK channel', () => {
+  test('posts the Alertmanager-style body, signed as Standard Webhooks', async () => {
+    const receiver = await startReceiver();
+    try {
+      const secret = newSigningSecret();
+      const hook = channel('WEBHOOK', { url: receiver.url('/alerts/in?team=ops'), signingSecret: secret });
+      assert.deepEqual(await sender.send(hook, firing), { ok: true, responseStatus: 200, error: null });
+      assert.deepEqual(await sender.send(hook, firing), { ok: true, responseStatus: 200, error: null });
+      const [got, again] = await receiver.waitFor(2);
+      assert.ok(got && again, 'two requests arrived');
+      assert.equal(got.method, 'POST');
+      assert.equal(got.url, '/alerts/in?team=ops');
+      assert.equal(got.headers['content-type'], 'application/json');
+      assert.match(String(got.headers['user-agent']), /^hubgate\/\d/);
+      assert.match(String(got.headers['webhook-id']), /^ntf_[0-9A-Za-z]{22}$/);
+      assert.notEqual(got.headers['webhook-id'], again.headers['webhook-id'], 'a new id per notification');
+      const verified = new Webhook(secret).verify(got.body, {
+        'webhook-id': String(got.headers['webhook-id']),
+        'webhook-timestamp': String(got.headers['webhook-timestamp']),
+        'webhook-signature': String(got.headers['webhook-signature']),
+      });
+      assert.deepEqual(verified, expectedBody('ops webhook'));
+      assert.throws(() =>
+        new Webhook(newSigningSecret()).verify(got.body, {
+          'webhook-id': String(got.headers['webhook-id']),
+          'webhook-timestamp': String(got.headers['webhook-timestamp']),
+          'webhook-signature': String(got.headers['webhook-signature']),
+        }),
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a resolved notice carries its end time', async () => {
+    const receiver = await startReceiver();
+    try {
+      const hook = channel('WEBHOOK', { url: receiver.url(), signingSecret: newSigningSecret() });
+      assert.equal((await sender.send(hook, resolved)).ok, true);
+      const [got] = await receiver.waitFor(1);
+      const body = json(got?.body ?? '');
+      assert.equal(body.status, 'resolved');
+      assert.deepEqual(body.alerts, [
+        { ...expectedAlert, status: 'resolved', endsAt: ENDS_AT.toISOString() },
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a 500 answer is a failure with its status', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.statusCode = 500;
+      res.end('boom');
+    });
+    try {
+      const hook = channel('WEBHOOK', { url: receiver.url(), signingSecret: newSigningSecret() });
+      assert.deepEqual(await sender.send(hook, firing), {
+        ok: false,
+        responseStatus: 500,
+        error: 'http_status: HTTP 500',
+      });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('no answer within the timeout is a timeout', async () => {
+    const receiver = await startReceiver(() => {
+      // never answers
+    });
+    const quick = channelSender({ timeoutMs: 300 });
+    try {
+      const hook = channel('WEBHOOK', { url: receiver.url(), signingSecret: newSigningSecret() });
+      const result = await quick.send(hook, firing);
+      assert.equal(result.ok, false);
+      assert.equal(result.responseStatus, null);
+      assert.match(result.error ?? '', /^timeout: /);
+    } finally {
+      await quick.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('SLACK channel', () => {
+  test('posts a one-line text and mrkdwn sections; `ok` is success', async () => {
+    const receiver = await startReceiver();
+    try {
+      const slack = channel('SLACK', { webhookUrl: receiver.url('/services/T000/B000/XXXX') });
+      assert.deepEqual(await sender.send(slack, firing), { ok: true, responseStatus: 200, error: null });
+      const [got] = await receiver.waitFor(1);
+      assert.ok(got, 'a request arrived');
+      assert.equal(got.method, 'POST');
+      assert.equal(got.url, '/services/T000/B000/XXXX');
+      assert.equal(got.headers['content-type'], 'application/json');
+      const body = json(got.body) as {
+        text: string;
+        blocks: Array<{ type: string; text: { type: string; text: string } }>;
+      };
+      assert.equal(
+        body.text,
+        '[FIRING] DeliveryFailed (tenant ten_abc): Delivery dlv_1 failed after 8 attempts',
+      );
+      assert.deepEqual(body.blocks[0], {
+        type: 'section',
+        text: { type: 'mrkdwn', text: '*[FIRING] DeliveryFailed (tenant ten_abc)*' },
+      });
+      assert.equal(body.blocks.length, 2);
+      assert.deepEqual(body.blocks[1]?.text.text.split('\n'), [
+        '*Status:* firing',
+        '*Alert:* DeliveryFailed',
+        '*Severity:* critical',
+        '*Summary:* Delivery dlv_1 failed after 8 attempts',
+        '*Description:* HTTP 500 from the receiver',
+        '*Started:* 2025-01-02T03:04:05.000Z',
+        '*Labels:* `alertname=DeliveryFailed` `severity=critical` `tenantId=ten_abc`',
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('text from alerts cannot become Slack markup (mentions, links)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const slack = channel('SLACK', { webhookUrl: receiver.url() });
+      const [alert] = resolved.alerts;
+      assert.ok(alert, 'fixture');
+      const notification = {
+        status: 'resolved' as const,
+        alerts: [{ ...alert, annotations: { summary: '<!channel> see <https://evil.example|here> & more' } }],
+      };
+      assert.equal((await sender.send(slack, notification)).ok, true);
+      const [got] = await receiver.waitFor(1);
+      const text = got?.body ?? '';
+      assert.ok(!text.includes('<!channel>'), text);
+      const body = json(text) as { text: string; blocks: Array<{ text: { text: string } }> };
+      const escaped = '&lt;!channel&gt; see &lt;https://evil.example|here&gt; &amp; more';
+      assert.equal(body.text, `[RESOLVED] DeliveryFailed (tenant ten_abc): ${escaped}`);
+      assert.ok(body.blocks[1]?.text.text.includes(`*Summary:* ${escaped}`), text);
+      assert.ok(body.blocks[1]?.text.text.includes(`*Ended:* ${ENDS_AT.toISOString()}`), text);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  for (const [status, token] of [
+    [400, 'invalid_payload'],
+    [404, 'no_service'],
+    [404, 'channel_not_found'],
+    [403, 'action_prohibited'],
+    [403, 'invalid_token'],
+  ] as const) {
+    test(`${status} ${token} is a failure that names it`, async () => {
+      const receiver = await startReceiver((_r, _i, res) => {
+        res.statusCode = status;
+        res.end(token);
+      });
+      try {
+        const slack = channel('SLACK', { webhookUrl: receiver.url() });
+        assert.deepEqual(await sender.send(slack, firing), {
+          ok: false,
+          responseStatus: status,
+          error: `http_status: HTTP ${status}: ${token}`,
+        });
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
+
+  test('an error body that is not a Slack token is not quoted', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.statusCode = 502;
+      res.end('<html><body>Bad Gateway: upstream /services/T000 said no</body></html>');
+    });
+    try {
+      const slack = channel('SLACK', { webhookUrl: receiver.url() });
+      assert.deepEqual(await sender.send(slack, firing), {
+        ok: false,
+        responseStatus: 502,
+        error: 'http_status: HTTP 502',
+      });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a 200 whose body is not `ok` is a failure', async () => {
+    for (const answer of ['not ok', '', '{"ok":false}', 'invalid_payload']) {
+      const receiver = await startReceiver((_r, _i, res) => {
+        res.end(answer);
+      });
+      try {
+        const slack = channel('SLACK', { webhookUrl: receiver.url() });
+        const result = await sender.send(slack, firing);
+        assert.equal(result.ok, false, answer);
+        assert.equal(result.responseStatus, 200);
+        assert.match(result.error ?? '', /^slack_error: HTTP 200/);
+        if (answer === 'invalid_payload') assert.equal(result.error, 'slack_error: HTTP 200 invalid_payload');
+      } finally {
+        await receiver.close();
+      }
+    }
+  });
+});
+
+describe('GRAFANA channel', () => {
+  test('posts an annotation with the service account token, under the base path', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"message":"Annotation added","id":17}');
+    });
+    try {
+      const grafana = channel('GRAFANA', {
+        baseUrl: `http://127.0.0.1:${receiver.port}/grafana/`,
+        tags: ['hubgate', 'prod', 'firing'],
+        serviceAccountToken: 'glsa_ServiceAccountToken_0123456789',
+      });
+      assert.deepEqual(await sender.send(grafana, firing), { ok: true, responseStatus: 200, error: null });
+      assert.equal((await sender.send(grafana, resolved)).ok, true);
+      const [first, second] = await receiver.waitFor(2);
+      assert.ok(first && second, 'two requests arrived');
+      assert.equal(first.method, 'POST');
+      assert.equal(first.url, '/grafana/api/annotations');
+      assert.equal(first.headers.authorization, 'Bearer glsa_ServiceAccountToken_0123456789');
+      assert.equal(first.headers['content-type'], 'application/json');
+      assert.deepEqual(json(first.body), {
+        time: STARTS_AT.getTime(),
+        tags: ['hubgate', 'prod', 'firing', 'DeliveryFailed'],
+        text: '[FIRING] DeliveryFailed (tenant ten_abc): Delivery dlv_1 failed after 8 attempts',
+      });
+      assert.deepEqual(json(second.body), {
+        time: STARTS_AT.getTime(),
+        timeEnd: ENDS_AT.getTime(),
+        tags: ['hubgate', 'prod', 'firing', 'DeliveryFailed', 'resolved'],
+        text: '[RESOLVED] DeliveryFailed (tenant ten_abc): Delivery dlv_1 failed after 8 attempts',
+      });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('the annotations URL is joined to any base', () => {
+    assert.equal(annotationsUrl('https://g.example.com'), 'https://g.example.com/api/annotations');
+    assert.equal(annotationsUrl('https://g.example.com/'), 'https://g.example.com/api/annotations');
+    assert.equal(
+      annotationsUrl('https://g.example.com/grafana'),
+      'https://g.example.com/grafana/api/annotations',
+    );
+    assert.equal(
+      annotationsUrl('https://g.example.com/grafana//'),
+      'https://g.example.com/grafana/api/annotations',
+    );
+    assert.equal(
+      annotationsUrl('https://g.example.com:3000/a/b/?x=1#y'),
+      'https://g.example.com:3000/a/b/api/annotations',
+    );
+  });
+
+  test('401 is a failure with its status', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.statusCode = 401;
+      res.end('{"message":"Unauthorized"}');
+    });
+    try {
+      const grafana = channel('GRAFANA', {
+        baseUrl: `http://127.0.0.1:${receiver.port}`,
+        tags: [],
+        serviceAccountToken: 'glsa_wrong',
+      });
+      assert.deepEqual(await sender.send(grafana, firing), {
+        ok: false,
+        responseStatus: 401,
+        error: 'http_status: HTTP 401',
+      });
+      assert.equal((await receiver.waitFor(1))[0]?.url, '/api/annotations');
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('HTTP channel', () => {
+  test('sends the unsigned body with the configured method and headers, never Host or Content-Length', async () => {
+    const receiver = await startReceiver();
+    try {
+      const http = channel('HTTP', {
+        url: receiver.url('/notify'),
+        method: 'PUT',
+        headers: {
+          Authorization: 'Token custom-header-secret-value',
+          'X-Team': 'ops',
+          Host: 'evil.example',
+          'CONTENT-LENGTH': '1',
+          'Content-Type': 'text/plain',
+          'Transfer-Encoding': 'chunked',
+          'User-Agent': 'ops-bridge/2',
+        },
+      });
+      assert.deepEqual(await sender.send(http, firing), { ok: true, responseStatus: 200, error: null });
+      const [got] = await receiver.waitFor(1);
+      assert.ok(got, 'a request arrived');
+      assert.equal(got.method, 'PUT');
+      assert.equal(got.url, '/notify');
+      assert.equal(got.headers.authorization, 'Token custom-header-secret-value');
+      assert.equal(got.headers['x-team'], 'ops');
+      assert.equal(got.headers['user-agent'], 'ops-bridge/2');
+      assert.equal(got.headers.host, `127.0.0.1:${receiver.port}`);
+      assert.equal(got.headers['content-type'], 'application/json');
+      assert.equal(got.headers['content-length'], String(Buffer.byteLength(got.body)));
+      assert.equal(got.headers['transfer-encoding'], undefined);
+      assert.equal(got.headers['webhook-signature'], undefined);
+      assert.deepEqual(json(got.body), expectedBody('ops http'));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('POST when no method is set; PATCH when asked', async () => {
+    const receiver = await startReceiver();
+    try {
+      assert.equal((await sender.send(channel('HTTP', { url: receiver.url() }), firing)).ok, true);
+      assert.equal(
+        (await sender.send(channel('HTTP', { url: receiver.url(), method: 'PATCH' }), firing)).ok,
+        true,
+      );
+      const [first, second] = await receiver.waitFor(2);
+      assert.equal(first?.method, 'POST');
+      assert.match(String(first?.headers['user-agent']), /^hubgate\//);
+      assert.equal(second?.method, 'PATCH');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('503 is a failure with its status; a redirect is refused, not followed', async () => {
+    const receiver = await startReceiver((request, _i, res) => {
+      if (request.url === '/moved') {
+        res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' });
+        res.end();
+        return;
+      }
+      res.statusCode = 503;
+      res.end('down');
+    });
+    try {
+      assert.deepEqual(await sender.send(channel('HTTP', { url: receiver.url() }), firing), {
+        ok: false,
+        responseStatus: 503,
+        error: 'http_status: HTTP 503',
+      });
+      assert.deepEqual(await sender.send(channel('HTTP', { url: receiver.url('/moved') }), firing), {
+        ok: false,
+        responseStatus: 302,
+        error: 'redirect_refused: HTTP 302: redirects are not followed',
+      });
+      assert.equal(receiver.received.length, 2);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a header value with a line break is refused before anything is sent', async () => {
+    const receiver = await startReceiver();
+    try {
+      const http = channel('HTTP', { url: receiver.url(), headers: { 'X-A': 'one\r\nX-Injected: two' } });
+      assert.deepEqual(await sender.send(http, firing), {
+        ok: false,
+        responseStatus: null,
+        error: 'invalid_config: a header value is not a single-line string',
+      });
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+/** A channel of each HTTP kind whose destination is `url`. */
+const httpChannels = (url: string): OpenChannel[] => [
+  channel('WEBHOOK', { url, signingSecret: newSigningSecret() }),
+  channel('SLACK', { webhookUrl: url }),
+  channel('GRAFANA', { baseUrl: url, tags: [], serviceAccountToken: 'glsa_token_value_1' }),
+  channel('HTTP', { url, headers: { authorization: 'Bearer header-value-1' } }),
+];
+
+describe('SSRF policy at send time', () => {
+  test('a refused address literal is never connected to (127.0.0.2, [::1])', async () => {
+    for (const [host, literal, range] of [
+      ['127.0.0.2', '127.0.0.2', 'loopback (127.0.0.0/8)'],
+      ['::1', '[::1]', 'loopback (::1/128)'],
+    ] as const) {
+      const wire = await tripwire(host);
+      try {
+        for (const target of httpChannels(`http://${literal}:${wire.port}/`)) {
+          assert.deepEqual(
+            await sender.send(target, firing),
+            {
+              ok: false,
+              responseStatus: null,
+              error: `destination_forbidden: address ${host} is in a refused range: ${range}`,
+            },
+            target.kind,
+          );
+        }
+        assert.equal(wire.hits(), 0);
+      } finally {
+        await wire.close();
+      }
+    }
+  });
+
+  test('local names are refused without a lookup', async () => {
+    const dns = fakeResolver('127.0.0.1');
+    const guarded = channelSender({ resolve: dns.resolve });
+    try {
+      for (const name of ['localhost', 'api.localhost', 'metadata.google.internal', 'db.internal']) {
+        for (const target of httpChannels(`http://${name}:8080/`)) {
+          const result = await guarded.send(target, firing);
+          assert.equal(result.ok, false);
+          assert.equal(result.error, `destination_forbidden: host ${name} is not allowed (local name)`);
+        }
+      }
+      assert.deepEqual(dns.asked, []);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  test('a name resolving to a refused address is refused, and nothing there is reached', async () => {
+    const wire = await tripwire('127.0.0.2');
+    const dns = fakeResolver('127.0.0.2');
+    const guarded = channelSender({ resolve: dns.resolve });
+    try {
+      for (const target of httpChannels(`http://hooks.example.test:${wire.port}/`)) {
+        assert.deepEqual(await guarded.send(target, firing), {
+          ok: false,
+          responseStatus: null,
+          error:
+            'destination_forbidden: hooks.example.test resolves to 127.0.0.2, in a refused range: loopback (127.0.0.0/8)',
+        });
+      }
+      assert.ok(dns.asked.length > 0, 'the name was resolved');
+      assert.equal(wire.hits(), 0);
+    } finally {
+      await guarded.close();
+      await wire.close();
+    }
+  });
+
+  test('a name resolving to an allowed address is sent to that address (pinned)', async () => {
+    const receiver = await startReceiver();
+    const dns = fakeResolver('127.0.0.1');
+    const guarded = channelSender({ resolve: dns.resolve });
+    try {
+      const hook = channel('HTTP', { url: `http://hooks.example.test:${receiver.port}/x` });
+      assert.equal((await guarded.send(hook, firing)).ok, true);
+      assert.equal((await receiver.waitFor(1))[0]?.headers.host, `hooks.example.test:${receiver.port}`);
+      assert.deepEqual(dns.asked, ['hooks.example.test']);
+    } finally {
+      await guarded.close();
+      await receiver.close();
+    }
+  });
+
+  test('plain http is refused unless the policy allows it', async () => {
+    const receiver = await startReceiver();
+    const strict = channelSender({ policy: { ...policy, allowHttp: false } });
+    try {
+      for (const target of httpChannels(receiver.url())) {
+        assert.deepEqual(await strict.send(target, firing), {
+          ok: false,
+          responseStatus: null,
+          error: 'destination_forbidden: must use https',
+        });
+      }
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await strict.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('errors never quote a secret', () => {
+  test('whatever fails, no URL path, query, token, header value or signing secret is in the error', async () => {
+    const secrets = {
+      path: '/services/T0SECRET/B0SECRET/xoxSecretPart',
+      query: 'token=QuerySecretValue',
+      grafanaToken: 'glsa_GrafanaSecretToken_42',
+      header: 'HeaderSecretValue-99',
+      signingSecret: newSigningSecret(),
+    };
+    const echo = await startReceiver((request, _i, res) => {
+      // A hostile or broken receiver echoing what it was sent.
+      res.statusCode = 400;
+      res.end(`${request.url} ${JSON.stringify(request.headers)}`);
+    });
+    const port = await closedPort();
+    const wire = await tripwire('127.0.0.2');
+    const failingDns = channelSender({
+      resolve: async () => {
+        throw Object.assign(new Error(`lookup failed for ${secrets.path}?${secrets.query}`), {
+          code: 'ENOTFOUND',
+        });
+      },
+    });
+    const results: Array<[string, ChannelSendResult]> = [];
+    const configs = (url: string): OpenChannel[] => [
+      channel('WEBHOOK', { url, signingSecret: secrets.signingSecret }),
+      channel('SLACK', { webhookUrl: url }),
+      channel('GRAFANA', { baseUrl: url, tags: [], serviceAccountToken: secrets.grafanaToken }),
+      channel('HTTP', { url, method: 'POST', headers: { 'x-api-key': secrets.header } }),
+    ];
+    try {
+      for (const base of [
+        `http://127.0.0.1:${echo.port}`,
+        `http://127.0.0.1:${port}`,
+        `http://127.0.0.2:${wire.port}`,
+        `https://127.0.0.1:${echo.port}`,
+        `http://user:${secrets.header}@127.0.0.1:${echo.port}`,
+      ]) {
+        for (const target of configs(`${base}${secrets.path}?${secrets.query}`)) {
+          results.push([`${target.kind} ${base}`, await sender.send(target, firing)]);
+        }
+      }
+      for (const target of configs(`http://hooks.example.test${secrets.path}?${secrets.query}`)) {
+        results.push([`${target.kind} dns`, await failingDns.send(target, firing)]);
+      }
+      assert.ok(echo.received.length > 0, 'the echoing receiver was reached');
+      for (const [what, result] of results) {
+        assert.equal(result.ok, false, what);
+        assert.ok(result.error, what);
+        for (const secret of [...Object.values(secrets), 'T0SECRET', 'QuerySecretValue']) {
+          assert.ok(!result.error.includes(secret), `${what}: ${result.error}`);
+        }
+      }
+      assert.equal(wire.hits(), 0);
+    } finally {
+      await failingDns.close();
+      await wire.close();
+      await echo.close();
+    }
+  });
+
+  test('a config the routes would have refused fails the send, naming only the field', async () => {
+    assert.deepEqual(await sender.send(channel('WEBHOOK', { signingSecret: newSigningSecret() }), firing), {
+      ok: false,
+      responseStatus: null,
+      error: 'invalid_config: url is missing',
+    });
+    assert.deepEqual(
+      await sender.send(
+        channel('GRAFANA', { baseUrl: 'not a url', tags: [], serviceAccountToken: 'x' }),
+        firing,
+      ),
+      {
+        ok: false,
+        responseStatus: null,
+        error: 'invalid_config: baseUrl is not a URL',
+      },
+    );
+  });
+});
+
+describe('outbound sender keepBody', () => {
+  test('keeps the first 4 KiB of the answer as text only when asked', async () => {
+    const receiver = await startReceiver((_r, _i, res) => {
+      res.end('x'.repeat(10_000));
+    });
+    const http = createSender({ policy, timeoutMs: 3_000 });
+    try {
+      const request = { method: 'POST' as const, url: receiver.url(), headers: {}, body: '{}' };
+      const kept = await http.send({ ...request, keepBody: true });
+      assert.equal(kept.ok, true);
+      assert.equal(kept.body, 'x'.repeat(4096));
+      const plain = await http.send(request);
+      assert.equal(plain.ok, true);
+      assert.equal(plain.body, undefined);
+    } finally {
+      await http.close();
+      await receiver.close();
+    }
+  });
+});
+
+test('firing alerts end at the zero time, as Alertmanager says', () => {
+  assert.equal(FIRING_ENDS_AT, '0001-01-01T00:00:00Z');
+});

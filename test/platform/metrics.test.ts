@@ -1,0 +1,243 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
+import { createMetrics, registerScrapeMetrics } from '../../src/platform/metrics.js';
+import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { createTestDatabase, ENGINE } from '../helpers/test-database.js';
+
+// One retry, an hour later: a 500 leaves a delivery `retrying`; a 410 fails one at once (contract §7).
+const ENV = {
+  DELIVERY_ALLOW_HTTP: 'true',
+  DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
+  DELIVERY_RETRY_SCHEDULE: '3600',
+  DELIVERY_TIMEOUT_MS: '5000',
+};
+const CONNECTIONS = '/api/v1/integrations/connections';
+
+// A harness of its own: the counters are per app and the queue gauges installation-wide, so every
+// figure below is exact.
+let h: Harness;
+before(async () => {
+  h = await startHarness({ env: ENV, workers: { pollMs: 50 } });
+});
+after(() => h.close());
+
+type Scrape = Map<string, PrometheusFamily> & { text: string };
+
+function parse(text: string): Scrape {
+  return Object.assign(new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f])), { text });
+}
+
+async function scrape(): Promise<Scrape> {
+  const response = await h.request('GET', '/metrics', { token: h.platformToken });
+  assert.equal(response.status, 200, response.text);
+  assert.equal(response.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
+  return parse(response.text);
+}
+
+function family(families: Scrape, name: string): PrometheusFamily {
+  const found = families.get(name);
+  assert.ok(found, `${name} is exposed`);
+  return found;
+}
+
+const hasLabels = (actual: Record<string, string> | undefined, wanted: Record<string, string>) =>
+  Object.entries(wanted).every(([k, v]) => actual?.[k] === v);
+
+/** The value of the first counter or gauge sample whose labels include `labels`; undefined if none. */
+function valueOf(families: Scrape, name: string, labels: Record<string, string> = {}): number | undefined {
+  const sample = family(families, name).metrics.find((m) => hasLabels(m.labels, labels));
+  return sample?.value === undefined ? undefined : Number(sample.value);
+}
+
+/**
+ * A histogram's observation count for one label set. The parser folds the series of a labelled
+ * histogram into one, so the `_count` line is read from the text it has checked.
+ */
+function histogramCount(families: Scrape, name: string, labels: Record<string, string> = {}): number {
+  assert.equal(family(families, name).type, 'HISTOGRAM');
+  for (const line of families.text.split('\n')) {
+    const match = new RegExp(`^${name}_count(?:\\{(.*)\\})? (\\S+)$`).exec(line);
+    if (!match) continue;
+    const found = Object.fromEntries(
+      [...(match[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (hasLabels(found, labels)) return Number(match[2]);
+  }
+  return 0;
+}
+
+async function webhookTo(session: TestSession, url: string, eventTypes: string[]) {
+  const created = await h.request('POST', CONNECTIONS, {
+    session,
+    body: { connectorKey: 'webhook', displayName: 'hook', url, eventTypes },
+  });
+  assert.equal(created.status, 201, created.text);
+  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
+    session,
+    body: {},
+  });
+  assert.equal(bound.status, 200, bound.text);
+  return created.body.id as string;
+}
+
+async function settled(session: TestSession, connectionId: string, status: string, count: number) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const log = await h.request('GET', `${CONNECTIONS}/${connectionId}/events`, { session });
+    const matching = log.body.data.filter((d: { status: string }) => d.status === status);
+    if (matching.length === count) return;
+    if (Date.now() > deadline) throw new Error(`${connectionId}: ${log.text}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('GET /metrics', () => {
+  test('needs a plt_ key: none is 401, a tenant key or a session is 403 platform_key_required', async () => {
+    const none = await h.request('GET', '/metrics');
+    assert.equal(none.status, 401);
+    assert.equal(none.body.code, 'unauthenticated');
+
+    const { session } = await makeSignedInTenant(h);
+    const key = await makeKey(h, session);
+    for (const credential of [{ token: key.secret }, { session }]) {
+      const refused = await h.request('GET', '/metrics', credential);
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.code, 'platform_key_required');
+    }
+  });
+
+  test('exposes every family in the Prometheus text format, with figures that follow what happened', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const ok = await startReceiver();
+    const gone = await startReceiver((_r, _i, res) => void res.writeHead(410).end());
+    const flaky = await startReceiver((_r, _i, res) => void res.writeHead(500).end());
+    try {
+      const toOk = await webhookTo(session, ok.url(), ['ok.*']);
+      const toGone = await webhookTo(session, gone.url(), ['gone.*']);
+      const toFlaky = await webhookTo(session, flaky.url(), ['flaky.*']);
+      for (const type of ['ok.1', 'ok.2', 'ok.3', 'gone.1', 'flaky.1']) {
+        const r = await h.request('POST', '/api/v1/integrations/events', {
+          session,
+          body: { type, data: {} },
+        });
+        assert.equal(r.status, 202, r.text);
+      }
+      await settled(session, toOk, 'delivered', 3);
+      await settled(session, toGone, 'failed', 1);
+      await settled(session, toFlaky, 'retrying', 1);
+    } finally {
+      await Promise.all([ok.close(), gone.close(), flaky.close()]);
+    }
+    const monitoring = await h.request('GET', '/api/v1/platform/monitoring', { token: h.platformToken });
+    assert.equal(monitoring.status, 200);
+
+    const families = await scrape();
+    const types: Array<[string, PrometheusFamily['type']]> = [
+      ['hubgate_http_requests_total', 'COUNTER'],
+      ['hubgate_http_request_duration_seconds', 'HISTOGRAM'],
+      ['hubgate_deliveries_total', 'COUNTER'],
+      ['hubgate_delivery_attempt_duration_seconds', 'HISTOGRAM'],
+      ['hubgate_delivery_latency_seconds', 'HISTOGRAM'],
+      ['hubgate_alert_notifications_total', 'COUNTER'],
+      ['hubgate_delivery_queue_depth', 'GAUGE'],
+      ['hubgate_delivery_queue_oldest_pending_age_seconds', 'GAUGE'],
+      ['hubgate_db_pool_connections', 'GAUGE'],
+      ['hubgate_db_up', 'GAUGE'],
+      // prom-client's process defaults, under the same prefix.
+      ['hubgate_process_cpu_user_seconds_total', 'COUNTER'],
+      ['hubgate_process_resident_memory_bytes', 'GAUGE'],
+      ['hubgate_nodejs_eventloop_lag_seconds', 'GAUGE'],
+      ['hubgate_nodejs_heap_size_used_bytes', 'GAUGE'],
+    ];
+    for (const [name, type] of types) {
+      const found = family(families, name);
+      assert.equal(found.type, type, name);
+      assert.ok(found.help.length > 0, `${name} has help`);
+    }
+
+    // One attempt per delivery: three delivered, one failed for good, one to be retried.
+    assert.equal(valueOf(families, 'hubgate_deliveries_total', { outcome: 'delivered' }), 3);
+    assert.equal(valueOf(families, 'hubgate_deliveries_total', { outcome: 'failed' }), 1);
+    assert.equal(valueOf(families, 'hubgate_deliveries_total', { outcome: 'retrying' }), 1);
+    assert.equal(valueOf(families, 'hubgate_deliveries_total', { outcome: 'cancelled' }), undefined);
+    assert.equal(histogramCount(families, 'hubgate_delivery_latency_seconds'), 3);
+    const attempts = 'hubgate_delivery_attempt_duration_seconds';
+    assert.equal(histogramCount(families, attempts, { outcome: 'delivered' }), 3);
+    assert.equal(histogramCount(families, attempts, { outcome: 'failed' }), 1);
+    assert.equal(histogramCount(families, attempts, { outcome: 'retrying' }), 1);
+    const monitoringRoute = { method: 'GET', route: '/api/v1/platform/monitoring' };
+    assert.equal(valueOf(families, 'hubgate_http_requests_total', { ...monitoringRoute, status: '200' }), 1);
+    assert.equal(histogramCount(families, 'hubgate_http_request_duration_seconds', monitoringRoute), 1);
+    assert.equal(
+      valueOf(families, 'hubgate_http_requests_total', {
+        method: 'POST',
+        route: '/api/v1/integrations/events',
+        status: '202',
+      }),
+      5,
+    );
+    assert.deepEqual(family(families, 'hubgate_alert_notifications_total').metrics, []);
+
+    // The queue as the database holds it now: the retry is an hour away, so nothing is due.
+    assert.equal(valueOf(families, 'hubgate_delivery_queue_depth', { status: 'pending' }), 0);
+    assert.equal(valueOf(families, 'hubgate_delivery_queue_depth', { status: 'retrying' }), 1);
+    assert.equal(valueOf(families, 'hubgate_delivery_queue_depth', { status: 'delivering' }), 0);
+    assert.equal(valueOf(families, 'hubgate_delivery_queue_oldest_pending_age_seconds'), 0);
+    assert.equal(valueOf(families, 'hubgate_db_up'), 1);
+    if (ENGINE === 'postgres') {
+      const total = valueOf(families, 'hubgate_db_pool_connections', { state: 'total' });
+      const idle = valueOf(families, 'hubgate_db_pool_connections', { state: 'idle' });
+      assert.ok(total !== undefined && total >= 1 && total <= 20, `pool total ${total}`);
+      assert.ok(idle !== undefined && idle <= total);
+      // The scrape's own read may be waiting for a connection being opened.
+      const waiting = valueOf(families, 'hubgate_db_pool_connections', { state: 'waiting' });
+      assert.ok(waiting !== undefined && Number.isInteger(waiting) && waiting >= 0);
+    } else {
+      assert.deepEqual(family(families, 'hubgate_db_pool_connections').metrics, [], 'no pool when embedded');
+    }
+    assert.ok((valueOf(families, 'hubgate_process_resident_memory_bytes') ?? 0) > 0);
+
+    // The scrape itself is counted once it is answered, and the snapshot agrees with the counter.
+    const next = await scrape();
+    assert.equal(
+      valueOf(next, 'hubgate_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }),
+      1,
+    );
+    const answered = family(families, 'hubgate_http_requests_total').metrics.reduce(
+      (sum, m) => sum + Number(m.value),
+      0,
+    );
+    const snap = await h.request('GET', '/api/v1/platform/monitoring', { token: h.platformToken });
+    // Everything the first scrape counted, plus that scrape and the second one.
+    assert.equal(snap.body.http.requests, answered + 2);
+  });
+
+  test('is described in the OpenAPI document as text for platform keys', async () => {
+    const doc = (await h.request('GET', '/api/v1/openapi.json')).body;
+    const operation = doc.paths['/metrics'].get;
+    assert.deepEqual(operation.security, [{ platformKey: [] }]);
+    assert.ok(operation.summary);
+    assert.deepEqual(operation.responses['200'].content['text/plain'].schema, { type: 'string' });
+  });
+});
+
+describe('scrape-time gauges without a database', () => {
+  test('the scrape still answers: hubgate_db_up is 0 and the queue series are absent', async () => {
+    // Over HTTP the plt_ key check itself needs the database; the gauges' own fallback is observed
+    // here, on a real database of this run's engine that has been dropped and closed.
+    const gone = await createTestDatabase();
+    await gone.drop();
+    const metrics = createMetrics();
+    const errors: unknown[] = [];
+    registerScrapeMetrics(metrics, gone.database, { now: () => new Date(), onError: (e) => errors.push(e) });
+    const families = parse(await metrics.registry.metrics());
+    assert.equal(valueOf(families, 'hubgate_db_up'), 0);
+    assert.deepEqual(family(families, 'hubgate_delivery_queue_depth').metrics, []);
+    assert.equal(valueOf(families, 'hubgate_delivery_queue_oldest_pending_age_seconds'), 0);
+    assert.ok((valueOf(families, 'hubgate_process_resident_memory_bytes') ?? 0) > 0);
+    assert.equal(errors.length, 1, 'one database read per scrape, shared by the gauges');
+  });
+});
