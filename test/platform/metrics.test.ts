@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { createMetrics, registerScrapeMetrics } from '../../src/platform/metrics.js';
@@ -156,6 +157,13 @@ describe('GET /metrics', () => {
       const found = family(families, name);
       assert.equal(found.type, type, name);
       assert.ok(found.help.length > 0, `${name} has help`);
+    }
+    // Every metric the README's table documents is served, with the type it says.
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const documented = [...readme.matchAll(/^\| `(hubgate_[a-z_]+)`\s*\| (counter|gauge|histogram)\s*\|/gm)];
+    assert.ok(documented.length >= 10, 'the README documents the metrics');
+    for (const [, name, type] of documented) {
+      assert.equal(family(families, name!).type, type!.toUpperCase(), `README: ${name}`);
     }
 
     // One attempt per delivery: three delivered, one failed for good, one to be retried.
