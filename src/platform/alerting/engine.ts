@@ -18,6 +18,7 @@ export type EngineContext = Pick<
 
 const LEASE = 'alert-engine';
 const PING_TIMEOUT_MS = 2_000;
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 // One failed ping may be a blip; two in a row raise DatabaseUnavailable.
 const FAILED_PINGS_TO_FIRE = 2;
 
@@ -43,6 +44,8 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let sending: Promise<void> | undefined;
+  let lastPurge = 0;
 
   async function ping(): Promise<boolean> {
     let timeout: NodeJS.Timeout | undefined;
@@ -89,8 +92,21 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
     ]);
     lastRead = { doc, channels };
     await reconcile(conditions, doc, channels, now);
-    await sendDueNotifications(ctx, sender);
+    // Sending runs beside evaluation, never inside it: a slow channel must not stop the alerts.
+    sending ??= sendDueNotifications(ctx, sender)
+      .then(() => undefined)
+      .catch((error: unknown) => warn(error, 'sending alert notifications failed'))
+      .finally(() => {
+        sending = undefined;
+      });
+    if (now.getTime() - lastPurge >= PURGE_INTERVAL_MS) {
+      lastPurge = now.getTime();
+      await purgeAlertHistory(db, new Date(now.getTime() - config.delivery.retentionDays * 86_400_000));
+    }
   }
+
+  const warn = (error: unknown, message: string) =>
+    ctx.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, message);
 
   async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
     const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));
@@ -160,8 +176,10 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
 
   async function databaseBack(now: Date): Promise<void> {
     const ended = outage;
-    outage = undefined;
-    if (!ended || ended.notified.size === 0) return;
+    if (!ended || ended.notified.size === 0) {
+      outage = undefined;
+      return;
+    }
     const { labels, annotations } = DATABASE_UNAVAILABLE;
     const fingerprint = fingerprintOf(labels);
     await db.transaction().execute(async (trx) => {
@@ -187,18 +205,15 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
         await setChannelState(trx, fingerprint, channelId, 'resolved', now);
       }
     });
+    // Only once the resolved notices are queued: if that write failed, the next evaluation tries again.
+    outage = undefined;
   }
 
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
       running = tick()
-        .catch((error: unknown) =>
-          ctx.log.warn(
-            { err: { message: error instanceof Error ? error.message : String(error) } },
-            'alert evaluation failed',
-          ),
-        )
+        .catch((error: unknown) => warn(error, 'alert evaluation failed'))
         .finally(schedule);
     }, intervalMs);
   };
@@ -211,6 +226,16 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
       stopped = true;
       clearTimeout(timer);
       await running;
+      await sending;
+      // Another process may take over at its next evaluation instead of after the lease.
+      if (leader) {
+        await db
+          .deleteFrom('alert_leases')
+          .where('name', '=', LEASE)
+          .where('holder', '=', holder)
+          .execute()
+          .catch((error: unknown) => warn(error, 'releasing the alert lease failed'));
+      }
     },
   };
 }
@@ -284,8 +309,36 @@ async function setChannelState(
 async function notifyResolved(trx: Kysely<DB>, fingerprint: string, enabled: Set<string>, now: Date) {
   const states = await channelStates(trx, fingerprint);
   for (const [channelId, state] of states) {
-    if (state.status !== 'firing' || !enabled.has(channelId)) continue;
+    if (state.status !== 'firing') continue;
+    if (!enabled.has(channelId)) {
+      // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
+      await trx
+        .deleteFrom('alert_channel_state')
+        .where('fingerprint', '=', fingerprint)
+        .where('channel_id', '=', channelId)
+        .execute();
+      continue;
+    }
     await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
     await setChannelState(trx, fingerprint, channelId, 'resolved', now);
   }
+}
+
+/**
+ * Alert history is kept as long as deliveries (DELIVERY_RETENTION_DAYS): sent and failed notices,
+ * resolved alerts and what their channels were told. Nothing that still fires or waits is touched.
+ */
+async function purgeAlertHistory(db: Kysely<DB>, cutoff: Date): Promise<void> {
+  await db
+    .deleteFrom('alert_notifications')
+    .where('state', 'in', ['sent', 'failed'])
+    .where('created_at', '<', cutoff)
+    .execute();
+  const expired = db
+    .selectFrom('alerts')
+    .select('fingerprint')
+    .where('status', '=', 'resolved')
+    .where('updated_at', '<', cutoff);
+  await db.deleteFrom('alert_channel_state').where('fingerprint', 'in', expired).execute();
+  await db.deleteFrom('alerts').where('status', '=', 'resolved').where('updated_at', '<', cutoff).execute();
 }

@@ -23,6 +23,10 @@ export interface ChannelKindDefinition {
   hostField?: string;
 }
 
+// Values that end up in a header or an SMTP command: no line breaks or other control characters,
+// refused when configured rather than failing every send.
+const SINGLE_LINE = '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$';
+
 const Url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description });
 const Host = Type.String({
   minLength: 1,
@@ -44,7 +48,12 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
       smtpHost: Host,
       smtpPort: Type.Integer({ minimum: 1, maximum: 65535 }),
       smtpUser: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 254, description: 'SMTP user name; `from` when left out' }),
+        Type.String({
+          minLength: 1,
+          maxLength: 254,
+          pattern: SINGLE_LINE,
+          description: 'SMTP user name; `from` when left out',
+        }),
       ),
       smtpPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
     }),
@@ -73,7 +82,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     config: Type.Object({
       baseUrl: Url('Grafana base URL; annotations are posted to {baseUrl}/api/annotations'),
       tags: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 }),
-      serviceAccountToken: Type.String({ minLength: 1, maxLength: 1024 }),
+      serviceAccountToken: Type.String({ minLength: 1, maxLength: 1024, pattern: SINGLE_LINE }),
     }),
     secretFields: ['serviceAccountToken'],
     urlFields: ['baseUrl'],
@@ -90,10 +99,8 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
       headers: Type.Optional(
         Type.Record(
           Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
-          Type.String({ maxLength: 4096 }),
-          {
-            maxProperties: 20,
-          },
+          Type.String({ maxLength: 4096, pattern: SINGLE_LINE }),
+          { maxProperties: 20, additionalProperties: false },
         ),
       ),
     }),

@@ -17,6 +17,15 @@ export async function enqueueNotification(
   status: AlertStatus,
   at: Date,
 ): Promise<void> {
+  // A notice still waiting for its channel is stale once a newer one is queued (a firing notice
+  // must not arrive after the resolved one): at most one is pending per alert and channel.
+  await db
+    .updateTable('alert_notifications')
+    .set({ state: 'failed', next_attempt_at: null, last_error: 'superseded by a newer notice' })
+    .where('fingerprint', '=', fingerprint)
+    .where('channel_id', '=', channelId)
+    .where('state', '=', 'pending')
+    .execute();
   await db
     .insertInto('alert_notifications')
     .values({
@@ -74,11 +83,18 @@ export async function sendDueNotifications(
   const schedule = config.alerts.retryScheduleSeconds;
   await Promise.all(
     claimed.rows.map(async (notice) => {
+      const claim = { db, id: notice.id, until: claimUntil };
       const channel = channels.get(notice.channel_id);
       const alert = alerts.get(notice.fingerprint);
       if (!channel || !alert || !channel.enabled) {
-        // Deleted or switched off since: nothing to send any more.
-        await finish(db, notice.id, 'failed', notice.attempts, null, 'the channel is gone or disabled');
+        // Deleted or switched off since: nothing to send any more, and the channel counts as never
+        // told, so once enabled again it hears of an alert still firing at the next evaluation.
+        await finish(claim, 'failed', notice.attempts, null, 'the channel is gone or disabled');
+        await db
+          .deleteFrom('alert_channel_state')
+          .where('fingerprint', '=', notice.fingerprint)
+          .where('channel_id', '=', notice.channel_id)
+          .execute();
         return;
       }
       const instance: AlertInstance = {
@@ -100,7 +116,7 @@ export async function sendDueNotifications(
       });
       const attempts = notice.attempts + 1;
       if (result.ok) {
-        await finish(db, notice.id, 'sent', attempts, null, null, ctx.now());
+        await finish(claim, 'sent', attempts, null, null, ctx.now());
         return;
       }
       ctx.log.warn(
@@ -109,28 +125,33 @@ export async function sendDueNotifications(
       );
       const delay = schedule[attempts - 1];
       if (delay === undefined) {
-        await finish(db, notice.id, 'failed', attempts, null, result.error);
+        await finish(claim, 'failed', attempts, null, result.error);
       } else {
         const next = new Date(ctx.now().getTime() + delay * 1000);
-        await finish(db, notice.id, 'pending', attempts, next, result.error);
+        await finish(claim, 'pending', attempts, next, result.error);
       }
     }),
   );
   return claimed.rows.length;
 }
 
+/**
+ * Ends an attempt, if the claim still holds: a notice superseded meanwhile, or claimed again after
+ * this send outlived its claim, is left to what happened to it since.
+ */
 async function finish(
-  db: Kysely<DB>,
-  id: string,
+  claim: { db: Kysely<DB>; id: string; until: Date },
   state: NotificationRow['state'],
   attempts: number,
   nextAttemptAt: Date | null,
   lastError: string | null,
   sentAt: Date | null = null,
 ): Promise<void> {
-  await db
+  await claim.db
     .updateTable('alert_notifications')
     .set({ state, attempts, next_attempt_at: nextAttemptAt, last_error: lastError, sent_at: sentAt })
-    .where('id', '=', id)
+    .where('id', '=', claim.id)
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '=', claim.until)
     .execute();
 }

@@ -191,6 +191,34 @@ describe('creating channels', () => {
         'config.smtpHost',
       ],
       [
+        {
+          name: 'x',
+          kind: 'HTTP',
+          config: { url: 'https://a.example.com', headers: { 'x-a': 'one\r\nx-b: two' } },
+        },
+        'validation_failed',
+        'config.headers.x-a',
+      ],
+      [
+        { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', headers: { 'bad name': 'v' } } },
+        'validation_failed',
+        'config.headers.bad name',
+      ],
+      [
+        { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', headers: { 'x-a': 5 } } },
+        'validation_failed',
+        'config.headers.x-a',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'GRAFANA',
+          config: { baseUrl: 'https://g.example.com', tags: [], serviceAccountToken: 'tok\r\nX-Evil: 1' },
+        },
+        'validation_failed',
+        'config.serviceAccountToken',
+      ],
+      [
         { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', method: 'DELETE' } },
         'validation_failed',
         'config.method',
@@ -247,9 +275,8 @@ describe('changing, testing and deleting channels', () => {
     assert.equal(renamed.body.config.smtpPort, 2525);
     assert.deepEqual(renamed.body.config.to, ['a@example.com']);
     assert.deepEqual(renamed.body.secretFields, ['smtpPassword']);
-    assert.ok(
-      renamed.body.updatedAt > created.body.updatedAt || renamed.body.updatedAt === created.body.updatedAt,
-    );
+    assert.ok(renamed.body.updatedAt >= created.body.updatedAt);
+    assert.equal(renamed.body.createdAt, created.body.createdAt);
 
     const unset = await h.request('PATCH', `${CHANNELS}/${id}`, {
       token: h.platformToken,

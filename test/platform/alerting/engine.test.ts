@@ -186,6 +186,36 @@ test('a notice the channel does not take is retried until it does', async () => 
   }
 });
 
+test('an alert still firing is sent again once repeatIntervalSeconds has passed', async () => {
+  const { session } = await makeSignedInTenant(h);
+  const target = await startReceiver((_r, _i, res) => {
+    res.statusCode = 500;
+    res.end();
+  });
+  const pager = await startReceiver();
+  try {
+    const channel = await webhookChannel(pager.url('/alerts'));
+    await routeDeliveryFailedTo(channel.id, 1);
+    const connectionId = await webhookConnection(session, target.url());
+    await publish(session);
+    await deliveries(session, connectionId, ['failed']);
+    // Alerts of earlier tests that still fire go to this channel too: only this connection's count.
+    const mine = () =>
+      pager.received.filter(
+        (r) => verified(channel.secret, r).alerts[0]!.labels.connectionId === connectionId,
+      );
+    const deadline = Date.now() + 10_000;
+    while (mine().length < 2 && Date.now() < deadline) await sleep(50);
+    const [first, second] = mine();
+    assert.ok(first && second, 'sent twice');
+    for (const notice of [first, second]) assert.equal(verified(channel.secret, notice).status, 'firing');
+    assert.notEqual(first.headers['webhook-id'], second.headers['webhook-id'], 'a new notice, not a retry');
+    assert.ok(second.at - first.at >= 900, `repeated after ${second.at - first.at} ms, not before 1 s`);
+  } finally {
+    await Promise.all([target.close(), pager.close()]);
+  }
+});
+
 // Two hubgate processes on one PostgreSQL database, both evaluating alerts: one notice, not two.
 test(
   'with two processes on PostgreSQL, one alert is sent once',

@@ -169,15 +169,26 @@ export const sendEmail: KindSender = async ({ deps }, channel, notification) => 
     debug: false,
   });
   try {
-    const info = await transport.sendMail({
-      from,
-      to,
-      subject: title(notification),
-      text: emailText(notification, deps.now(), deps.publicUrl),
-      headers: { 'X-Hubgate-Channel': channel.id },
-      disableFileAccess: true,
-      disableUrlAccess: true,
-    });
+    // nodemailer's timeouts are per step and per idle socket; a server answering slowly at every step
+    // could hold a send far longer. The whole send gets one deadline, as an HTTP send does.
+    let deadline: NodeJS.Timeout | undefined;
+    const info = await Promise.race([
+      transport.sendMail({
+        from,
+        to,
+        subject: title(notification),
+        text: emailText(notification, deps.now(), deps.publicUrl),
+        headers: { 'X-Hubgate-Channel': channel.id },
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      }),
+      new Promise<never>((_, reject) => {
+        deadline = setTimeout(
+          () => reject(Object.assign(new Error('no complete answer in time'), { code: 'ETIMEDOUT' })),
+          deps.timeoutMs,
+        );
+      }),
+    ]).finally(() => clearTimeout(deadline));
     const code = SMTP_REPLY.exec(info.response ?? '')?.[1];
     return { ok: true, responseStatus: code ? Number(code) : null, error: null };
   } catch (error) {
