@@ -5,7 +5,7 @@ import { type Harness, type TestSession, startHarness } from '../../helpers/harn
 import { type Received, startReceiver } from '../../helpers/receiver.js';
 
 // QueueBacklogHigh and DeliveryFailureRateHigh, with thresholds small enough to cross in a test,
-// routed by the defaults to an HTTP channel.
+// routed by the defaults to an HTTP channel; and the order of notices to a channel that was down.
 let h: Harness;
 let pager: Awaited<ReturnType<typeof startReceiver>>;
 before(async () => {
@@ -20,6 +20,7 @@ before(async () => {
       ALERT_FAILURE_RATE_MIN_DELIVERIES: '3',
       ALERT_FAILURE_RATE_THRESHOLD: '0.5',
       ALERT_FAILURE_RATE_WINDOW_SECONDS: '60',
+      ALERT_RETRY_SCHEDULE: '2',
     },
     // One attempt at a time, so a slow receiver makes a queue.
     workers: { pollMs: 50, concurrency: 1 },
@@ -59,7 +60,7 @@ async function until(check: () => boolean, what: string, ms = 15_000): Promise<v
   }
 }
 
-async function connectionTo(session: TestSession, url: string): Promise<void> {
+async function connectionTo(session: TestSession, url: string): Promise<string> {
   const created = await h.request('POST', '/api/v1/integrations/connections', {
     session,
     body: { connectorKey: 'webhook', displayName: 'orders', url },
@@ -70,6 +71,7 @@ async function connectionTo(session: TestSession, url: string): Promise<void> {
     body: {},
   });
   assert.equal(bound.status, 200);
+  return created.body.id;
 }
 
 const publish = (session: TestSession) =>
@@ -116,5 +118,52 @@ test('DeliveryFailureRateHigh fires for the tenant whose attempts fail above the
     assert.equal(notice!.body.alerts[0]!.labels.severity, 'warning');
   } finally {
     await failing.close();
+  }
+});
+
+test('a channel that was down when an alert fired hears "resolved" last, never a stale "firing" after it', async () => {
+  const { session } = await makeSignedInTenant(h);
+  let healthy = false;
+  const target = await startReceiver((_r, _i, res) => {
+    res.statusCode = healthy ? 200 : 500;
+    res.end();
+  });
+  // Down for the first notice (retried 2 s later, ALERT_RETRY_SCHEDULE=2), up afterwards.
+  const flaky = await startReceiver((_r, i, res) => {
+    res.statusCode = i === 0 ? 503 : 200;
+    res.end();
+  });
+  try {
+    const channel = await h.request('POST', '/api/v1/platform/alerting/channels', {
+      token: h.platformToken,
+      body: { name: 'flaky', kind: 'HTTP', config: { url: flaky.url('/notify') } },
+    });
+    assert.equal(channel.status, 201);
+    const connectionId = await connectionTo(session, target.url());
+    const current = await h.request('GET', '/api/v1/platform/alerting/rules', { token: h.platformToken });
+    const rules = await h.request('PUT', '/api/v1/platform/alerting/rules', {
+      token: h.platformToken,
+      body: {
+        defaults: current.body.defaults,
+        rules: [
+          {
+            name: 'this connection',
+            matchers: [{ name: 'connectionId', op: '=', value: connectionId }],
+            channelIds: [channel.body.id],
+          },
+        ],
+      },
+    });
+    assert.equal(rules.status, 200, rules.text);
+    assert.equal((await publish(session)).status, 202);
+    await flaky.waitFor(1); // the firing notice, refused
+    healthy = true;
+    assert.equal((await publish(session)).status, 202); // delivered: the alert resolves
+    await flaky.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // past the firing notice's retry
+    const statuses = flaky.received.map((r) => (JSON.parse(r.body) as Body).status);
+    assert.deepEqual(statuses, ['firing', 'resolved']);
+  } finally {
+    await Promise.all([target.close(), flaky.close()]);
   }
 });

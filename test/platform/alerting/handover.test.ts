@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { createKeyring } from '../../../src/crypto/keyring.js';
+import { makeSignedInTenant } from '../../helpers/factories.js';
+import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import { createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
+
+// Two processes on PostgreSQL; the one evaluating alerts stops. The other takes over, sends what is
+// new, and does not send again what the first one already sent. PostgreSQL only.
+if (ENGINE === 'postgres') {
+  const ENV = {
+    DELIVERY_ALLOW_HTTP: 'true',
+    DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
+    DELIVERY_RETRY_SCHEDULE: '0',
+    ALERT_EVALUATION_INTERVAL_MS: '100',
+  };
+  const keyring = createKeyring(randomBytes(32));
+  let db: TestDatabase;
+  let first: Harness;
+  let second: Harness;
+  before(async () => {
+    db = await createTestDatabase();
+    first = await startHarness({ env: ENV, keyring, testDatabase: db, workers: { pollMs: 50 } });
+    // Started later: the first holds the lease while it runs.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    second = await startHarness({ env: ENV, keyring, testDatabase: db, workers: { pollMs: 50 } });
+  });
+  after(async () => {
+    await second.close();
+    await db.drop();
+  });
+
+  async function failingConnection(h: Harness, session: TestSession, url: string): Promise<string> {
+    const created = await h.request('POST', '/api/v1/integrations/connections', {
+      session,
+      body: { connectorKey: 'webhook', displayName: 'orders', url },
+    });
+    assert.equal(created.status, 201, created.text);
+    const bound = await h.request('PUT', `/api/v1/integrations/connections/${created.body.id}/credentials`, {
+      session,
+      body: {},
+    });
+    assert.equal(bound.status, 200);
+    const published = await h.request('POST', '/api/v1/integrations/events', {
+      session,
+      body: { type: 'order.created', data: {} },
+    });
+    assert.equal(published.status, 202);
+    return created.body.id;
+  }
+
+  test('when the evaluating process stops, the other takes over without sending again what was sent', async () => {
+    const target = await startReceiver((_r, _i, res) => {
+      res.statusCode = 500;
+      res.end();
+    });
+    const pager = await startReceiver();
+    try {
+      const channel = await first.request('POST', '/api/v1/platform/alerting/channels', {
+        token: first.platformToken,
+        body: { name: 'on-call', kind: 'WEBHOOK', config: { url: pager.url('/alerts') } },
+      });
+      assert.equal(channel.status, 201);
+      const rules = await first.request('PUT', '/api/v1/platform/alerting/rules', {
+        token: first.platformToken,
+        body: { defaults: { channelIds: [channel.body.id], repeatIntervalSeconds: 3600 }, rules: [] },
+      });
+      assert.equal(rules.status, 200);
+      const connections = () =>
+        pager.received.map(
+          (r) =>
+            (
+              new Webhook(channel.body.signingSecret).verify(r.body, {
+                'webhook-id': String(r.headers['webhook-id']),
+                'webhook-timestamp': String(r.headers['webhook-timestamp']),
+                'webhook-signature': String(r.headers['webhook-signature']),
+              }) as { alerts: Array<{ labels: Record<string, string> }> }
+            ).alerts[0]!.labels.connectionId,
+        );
+
+      const { session } = await makeSignedInTenant(first);
+      const before = await failingConnection(first, session, target.url());
+      await pager.waitFor(1);
+      assert.deepEqual(connections(), [before]);
+
+      await first.close();
+      const { session: other } = await makeSignedInTenant(second);
+      const afterwards = await failingConnection(second, other, target.url());
+      await pager.waitFor(2);
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten more evaluations
+      assert.deepEqual(connections(), [before, afterwards], 'the new evaluator sent only what was new');
+    } finally {
+      await Promise.all([target.close(), pager.close()]);
+    }
+  });
+}
