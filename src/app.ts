@@ -17,6 +17,7 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
+import { errorFields } from './logger.js';
 import { generateRequestId } from './http/request-id.js';
 import { registerValidation } from './http/validation.js';
 import {
@@ -65,10 +66,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const db = deps.database.kysely;
   const logBackgroundError = (error: unknown) =>
-    deps.logger.warn(
-      { err: { message: error instanceof Error ? error.message : String(error) } },
-      'background write failed',
-    );
+    deps.logger.warn(errorFields(error), 'background write failed');
   const tenantKeys = createTenantKeyVerifier(
     db,
     deps.keyring,

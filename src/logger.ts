@@ -13,3 +13,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   // pino flushes what is left when the process exits.
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
+
+/** An error as a log line shows it: its message only (never a stack, a query or its values). */
+export const errorFields = (error: unknown) => ({
+  err: { message: error instanceof Error ? error.message : String(error) },
+});

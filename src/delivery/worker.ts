@@ -2,6 +2,7 @@ import { type Insertable, type Selectable, sql } from 'kysely';
 import { randomBase62 } from '../crypto/base62.js';
 import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
+import { errorFields } from '../logger.js';
 import type { DeliveryOutcome } from '../platform/metrics.js';
 import type { Database } from '../db/database.js';
 import type { ConnectionsTable, DeliveryAttemptsTable, DeliveryStatus, EventsTable } from '../db/schema.js';
@@ -211,10 +212,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   function track(row: ClaimedRow): void {
     const job = attempt(row)
       .catch((error: unknown) => {
-        ctx.log.error(
-          { err: { message: error instanceof Error ? error.message : String(error) }, deliveryId: row.id },
-          'delivery attempt failed unexpectedly',
-        );
+        ctx.log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
         inFlight.delete(job);
@@ -233,10 +231,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
           claimed = rows.length;
           for (const row of rows) track(row);
         } catch (error) {
-          ctx.log.warn(
-            { err: { message: error instanceof Error ? error.message : String(error) } },
-            'claiming deliveries failed',
-          );
+          ctx.log.warn(errorFields(error), 'claiming deliveries failed');
         }
       }
       if (!running) break;
@@ -286,12 +281,7 @@ export async function startDeliveryWorkers(
       .then((purged) => {
         if (purged.deliveries + purged.events > 0) ctx.log.info(purged, 'expired deliveries deleted');
       })
-      .catch((error: unknown) =>
-        ctx.log.warn(
-          { err: { message: error instanceof Error ? error.message : String(error) } },
-          'purge failed',
-        ),
-      );
+      .catch((error: unknown) => ctx.log.warn(errorFields(error), 'purge failed'));
   };
   const retention = setInterval(purge, options.retentionIntervalMs ?? RETENTION_INTERVAL_MS);
   retention.unref();

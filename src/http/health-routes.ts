@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
+import { timedPing } from '../db/ping.js';
 import { HttpProblem } from './problem.js';
 
 const READY_TIMEOUT_MS = 2_000;
@@ -32,18 +33,12 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async () => {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('readiness ping timed out')), READY_TIMEOUT_MS);
-        });
         try {
-          await Promise.race([ctx.database.ping(), timeout]);
+          await timedPing(ctx.database, READY_TIMEOUT_MS);
         } catch {
           throw new HttpProblem('unavailable', 'The database is unavailable.', {
             headers: { 'retry-after': '5' },
           });
-        } finally {
-          clearTimeout(timer);
         }
         return { status: 'ok' as const, database: 'ok' as const };
       },

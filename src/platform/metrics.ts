@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
-import { type QueueFigures, readQueue, within } from './monitoring-store.js';
+import { within } from '../deadline.js';
+import { type QueueFigures, readQueue } from './monitoring-store.js';
 
 /**
  * The process's Prometheus metrics (one registry per app, so tests may run many apps in one

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
+import { errorFields } from '../logger.js';
 import { Nullable, Timestamp } from '../http/schemas.js';
 import { registerScrapeMetrics } from './metrics.js';
 import { startEventLoopLag, takeSnapshot } from './monitoring.js';
@@ -68,11 +69,7 @@ export function monitoringRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.addHook('onClose', async () => eventLoop.stop());
     registerScrapeMetrics(ctx.metrics, ctx.database, {
       now: ctx.now,
-      onError: (error) =>
-        ctx.log.warn(
-          { err: { message: error instanceof Error ? error.message : String(error) } },
-          'metrics: the database did not answer',
-        ),
+      onError: (error) => ctx.log.warn(errorFields(error), 'metrics: the database did not answer'),
     });
 
     app.get(

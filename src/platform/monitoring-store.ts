@@ -1,6 +1,4 @@
-import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../db/database.js';
 import type { DB } from '../db/schema.js';
 
 /**
@@ -39,26 +37,6 @@ const count = (value: string | number | null | undefined): number => Number(valu
 const numberOrNull = (value: string | number | null | undefined): number | null =>
   value === null || value === undefined ? null : Number(value);
 export const roundTo3 = (value: number): number => Math.round(value * 1000) / 1000;
-
-/** Rejects after `ms` when `promise` has not settled by then (the work itself goes on, unobserved). */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** One round trip to the database, in milliseconds; throws when it fails or takes over `timeoutMs`. */
-export async function timedPing(database: Database, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  await within(database.ping(), timeoutMs, 'the database ping');
-  return performance.now() - started;
-}
 
 /**
  * The queue in one statement. The WHERE clause matches the partial index `deliveries_due_idx`, so the

@@ -1,14 +1,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
 import { VERSION } from '../version.js';
-import {
-  readDeliveryWindow,
-  readInstallation,
-  readQueue,
-  roundTo3,
-  timedPing,
-  within,
-} from './monitoring-store.js';
+import { within } from '../deadline.js';
+import { errorFields } from '../logger.js';
+import { timedPing } from '../db/ping.js';
+import { readDeliveryWindow, readInstallation, readQueue, roundTo3 } from './monitoring-store.js';
 
 /** Deliveries that ended in the last hour make up the snapshot's delivery figures. */
 export const DELIVERY_WINDOW_SECONDS = 3600;
@@ -103,8 +99,7 @@ const DATABASE_DOWN = (latencyMs: number | null): DatabaseFigures => ({
  * ping failed (a ping that answered but reads that failed give `ok: false` with its latency).
  */
 async function readDatabaseFigures(deps: MonitoringDeps, now: Date): Promise<DatabaseFigures> {
-  const warn = (error: unknown, message: string) =>
-    deps.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, message);
+  const warn = (error: unknown, message: string) => deps.log.warn(errorFields(error), message);
   let latencyMs: number;
   try {
     latencyMs = roundTo3(await timedPing(deps.database, PING_TIMEOUT_MS));

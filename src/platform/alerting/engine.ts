@@ -2,6 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { randomBase62 } from '../../crypto/base62.js';
 import type { AlertStatus, DB } from '../../db/schema.js';
+import { timedPing } from '../../db/ping.js';
+import { errorFields } from '../../logger.js';
 import { allChannelRows, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
 import { type Condition, DATABASE_UNAVAILABLE, evaluateConditions } from './conditions.js';
@@ -47,22 +49,11 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   let sending: Promise<void> | undefined;
   let lastPurge = 0;
 
-  async function ping(): Promise<boolean> {
-    let timeout: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        ctx.database.ping(),
-        new Promise((_, reject) => {
-          timeout = setTimeout(() => reject(new Error('ping timed out')), PING_TIMEOUT_MS);
-        }),
-      ]);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timeout);
-    }
-  }
+  const ping = () =>
+    timedPing(ctx.database, PING_TIMEOUT_MS).then(
+      () => true,
+      () => false,
+    );
 
   async function acquireLease(now: Date): Promise<boolean> {
     const result = await sql<{ holder: string }>`
@@ -105,8 +96,7 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
     }
   }
 
-  const warn = (error: unknown, message: string) =>
-    ctx.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, message);
+  const warn = (error: unknown, message: string) => ctx.log.warn(errorFields(error), message);
 
   async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
     const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));

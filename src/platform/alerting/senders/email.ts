@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { createTransport } from 'nodemailer';
 import type { Resolver } from '../../../outbound/sender.js';
 import { checkAddress, checkUrl, type DestinationPolicy } from '../../../outbound/ssrf-policy.js';
+import { within } from '../../../deadline.js';
 import { VERSION } from '../../../version.js';
 import type { ChannelSendResult, Notification } from '../notification.js';
 import { endedAt, sortedPairs, title } from './body.js';
@@ -171,8 +172,7 @@ export const sendEmail: KindSender = async ({ deps }, channel, notification) => 
   try {
     // nodemailer's timeouts are per step and per idle socket; a server answering slowly at every step
     // could hold a send far longer. The whole send gets one deadline, as an HTTP send does.
-    let deadline: NodeJS.Timeout | undefined;
-    const info = await Promise.race([
+    const info = await within(
       transport.sendMail({
         from,
         to,
@@ -182,13 +182,9 @@ export const sendEmail: KindSender = async ({ deps }, channel, notification) => 
         disableFileAccess: true,
         disableUrlAccess: true,
       }),
-      new Promise<never>((_, reject) => {
-        deadline = setTimeout(
-          () => reject(Object.assign(new Error('no complete answer in time'), { code: 'ETIMEDOUT' })),
-          deps.timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(deadline));
+      deps.timeoutMs,
+      'the SMTP send',
+    );
     const code = SMTP_REPLY.exec(info.response ?? '')?.[1];
     return { ok: true, responseStatus: code ? Number(code) : null, error: null };
   } catch (error) {
