@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
-import { checkAddress, checkUrl, type DestinationPolicy } from './ssrf-policy.js';
+import { type Cidr, checkAddress, checkUrl, type DestinationPolicy } from './ssrf-policy.js';
 
 /** How an attempt failed (contract §7 `error`). */
 export type SendError =
@@ -58,7 +58,7 @@ class Refused extends Error {
 class DnsFailure extends Error {}
 
 /** Walks the error and its causes: the first that says what happened decides; else the deepest code. */
-function classify(error: unknown): { error: SendError; detail: string } {
+export function classify(error: unknown): { error: SendError; detail: string } {
   let detail = 'the connection failed';
   let cause: unknown = error;
   for (let depth = 0; depth < 5 && cause; depth++) {
@@ -84,6 +84,30 @@ function classify(error: unknown): { error: SendError; detail: string } {
 }
 
 /**
+ * Resolves a name and checks every address it has; the first is where to connect (and nothing
+ * else: a second answer cannot rebind). Throws what `classify` names dns_failure or
+ * destination_forbidden.
+ */
+export async function resolveChecked(
+  hostname: string,
+  allowedCidrs: Cidr[],
+  resolve: Resolver = defaultResolver,
+): Promise<LookupAddress> {
+  const addresses = await resolve(hostname).catch((error: { code?: string }) => {
+    throw new DnsFailure(error.code ?? 'the name did not resolve');
+  });
+  const [chosen] = addresses;
+  if (!chosen) throw new DnsFailure('the name has no address');
+  for (const { address } of addresses) {
+    const verdict = checkAddress(address, allowedCidrs);
+    if (!verdict.allowed) {
+      throw new Refused(`${hostname} resolves to ${address}, in a refused range: ${verdict.range}`);
+    }
+  }
+  return chosen;
+}
+
+/**
  * Outbound HTTP for deliveries and alerts, under the SSRF policy at send time: the URL is checked
  * again, the name is resolved here, every address is checked, and the socket connects to a checked
  * address (the lookup answers only that), so a second DNS answer cannot rebind the request.
@@ -98,19 +122,8 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
     lookupOptions: { all?: boolean },
     callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
   ) => {
-    resolve(hostname)
-      .catch((error: { code?: string }) => {
-        throw new DnsFailure(error.code ?? 'the name did not resolve');
-      })
-      .then((addresses) => {
-        if (addresses.length === 0) throw new DnsFailure('the name has no address');
-        for (const { address } of addresses) {
-          const verdict = checkAddress(address, options.policy.allowedCidrs);
-          if (!verdict.allowed) {
-            throw new Refused(`${hostname} resolves to ${address}, in a refused range: ${verdict.range}`);
-          }
-        }
-        const chosen = addresses[0] as LookupAddress;
+    resolveChecked(hostname, options.policy.allowedCidrs, resolve)
+      .then((chosen) => {
         pinned.set(hostname, chosen.address);
         if (lookupOptions.all) callback(null, [chosen]);
         else callback(null, chosen.address, chosen.family);

@@ -193,3 +193,20 @@ export function checkUrl(raw: string, policy: DestinationPolicy): UrlVerdict {
   }
   return { allowed: true, url, address: null };
 }
+
+/**
+ * Verdict for a bare host, as an SMTP server is given: an address literal (bracketed or not) by its
+ * range, a name by the rules of a URL's host (local names; other IPv4 notations are the address
+ * they stand for).
+ */
+export function checkHost(raw: string, policy: DestinationPolicy): UrlVerdict {
+  const bare = raw.replace(/^\[(.*)\]$/, '$1');
+  const verdict = checkUrl(`https://${bare.includes(':') ? `[${bare}]` : bare}/`, {
+    ...policy,
+    allowHttp: true,
+  });
+  if (!verdict.allowed && verdict.code === 'validation_failed') {
+    return refuse('validation_failed', 'must be a host name or address');
+  }
+  return verdict;
+}

@@ -4,7 +4,7 @@ import { isIdOf, newId } from '../../crypto/ids.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../../http/pagination.js';
 import { HttpProblem, notFound } from '../../http/problem.js';
 import { bodyValidator } from '../../http/validation.js';
-import { checkUrl, type DestinationPolicy } from '../../outbound/ssrf-policy.js';
+import { checkHost, checkUrl, type DestinationPolicy } from '../../outbound/ssrf-policy.js';
 import {
   type ChannelRow,
   deleteChannelRow,
@@ -85,11 +85,7 @@ function checkDestinations(
   const field = definition.hostField;
   const host = field ? config[field] : undefined;
   if (field && typeof host === 'string') {
-    // A bare host judged as a URL's would be: literal addresses by range, names by the local-name rules.
-    const verdict = checkUrl(`https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}/`, {
-      ...policy,
-      allowHttp: true,
-    });
+    const verdict = checkHost(host, policy);
     if (!verdict.allowed) throw fieldError(verdict.code, field, verdict.message);
   }
 }

@@ -1,8 +1,6 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { createTransport } from 'nodemailer';
-import type { Resolver } from '../../../outbound/sender.js';
-import { checkAddress, checkUrl, type DestinationPolicy } from '../../../outbound/ssrf-policy.js';
+import { classify, type Resolver, resolveChecked } from '../../../outbound/sender.js';
+import { checkHost, type DestinationPolicy } from '../../../outbound/ssrf-policy.js';
 import { within } from '../../../deadline.js';
 import { VERSION } from '../../../version.js';
 import type { ChannelSendResult, Notification } from '../notification.js';
@@ -18,8 +16,6 @@ import {
   stringField,
 } from './shared.js';
 
-const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
-
 /**
  * Where to connect for `smtpHost`, under the SSRF policy of contract §8 as HTTP destinations are: an
  * address literal is checked; a name must not be a local one, is resolved here, every answer is
@@ -29,42 +25,23 @@ const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true,
 export async function smtpDestination(
   smtpHost: string,
   policy: DestinationPolicy,
-  resolve: Resolver,
+  resolve: Resolver | undefined,
 ): Promise<{ address: string; servername: string | null } | { error: string }> {
-  const bare = smtpHost.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(bare)) {
-    const verdict = checkAddress(bare, policy.allowedCidrs);
-    if (!verdict.allowed) {
-      return { error: `destination_forbidden: address ${bare} is in a refused range: ${verdict.range}` };
-    }
-    return { address: bare, servername: null };
-  }
-  if (bare.includes(':'))
+  const verdict = checkHost(smtpHost, policy);
+  if (!verdict.allowed && verdict.code === 'validation_failed') {
     throw new InvalidChannelConfig('invalid_config: smtpHost is not a host name or address');
-  // The name rules of checkUrl (local names; other IPv4 notations, which URL parsing normalises to
-  // an address it then checks), whatever the scheme.
-  const verdict = checkUrl(`https://${bare}/`, { ...policy, allowHttp: true });
+  }
   if (!verdict.allowed) return { error: `${verdict.code}: ${verdict.message}` };
   if (verdict.address) return { address: verdict.address, servername: null };
   // Lower-cased and IDNA-encoded by URL parsing; a trailing dot would not match a certificate.
   const name = verdict.url.hostname.replace(/\.+$/, '');
-  let answers;
   try {
-    answers = await resolve(name);
+    const chosen = await resolveChecked(name, policy.allowedCidrs, resolve);
+    return { address: chosen.address, servername: name };
   } catch (error) {
-    return { error: `dns_failure: ${(error as { code?: string }).code ?? 'the name did not resolve'}` };
+    const { error: code, detail } = classify(error);
+    return { error: `${code}: ${detail}` };
   }
-  const [first] = answers;
-  if (!first) return { error: 'dns_failure: the name has no address' };
-  for (const { address } of answers) {
-    const check = checkAddress(address, policy.allowedCidrs);
-    if (!check.allowed) {
-      return {
-        error: `destination_forbidden: ${name} resolves to ${address}, in a refused range: ${check.range}`,
-      };
-    }
-  }
-  return { address: first.address, servername: name };
 }
 
 /** The mail's text: what happened, then each alert's times, labels and annotations. */
@@ -151,7 +128,7 @@ export const sendEmail: KindSender = async ({ deps }, channel, notification) => 
   const password = optionalStringField(config, 'smtpPassword');
   const user = optionalStringField(config, 'smtpUser') ?? from;
 
-  const destination = await smtpDestination(smtpHost, deps.policy, deps.resolve ?? defaultResolver);
+  const destination = await smtpDestination(smtpHost, deps.policy, deps.resolve);
   if ('error' in destination) return failed(null, destination.error);
 
   const implicitTls = port === 465;
