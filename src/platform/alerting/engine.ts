@@ -100,6 +100,7 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
 
   async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
     const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));
+    const holding = new Map(conditions.map((condition) => [fingerprintOf(condition.labels), condition]));
     await db.transaction().execute(async (trx) => {
       const firing = await trx
         .selectFrom('alerts')
@@ -107,16 +108,15 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
         .where('status', '=', 'firing')
         .forUpdate()
         .execute();
-      const wasFiring = new Set(firing.map((row) => row.fingerprint));
-      const holds = new Set<string>();
-      for (const condition of conditions) {
-        const fingerprint = fingerprintOf(condition.labels);
-        holds.add(fingerprint);
-        await recordFiring(trx, fingerprint, condition, !wasFiring.has(fingerprint), now);
-        const states = await channelStates(trx, fingerprint);
+      const wasFiring = new Map(firing.map((row) => [row.fingerprint, row]));
+      // What each channel was told of every alert concerned, in one read.
+      const states = await channelStates(trx, [...new Set([...holding.keys(), ...wasFiring.keys()])]);
+      for (const [fingerprint, condition] of holding) {
+        await recordFiring(trx, fingerprint, condition, wasFiring.get(fingerprint), now);
+        const told = states.get(fingerprint);
         for (const route of routeAlert(condition.labels, doc)) {
           if (!enabled.has(route.channelId)) continue;
-          const state = states.get(route.channelId);
+          const state = told?.get(route.channelId);
           const due =
             !state ||
             state.status === 'resolved' ||
@@ -127,13 +127,13 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
         }
       }
       for (const row of firing) {
-        if (holds.has(row.fingerprint)) continue;
+        if (holding.has(row.fingerprint)) continue;
         await trx
           .updateTable('alerts')
           .set({ status: 'resolved', ends_at: now, updated_at: now })
           .where('fingerprint', '=', row.fingerprint)
           .execute();
-        await notifyResolved(trx, row.fingerprint, enabled, now);
+        await notifyResolved(trx, row.fingerprint, states.get(row.fingerprint), enabled, now);
       }
     });
   }
@@ -210,8 +210,6 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   schedule();
 
   return {
-    /** Runs one evaluation now (tests, and the first one at start). */
-    tick,
     async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
@@ -232,16 +230,20 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
 
 export type AlertEngine = ReturnType<typeof startAlertEngine>;
 
+const sameStrings = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
+
+/** A condition that holds: a new alert, one firing again, or a firing one whose description changed. */
 async function recordFiring(
   trx: Kysely<DB>,
   fingerprint: string,
   condition: Condition,
-  starts: boolean,
+  firing: { annotations: Record<string, string> } | undefined,
   now: Date,
 ): Promise<void> {
-  const labels = JSON.stringify(condition.labels);
   const annotations = JSON.stringify(condition.annotations);
-  if (!starts) {
+  if (firing) {
+    if (sameStrings(firing.annotations, condition.annotations)) return;
     await trx
       .updateTable('alerts')
       .set({ annotations, updated_at: now })
@@ -253,7 +255,7 @@ async function recordFiring(
     .insertInto('alerts')
     .values({
       fingerprint,
-      labels,
+      labels: JSON.stringify(condition.labels),
       annotations,
       status: 'firing',
       starts_at: now,
@@ -268,15 +270,26 @@ async function recordFiring(
     .execute();
 }
 
-async function channelStates(trx: Kysely<DB>, fingerprint: string) {
+type ChannelState = { status: AlertStatus; at: Date };
+
+/** What each channel was last told of these alerts, by fingerprint then channel. */
+async function channelStates(
+  trx: Kysely<DB>,
+  fingerprints: string[],
+): Promise<Map<string, Map<string, ChannelState>>> {
+  const states = new Map<string, Map<string, ChannelState>>();
+  if (fingerprints.length === 0) return states;
   const rows = await trx
     .selectFrom('alert_channel_state')
     .selectAll()
-    .where('fingerprint', '=', fingerprint)
+    .where('fingerprint', 'in', fingerprints)
     .execute();
-  return new Map(
-    rows.map((row) => [row.channel_id, { status: row.last_status, at: new Date(row.last_notified_at) }]),
-  );
+  for (const row of rows) {
+    let told = states.get(row.fingerprint);
+    if (!told) states.set(row.fingerprint, (told = new Map()));
+    told.set(row.channel_id, { status: row.last_status, at: new Date(row.last_notified_at) });
+  }
+  return states;
 }
 
 async function setChannelState(
@@ -296,9 +309,14 @@ async function setChannelState(
 }
 
 /** The channels told it was firing are told it resolved (Alertmanager's send_resolved). */
-async function notifyResolved(trx: Kysely<DB>, fingerprint: string, enabled: Set<string>, now: Date) {
-  const states = await channelStates(trx, fingerprint);
-  for (const [channelId, state] of states) {
+async function notifyResolved(
+  trx: Kysely<DB>,
+  fingerprint: string,
+  told: Map<string, ChannelState> | undefined,
+  enabled: Set<string>,
+  now: Date,
+) {
+  for (const [channelId, state] of told ?? []) {
     if (state.status !== 'firing') continue;
     if (!enabled.has(channelId)) {
       // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
