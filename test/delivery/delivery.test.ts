@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 
@@ -41,19 +41,8 @@ after(() => h.close());
 
 const CONNECTIONS = '/api/v1/integrations/connections';
 
-async function webhookTo(session: TestSession, url: string, extra: Record<string, unknown> = {}) {
-  const created = await h.request('POST', CONNECTIONS, {
-    session,
-    body: { connectorKey: 'webhook', displayName: 'hook', url, ...extra },
-  });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-    session,
-    body: {},
-  });
-  assert.equal(bound.status, 200, bound.text);
-  return { id: created.body.id as string, secret: bound.body.credentials.signingSecret as string };
-}
+const webhookTo = (session: TestSession, url: string, extra: Record<string, unknown> = {}) =>
+  makeWebhookConnection(h, session, url, extra);
 
 async function publish(
   session: TestSession,

@@ -101,3 +101,36 @@ export async function makeKey(
   assert.equal(response.status, 201, response.text);
   return response.body as { id: string; secret: string; prefix: string; scopes: string[]; expiresAt: string };
 }
+
+/**
+ * A webhook connection to `url` with its credentials bound (a signing secret generated), so events
+ * published by the tenant are delivered to it. `displayName` and other create fields via `extra`.
+ */
+export async function makeWebhookConnection(
+  h: Harness,
+  session: TestSession,
+  url: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; secret: string }> {
+  const connections = '/api/v1/integrations/connections';
+  const created = await h.request('POST', connections, {
+    session,
+    body: { connectorKey: 'webhook', displayName: 'hook', url, ...extra },
+  });
+  assert.equal(created.status, 201, created.text);
+  const bound = await h.request('PUT', `${connections}/${created.body.id}/credentials`, {
+    session,
+    body: {},
+  });
+  assert.equal(bound.status, 200, bound.text);
+  return { id: created.body.id as string, secret: bound.body.credentials.signingSecret as string };
+}
+
+/** Waits until `check` holds, failing the test with `what` after `ms`. */
+export async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { createMetrics, registerScrapeMetrics } from '../../src/platform/metrics.js';
-import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE } from '../helpers/test-database.js';
@@ -71,17 +71,7 @@ function histogramCount(families: Scrape, name: string, labels: Record<string, s
 }
 
 async function webhookTo(session: TestSession, url: string, eventTypes: string[]) {
-  const created = await h.request('POST', CONNECTIONS, {
-    session,
-    body: { connectorKey: 'webhook', displayName: 'hook', url, eventTypes },
-  });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-    session,
-    body: {},
-  });
-  assert.equal(bound.status, 200, bound.text);
-  return created.body.id as string;
+  return (await makeWebhookConnection(h, session, url, { eventTypes })).id;
 }
 
 async function settled(session: TestSession, connectionId: string, status: string, count: number) {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { createMetrics } from '../../src/platform/metrics.js';
 import { startEventLoopLag, takeSnapshot } from '../../src/platform/monitoring.js';
 import { createLogger } from '../../src/logger.js';
-import { makeKey, makeSignedInTenant, makeTenant } from '../helpers/factories.js';
+import { makeKey, makeSignedInTenant, makeTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
@@ -44,17 +44,7 @@ async function snapshot() {
 }
 
 async function webhookTo(session: TestSession, url: string, eventTypes: string[]) {
-  const created = await h.request('POST', CONNECTIONS, {
-    session,
-    body: { connectorKey: 'webhook', displayName: 'hook', url, eventTypes },
-  });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-    session,
-    body: {},
-  });
-  assert.equal(bound.status, 200, bound.text);
-  return created.body.id as string;
+  return (await makeWebhookConnection(h, session, url, { eventTypes })).id;
 }
 
 async function publish(session: TestSession, type: string) {

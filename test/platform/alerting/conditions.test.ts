@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { makeSignedInTenant } from '../../helpers/factories.js';
+import { makeSignedInTenant, makeWebhookConnection, until } from '../../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
 import { type Received, startReceiver } from '../../helpers/receiver.js';
 
@@ -52,26 +52,8 @@ const notices = (alertname: string): Array<{ received: Received; body: Body }> =
     .map((received) => ({ received, body: JSON.parse(received.body) as Body }))
     .filter(({ body }) => body.alerts[0]?.labels.alertname === alertname);
 
-async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 async function connectionTo(session: TestSession, url: string): Promise<string> {
-  const created = await h.request('POST', '/api/v1/integrations/connections', {
-    session,
-    body: { connectorKey: 'webhook', displayName: 'orders', url },
-  });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `/api/v1/integrations/connections/${created.body.id}/credentials`, {
-    session,
-    body: {},
-  });
-  assert.equal(bound.status, 200);
-  return created.body.id;
+  return (await makeWebhookConnection(h, session, url, { displayName: 'orders' })).id;
 }
 
 const publish = (session: TestSession) =>

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { until } from '../../helpers/factories.js';
 import { type Harness, startHarness } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { adminQuery, createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
@@ -50,14 +51,6 @@ if (ENGINE === 'postgres') {
       (r) => JSON.parse(r.body) as { status: string; alerts: Array<{ labels: Record<string, string> }> },
     );
 
-  async function until(check: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!check()) {
-      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
   test('DatabaseUnavailable is sent while the database is gone, and resolved once it is back', async () => {
     // Let the engine take its lease and read the rules first.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -65,14 +58,14 @@ if (ENGINE === 'postgres') {
     await adminQuery(
       `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`,
     );
-    await until(() => notices().some((n) => n.status === 'firing'), 'DatabaseUnavailable firing');
+    await until(() => notices().some((n) => n.status === 'firing'), 'DatabaseUnavailable firing', 20_000);
     const firing = notices().find((n) => n.status === 'firing')!;
     assert.deepEqual(firing.alerts[0]!.labels, { alertname: 'DatabaseUnavailable', severity: 'critical' });
     const ready = await fetch(`${h.baseUrl}/readyz`);
     assert.equal(ready.status, 503);
 
     await adminQuery(`alter database ${name} allow_connections true`);
-    await until(() => notices().some((n) => n.status === 'resolved'), 'DatabaseUnavailable resolved');
+    await until(() => notices().some((n) => n.status === 'resolved'), 'DatabaseUnavailable resolved', 20_000);
     const resolved = notices().filter((n) => n.alerts[0]!.labels.alertname === 'DatabaseUnavailable');
     assert.deepEqual(
       resolved.map((n) => n.status),

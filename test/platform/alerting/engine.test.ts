@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../../src/crypto/keyring.js';
-import { makeSignedInTenant } from '../../helpers/factories.js';
+import { makeSignedInTenant, makeWebhookConnection, until } from '../../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
 import { type Received, startReceiver } from '../../helpers/receiver.js';
 import { ENGINE } from '../../helpers/test-database.js';
@@ -32,17 +32,7 @@ after(() => h.close());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function webhookConnection(session: TestSession, url: string): Promise<string> {
-  const created = await h.request('POST', CONNECTIONS, {
-    session,
-    body: { connectorKey: 'webhook', displayName: 'orders', url },
-  });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-    session,
-    body: {},
-  });
-  assert.equal(bound.status, 200, bound.text);
-  return created.body.id;
+  return (await makeWebhookConnection(h, session, url, { displayName: 'orders' })).id;
 }
 
 async function publish(session: TestSession): Promise<void> {
@@ -204,8 +194,7 @@ test('an alert still firing is sent again once repeatIntervalSeconds has passed'
       pager.received.filter(
         (r) => verified(channel.secret, r).alerts[0]!.labels.connectionId === connectionId,
       );
-    const deadline = Date.now() + 10_000;
-    while (mine().length < 2 && Date.now() < deadline) await sleep(50);
+    await until(() => mine().length >= 2, 'a second notice', 10_000);
     const [first, second] = mine();
     assert.ok(first && second, 'sent twice');
     for (const notice of [first, second]) assert.equal(verified(channel.secret, notice).status, 'firing');

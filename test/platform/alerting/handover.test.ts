@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../../src/crypto/keyring.js';
-import { makeSignedInTenant } from '../../helpers/factories.js';
+import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
@@ -34,22 +34,13 @@ if (ENGINE === 'postgres') {
   });
 
   async function failingConnection(h: Harness, session: TestSession, url: string): Promise<string> {
-    const created = await h.request('POST', '/api/v1/integrations/connections', {
-      session,
-      body: { connectorKey: 'webhook', displayName: 'orders', url },
-    });
-    assert.equal(created.status, 201, created.text);
-    const bound = await h.request('PUT', `/api/v1/integrations/connections/${created.body.id}/credentials`, {
-      session,
-      body: {},
-    });
-    assert.equal(bound.status, 200);
+    const { id } = await makeWebhookConnection(h, session, url, { displayName: 'orders' });
     const published = await h.request('POST', '/api/v1/integrations/events', {
       session,
       body: { type: 'order.created', data: {} },
     });
     assert.equal(published.status, 202);
-    return created.body.id;
+    return id;
   }
 
   test('when the evaluating process stops, the other takes over without sending again what was sent', async () => {
