@@ -19,6 +19,13 @@ import { registerJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { errorFields } from './logger.js';
 import { generateRequestId } from './http/request-id.js';
+import { registerTextChecks } from './http/text.js';
+import {
+  answerClientError,
+  answerFrameworkError,
+  registerUnplaceable,
+  rewriteUnplaceable,
+} from './http/unplaceable.js';
 import { registerValidation } from './http/validation.js';
 import {
   createTenantKeyVerifier,
@@ -54,6 +61,7 @@ export interface AppDeps {
 
 /** The whole HTTP application, used by `hubgate serve` and by every test. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const metrics = createMetrics();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
@@ -62,6 +70,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     genReqId: generateRequestId,
     // One access line per request, written by registerAccessLog, instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    // Requests the router cannot place end as problem details like any other (contract §14).
+    rewriteUrl: rewriteUnplaceable,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError(deps.logger, metrics),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.database.kysely;
@@ -88,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keyring: deps.keyring,
     log: deps.logger,
     tenantKeys,
-    metrics: createMetrics(),
+    metrics,
     now: deps.now ?? (() => new Date()),
   };
 
@@ -103,6 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorHandling(app);
   registerValidation(app);
   registerJsonBodies(app, config.bodyLimitBytes);
+  registerTextChecks(app);
   await app.register(cookie);
   registerGate(app, {
     verifiers: createCredentialVerifiers(ctx),
@@ -111,6 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     publicOrigin: config.publicUrl.origin,
     now: ctx.now,
   });
+  registerUnplaceable(app);
   await registerOpenApi(app);
 
   await app.register(healthRoutes(ctx));

@@ -97,7 +97,8 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
 
   app.addHook('onRequest', async (request, reply) => {
     const rule = request.routeOptions.config.access;
-    if (!rule) return;
+    // Only the not-found route declares nothing: what no route takes is limited per address.
+    if (!rule) return limit(request, reply, null);
     if (rule.class === 'public') {
       if (!rule.unlimited) await limit(request, reply, null);
       return;

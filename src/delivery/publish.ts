@@ -5,7 +5,8 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { eventTypeMatches } from '../connections/event-types.js';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
-import { HttpProblem } from '../http/problem.js';
+import { nestingDepth } from '../http/json-body.js';
+import { fieldProblem, HttpProblem } from '../http/problem.js';
 import type { TenantScope } from '../tenants/scope.js';
 import {
   type DeliveryRow,
@@ -16,6 +17,8 @@ import {
 } from './store.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
+/** Contract §14; `data` itself is the first level. */
+export const MAX_DATA_DEPTH = 64;
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface PublishedEvent {
@@ -48,6 +51,9 @@ export async function publishEvent(
   body: { type: string; data: Record<string, unknown> },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
+  if (nestingDepth(body.data) > MAX_DATA_DEPTH) {
+    throw fieldProblem('data', `nests deeper than ${MAX_DATA_DEPTH} levels`);
+  }
   const payload = JSON.stringify(body.data);
   if (Buffer.byteLength(payload) > MAX_DATA_BYTES) {
     throw new HttpProblem('payload_too_large', 'data is larger than 256 KiB.');

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
+import { CLIENT_CLOSED_REQUEST } from './access-log.js';
 import { HttpProblem, PROBLEMS } from './problem.js';
 import { validationProblem } from './validation.js';
 
@@ -27,25 +28,43 @@ function fromFastifyError(error: FastifyError): HttpProblem | undefined {
   return undefined;
 }
 
+/** The RFC 9457 body of contract §3. */
+export function problemBody(problem: HttpProblem, requestId: string) {
+  return {
+    type: 'about:blank',
+    title: PROBLEMS[problem.code].title,
+    status: problem.status,
+    code: problem.code,
+    detail: problem.detail ?? null,
+    requestId,
+    ...(problem.errors ? { errors: problem.errors } : {}),
+  };
+}
+
 export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-  return reply
-    .code(problem.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send({
-      type: 'about:blank',
-      title: PROBLEMS[problem.code].title,
-      status: problem.status,
-      code: problem.code,
-      detail: problem.detail ?? null,
-      requestId: reply.request.id,
-      ...(problem.errors ? { errors: problem.errors } : {}),
-    });
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(problem, reply.request.id));
+}
+
+/**
+ * A Fastify or plugin error with a client status that has no meaning of its own in the contract
+ * (FST_ERR_ROUTE_MISSING_CONTENT_TYPE, @fastify/static's 403 for a path it will not serve): still
+ * the client's fault, never a 500. A path refused is answered as one that does not exist.
+ */
+function fromClientStatus(error: FastifyError): HttpProblem | undefined {
+  const status = error.statusCode ?? 500;
+  if (status < 400 || status >= 500) return undefined;
+  if (status === 403 || status === 404) return new HttpProblem('not_found', 'No such route.');
+  return new HttpProblem('validation_failed', 'The request is malformed.');
 }
 
 /** The one place that shapes an error response (contract §3). */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A client that went away while its body was arriving (Node reports ECONNRESET 'aborted') is
+    // neither a database outage nor a server error: nobody is left to answer.
+    // The access log and the metrics record it once, as 499, from their onRequestAbort hooks.
+    if (request.raw.aborted) return reply.code(CLIENT_CLOSED_REQUEST).send();
     let problem = error instanceof HttpProblem ? error : fromFastifyError(error);
     if (!problem && isDatabaseUnavailable(error)) {
       request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
@@ -53,6 +72,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
         headers: { 'retry-after': RETRY_AFTER_UNAVAILABLE_SECONDS },
       });
     }
+    problem ??= fromClientStatus(error);
     if (!problem) {
       // Only the message and stack go to the log: never the request body, which may hold secrets.
       request.log.error(

@@ -23,6 +23,11 @@ export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
 }
 
+// A cursor holds what encodeCursor wrote: a millisecond UTC timestamp of a four-digit year (the
+// extended years JavaScript allows are outside what PostgreSQL parses) and an ID of this service.
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const CURSOR_ID = /^[a-z]{3,4}_[0-9A-Za-z]{22}$/;
+
 export function decodeCursor(value: string | undefined): Cursor | undefined {
   if (value === undefined) return undefined;
   const invalid = () =>
@@ -37,8 +42,12 @@ export function decodeCursor(value: string | undefined): Cursor | undefined {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid();
   const [at, id] = parsed as unknown[];
-  const createdAt = typeof at === 'string' ? new Date(at) : undefined;
-  if (!createdAt || Number.isNaN(createdAt.getTime()) || typeof id !== 'string' || id.length > 100) {
+  if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string' || !CURSOR_ID.test(id)) {
+    throw invalid();
+  }
+  const createdAt = new Date(at);
+  // Round-tripping refuses dates that do not exist (02-30) and year 0, which PostgreSQL has not.
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || at.startsWith('0000')) {
     throw invalid();
   }
   return { createdAt, id };

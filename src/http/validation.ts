@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { type FieldError, HttpProblem } from './problem.js';
@@ -24,10 +24,45 @@ export function registerValidation(app: FastifyInstance): void {
   // Per app: schemas with an $id may be compiled once per ajv instance only.
   const exact = addFormats(new Ajv({ ...BASE, coerceTypes: false }));
   const coercing = addFormats(new Ajv({ ...BASE, coerceTypes: 'array' }));
-  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
-    const ajv = httpPart === 'querystring' ? coercing : exact;
-    return ajv.compile(schema as object);
-  });
+  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
+    httpPart === 'querystring'
+      ? decimalIntegers(schema, coercing.compile(schema as object))
+      : exact.compile(schema as object),
+  );
+}
+
+const DECIMAL = /^-?[0-9]+$/;
+
+/**
+ * ajv's coercion reads a query integer as JavaScript's Number() does: `0x10`, `1e1`, ` 5` and
+ * `+5` all pass. A query integer is decimal digits only, checked on the text before coercion.
+ */
+function decimalIntegers(schema: FastifySchema, check: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+  if (integers.length === 0) return check;
+  const validate = ((data: Record<string, unknown> | null) => {
+    const name = integers.find((field) => {
+      const raw = data?.[field];
+      return typeof raw === 'string' && !DECIMAL.test(raw);
+    });
+    if (name === undefined) {
+      const valid = check(data);
+      validate.errors = check.errors;
+      return valid;
+    }
+    validate.errors = [
+      {
+        instancePath: `/${name}`,
+        schemaPath: '',
+        keyword: 'type',
+        params: {},
+        message: 'must be decimal digits',
+      },
+    ];
+    return false;
+  }) as ValidateFunction;
+  return validate;
 }
 
 /** ajv's findings as the one 400 of contract §3, each naming the field (`url`, `scopes.0`, `query.limit`). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { CLIENT_CLOSED_REQUEST } from '../http/access-log.js';
 import { within } from '../deadline.js';
 import { type QueueFigures, readQueue } from './monitoring-store.js';
 
@@ -72,12 +73,29 @@ export function createMetrics(): Metrics {
   };
 }
 
+export function countHttpRequest(
+  metrics: Metrics,
+  answered: { method: string; route: string; status: number; seconds: number },
+): void {
+  const { method, route } = answered;
+  metrics.httpRequests.inc({ method, route, status: String(answered.status) });
+  metrics.httpDuration.observe({ method, route }, answered.seconds);
+}
+
 /** Counts every answered request by its route pattern (never the raw path: IDs would explode it). */
 export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
+    countHttpRequest(metrics, {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    countHttpRequest(metrics, { method: request.method, route, status: CLIENT_CLOSED_REQUEST, seconds: 0 });
     done();
   });
 }

@@ -1,0 +1,572 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { makeSignedInTenant, makeUser, makeWebhookConnection, until } from '../helpers/factories.js';
+import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+
+let h: Harness;
+let session: TestSession;
+let tenantId: string;
+let connectionId: string;
+let channelId: string;
+before(async () => {
+  h = await startHarness();
+  const signedIn = await makeSignedInTenant(h);
+  session = signedIn.session;
+  tenantId = signedIn.tenant.id;
+  connectionId = (await makeWebhookConnection(h, session, 'https://receiver.example.com/hook')).id;
+  const channel = await h.request('POST', '/api/v1/platform/alerting/channels', {
+    token: h.platformToken,
+    body: { name: 'ops', kind: 'WEBHOOK', config: { url: 'https://alerts.example.com/hook' } },
+  });
+  assert.equal(channel.status, 201, channel.text);
+  channelId = channel.body.id;
+});
+after(() => h.close());
+
+function assertProblem(response: TestResponse, status: number, code: string, what: string): void {
+  assert.equal(response.status, status, `${what}: ${response.text}`);
+  assert.equal(response.body?.code, code, what);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/, what);
+  assert.ok(response.headers.get('x-request-id'), `${what}: no X-Request-Id`);
+  assert.equal(response.body.requestId, response.headers.get('x-request-id'), what);
+}
+
+/** A raw HTTP/1.1 exchange, for what fetch would refuse or normalize (methods, dot segments). */
+function rawRequest(head: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const { port } = new URL(h.baseUrl);
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${head}\r\n\r\n`));
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [headers = '', body = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(headers.split(' ')[1]), headers, body });
+    });
+  });
+}
+
+function assertRawProblem(
+  response: { status: number; headers: string; body: string },
+  status: number,
+  what: string,
+): void {
+  assert.equal(response.status, status, `${what}: ${response.headers}\n${response.body}`);
+  assert.match(response.headers, /content-type: application\/problem\+json/i, what);
+  const id = /x-request-id: (\S+)/i.exec(response.headers)?.[1];
+  assert.ok(id, `${what}: no X-Request-Id`);
+  assert.equal(JSON.parse(response.body).requestId, id, what);
+}
+
+// A NUL, lone surrogates of both halves, and a surrogate pair cut in two.
+const BAD_STRINGS = ['a\u0000b', '\ud800', 'x\udc00y', '\ud83d!'];
+
+describe('text in bodies', () => {
+  // Each row: a route, a credential, a valid body, and the fields of it to poison one at a time.
+  const bodies = () => [
+    {
+      method: 'POST',
+      path: '/api/v1/platform/tenants',
+      auth: { token: h.platformToken },
+      body: { name: 'fine', entitlements: ['integrations'] },
+      fields: [['name'], ['entitlements', 0]],
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/auth/login',
+      auth: {},
+      body: { email: 'someone@example.com', password: 'whatever password' },
+      fields: [['email'], ['password']],
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/company/api-keys',
+      auth: { session },
+      body: {
+        name: 'k',
+        scopes: ['integrations:READER'],
+        expiresAt: new Date(Date.now() + 864e5).toISOString(),
+      },
+      fields: [['name'], ['scopes', 0]],
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/integrations/connections',
+      auth: { session },
+      body: { connectorKey: 'webhook', displayName: 'd', url: 'https://example.com/x' },
+      fields: [['displayName'], ['url'], ['connectorKey']],
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      body: { type: 'order.created', data: { nested: { deeper: 'ok' }, list: ['ok', { inList: 'ok' }] } },
+      fields: [['type'], ['data', 'nested', 'deeper'], ['data', 'list', 0], ['data', 'list', 1, 'inList']],
+    },
+    {
+      method: 'PATCH',
+      path: `/api/v1/platform/alerting/channels/${channelId}`,
+      auth: { token: h.platformToken },
+      body: { name: 'renamed' },
+      fields: [['name']],
+    },
+    {
+      method: 'PUT',
+      path: `/api/v1/platform/tenants/${tenantId}/users`.replace('/users', '/entitlements'),
+      auth: { token: h.platformToken },
+      body: { entitlements: ['integrations', 'integration_hub'] },
+      fields: [['entitlements', 1]],
+    },
+  ];
+
+  function poisoned(body: unknown, field: (string | number)[], value: string): unknown {
+    const copy = structuredClone(body) as Record<string | number, unknown>;
+    let at = copy;
+    for (const key of field.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
+    at[field[field.length - 1] as string | number] = value;
+    return copy;
+  }
+
+  test('a NUL or an unpaired surrogate in any string field is 400 validation_failed naming the field', async () => {
+    for (const row of bodies()) {
+      for (const field of row.fields) {
+        for (const bad of BAD_STRINGS) {
+          const what = `${row.method} ${row.path} ${field.join('.')} ${JSON.stringify(bad)}`;
+          // JSON.stringify writes a lone surrogate as the escape \udXXX: the JSON escape form.
+          const response = await h.request(row.method, row.path, {
+            ...row.auth,
+            body: poisoned(row.body, field, bad),
+          });
+          assertProblem(response, 400, 'validation_failed', what);
+          assert.equal(response.body.errors?.[0]?.path, field.join('.'), what);
+        }
+      }
+    }
+  });
+
+  test('raw bytes that are not UTF-8 (an encoded surrogate, a cut sequence) are 400 naming the field', async () => {
+    for (const bytes of [[0xed, 0xa0, 0x80], [0xc3], [0xff]]) {
+      const raw = Buffer.concat([
+        Buffer.from('{"entitlements":["integrations"],"name":"a'),
+        Buffer.from(bytes),
+        Buffer.from('"}'),
+      ]);
+      const response = await h.request('POST', '/api/v1/platform/tenants', {
+        token: h.platformToken,
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'validation_failed', `bytes ${bytes.join(',')}`);
+      assert.equal(response.body.errors?.[0]?.path, 'name');
+    }
+  });
+
+  test('object keys are text too: a bad key is 400, never stored', async () => {
+    for (const bad of BAD_STRINGS) {
+      const response = await h.request('POST', '/api/v1/integrations/events', {
+        session,
+        body: { type: 'order.created', data: { outer: { [bad]: 1 } } },
+      });
+      assertProblem(response, 400, 'validation_failed', `key ${JSON.stringify(bad)}`);
+      assert.match(response.body.errors?.[0]?.path, /^data\.outer\./);
+    }
+  });
+
+  test('sign-in with a NUL gives one 400 whether or not the account exists', async () => {
+    const user = await makeUser(h, tenantId);
+    const answers = [];
+    for (const email of [user.email, 'nobody-here@example.com']) {
+      const response = await h.request('POST', '/api/v1/auth/login', {
+        body: { email: `${email}\u0000`, password: user.password },
+      });
+      assertProblem(response, 400, 'validation_failed', email);
+      answers.push({ ...response.body, requestId: undefined });
+    }
+    assert.deepEqual(answers[0], answers[1]);
+  });
+});
+
+describe('text in query strings and paths', () => {
+  test('a NUL or an unpaired surrogate in a query string value is 400 naming the field', async () => {
+    const lists = [
+      { path: '/api/v1/platform/tenants', auth: { token: h.platformToken } },
+      { path: '/api/v1/integrations/connections', auth: { session } },
+      { path: `/api/v1/integrations/connections/${connectionId}/events`, auth: { session } },
+      { path: '/api/v1/company/audit-log', auth: { session } },
+    ];
+    for (const list of lists) {
+      for (const encoded of ['%00', 'a%00b', '%ED%A0%80']) {
+        const response = await h.request('GET', `${list.path}?cursor=${encoded}`, list.auth);
+        assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${encoded}`);
+        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+      }
+    }
+    const status = await h.request(
+      'GET',
+      `/api/v1/integrations/connections/${connectionId}/events?status=%00`,
+      {
+        session,
+      },
+    );
+    assertProblem(status, 400, 'validation_failed', 'status');
+  });
+
+  test('a NUL or an unpaired surrogate in a path parameter is 400 naming it, on every kind of route', async () => {
+    const routes = [
+      {
+        method: 'GET',
+        path: (id: string) => `/api/v1/platform/tenants/${id}`,
+        auth: { token: h.platformToken },
+      },
+      { method: 'GET', path: (id: string) => `/api/v1/integrations/connections/${id}`, auth: { session } },
+      {
+        method: 'POST',
+        path: (id: string) => `/api/v1/integrations/connections/${id}/revoke`,
+        auth: { session },
+      },
+      {
+        method: 'PUT',
+        path: (id: string) => `/api/v1/integrations/connections/${id}/credentials`,
+        auth: { session },
+      },
+      {
+        method: 'GET',
+        path: (id: string) => `/api/v1/integrations/connections/${id}/events`,
+        auth: { session },
+      },
+      {
+        method: 'POST',
+        path: (id: string) => `/api/v1/integrations/connections/${connectionId}/events/${id}/retry`,
+        auth: { session },
+        param: 'deliveryId',
+      },
+      { method: 'POST', path: (id: string) => `/api/v1/company/api-keys/${id}/rotate`, auth: { session } },
+      { method: 'DELETE', path: (id: string) => `/api/v1/company/api-keys/${id}`, auth: { session } },
+      {
+        method: 'DELETE',
+        path: (id: string) => `/api/v1/platform/alerting/channels/${id}`,
+        auth: { token: h.platformToken },
+      },
+      {
+        method: 'POST',
+        path: (id: string) => `/api/v1/platform/tenants/${id}/users`,
+        auth: { token: h.platformToken },
+        body: { email: 'x@example.com', role: 'COMPANY_IT_ADMIN', password: 'correct horse battery staple' },
+      },
+    ];
+    for (const route of routes) {
+      for (const encoded of ['con_%00', '%00', 'ten_a%ED%A0%80']) {
+        const what = `${route.method} ${route.path(encoded)}`;
+        const response = await h.request(route.method, route.path(encoded), {
+          ...route.auth,
+          ...(route.body ? { body: route.body } : {}),
+        });
+        assertProblem(response, 400, 'validation_failed', what);
+        if (!encoded.includes('%ED'))
+          assert.equal(response.body.errors?.[0]?.path, `params.${route.param ?? 'id'}`);
+      }
+    }
+  });
+});
+
+describe('lists: limit and cursor', () => {
+  const lists = () => [
+    { path: '/api/v1/platform/tenants', auth: { token: h.platformToken } },
+    { path: '/api/v1/platform/alerting/channels', auth: { token: h.platformToken } },
+    { path: '/api/v1/integrations/connections', auth: { session } },
+    { path: '/api/v1/company/api-keys', auth: { session } },
+    { path: `/api/v1/integrations/connections/${connectionId}/events`, auth: { session } },
+    { path: '/api/v1/company/audit-log', auth: { session } },
+  ];
+
+  test('limit accepts decimal digits only', async () => {
+    for (const list of lists()) {
+      for (const limit of [
+        '0x10',
+        '1e1',
+        '%205',
+        '5%20',
+        '%2B5',
+        '5.0',
+        '',
+        '-1',
+        '0',
+        '101',
+        '0b1',
+        'Infinity',
+      ]) {
+        const response = await h.request('GET', `${list.path}?limit=${limit}`, list.auth);
+        assertProblem(response, 400, 'validation_failed', `${list.path} limit=${limit}`);
+        assert.equal(response.body.errors?.[0]?.path, 'querystring.limit');
+      }
+      const fine = await h.request('GET', `${list.path}?limit=5`, list.auth);
+      assert.equal(fine.status, 200, fine.text);
+    }
+  });
+
+  test('a cursor that decodes to an impossible position is 400 validation_failed', async () => {
+    const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const impossible = [
+      cursor(['-010000-01-01T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
+      cursor(['+275760-09-13T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
+      cursor(['0000-01-01T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
+      cursor(['2020-02-30T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
+      cursor(['1', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
+      cursor(['2020-01-01T00:00:00.000Z', 'x\u0000']),
+      cursor(['2020-01-01T00:00:00.000Z', '\ud800']),
+      cursor(['2020-01-01T00:00:00.000Z', '']),
+      cursor(['2020-01-01T00:00:00.000Z', 7]),
+      cursor({ createdAt: '2020-01-01T00:00:00.000Z' }),
+      'not base64 at all!',
+    ];
+    for (const list of lists()) {
+      for (const value of impossible) {
+        const response = await h.request(
+          'GET',
+          `${list.path}?cursor=${encodeURIComponent(value)}`,
+          list.auth,
+        );
+        assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${value}`);
+        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+      }
+    }
+  });
+
+  test('a cursor from a page still reads the next page', async () => {
+    for (let i = 0; i < 3; i++) {
+      await h.request('POST', '/api/v1/platform/tenants', {
+        token: h.platformToken,
+        body: { name: `page ${i}` },
+      });
+    }
+    const first = await h.request('GET', '/api/v1/platform/tenants?limit=1', { token: h.platformToken });
+    assert.equal(first.status, 200);
+    const next = await h.request('GET', `/api/v1/platform/tenants?limit=1&cursor=${first.body.nextCursor}`, {
+      token: h.platformToken,
+    });
+    assert.equal(next.status, 200, next.text);
+    assert.notEqual(next.body.data[0].id, first.body.data[0].id);
+  });
+});
+
+describe('nesting', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = { leaf: true };
+    for (let i = 1; i < levels; i++) value = { a: value };
+    return value;
+  };
+
+  test('event data nests at most 64 levels', async () => {
+    const fine = await h.request('POST', '/api/v1/integrations/events', {
+      session,
+      body: { type: 'order.created', data: nested(64) },
+    });
+    assert.equal(fine.status, 202, fine.text);
+    for (const levels of [65, 100, 200, 5_000]) {
+      // Written out by hand: JSON.stringify itself overflows the stack on the deepest.
+      const data = `${'{"a":'.repeat(levels - 1)}{"leaf":true}${'}'.repeat(levels - 1)}`;
+      const response = await h.request('POST', '/api/v1/integrations/events', {
+        session,
+        rawBody: `{"type":"order.created","data":${data}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'validation_failed', `${levels} levels`);
+      assert.equal(response.body.errors?.[0]?.path, 'data');
+    }
+  });
+
+  test('no body nesting crashes the process: arrays and objects half a million deep are 400', async () => {
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{"a":', '}'],
+    ] as const) {
+      const depth = Math.floor((1024 * 1024 - 100) / (open.length + close.length));
+      for (const [path, auth, field] of [
+        ['/api/v1/platform/tenants', { token: h.platformToken }, 'name'],
+        ['/api/v1/integrations/events', { session }, 'data'],
+      ] as const) {
+        const raw = `{"type":"order.created","${field}":{"x":${open.repeat(depth)}1${close.repeat(depth)}}}`;
+        const response = await h.request('POST', path, {
+          ...auth,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        assertProblem(response, 400, 'validation_failed', `${path} ${open}`);
+        assert.equal(response.body.errors?.[0]?.path, field);
+      }
+    }
+    assert.equal((await h.request('GET', '/healthz')).status, 200);
+  });
+});
+
+describe('requests the router cannot place', () => {
+  test('unknown methods are 404 problem details with X-Request-Id', async () => {
+    for (const head of [
+      'QUERY /api/v1/platform/tenants HTTP/1.1',
+      'QUERY /api/v1/platform/tenants HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}',
+      'PROPFIND / HTTP/1.1',
+      'PURGE /api/v1/platform/tenants HTTP/1.1',
+      'SEARCH /healthz HTTP/1.1',
+      'get /healthz HTTP/1.1',
+      'Post /api/v1/platform/tenants HTTP/1.1',
+      'FOO /healthz HTTP/1.1',
+    ]) {
+      const [line = '', ...rest] = head.split('\r\n');
+      const request = [`${line}\r\nhost: 127.0.0.1\r\nconnection: close`, ...rest].join('\r\n');
+      assertRawProblem(await rawRequest(request), 404, line);
+    }
+  });
+
+  test('malformed URLs are 400 problem details with X-Request-Id', async () => {
+    for (const path of [
+      '/api/v1/integrations/connections/%E0%A4%A',
+      '/api/v1/integrations/connections/%',
+      '/api/v1/nope/%E0%A4%A',
+      `/api/v1/integrations/connections/${'a'.repeat(101)}`,
+      `/api/v1/platform/tenants/${'b'.repeat(5000)}`,
+    ]) {
+      const response = await h.request('GET', path, { session });
+      assertProblem(response, 400, 'validation_failed', path.slice(0, 60));
+    }
+    const hundred = await h.request('GET', `/api/v1/integrations/connections/${'a'.repeat(100)}`, {
+      session,
+    });
+    assertProblem(hundred, 404, 'not_found', 'a parameter of 100 characters');
+  });
+
+  test('unknown paths are 404 whatever the method and body', async () => {
+    for (const [method, headers, body] of [
+      ['POST', { 'content-type': 'text/plain' }, 'x'],
+      ['POST', { 'content-type': 'application/json' }, '{not json'],
+      ['PUT', {}, 'x'.repeat(2 * 1024 * 1024)],
+      ['DELETE', {}, undefined],
+    ] as const) {
+      const response = await h.request(method, '/api/v1/nothing/here', { rawBody: body, headers });
+      assertProblem(response, 404, 'not_found', `${method} ${JSON.stringify(headers)}`);
+    }
+  });
+
+  test('dot segments never reach a file outside the served assets', async () => {
+    const heads = [
+      '/docs/static/../x',
+      '/docs/static/../../../../../../etc/passwd',
+      '/docs/static/%2e%2e/%2e%2e/%2e%2e/package.json',
+      '/docs/static/%2E%2E/%2E%2E/%2E%2E/package.json',
+      '/docs/static/..%2f..%2f..%2fpackage.json',
+      '/docs/static/..%5c..%5c..%5cpackage.json',
+      '/docs/static/.%2e/.%2e/.%2e/package.json',
+      '/docs/./static/index.html',
+      '/api/v1/../../package.json',
+      '/api/v1/platform/tenants/..',
+    ];
+    for (const path of heads) {
+      const response = await rawRequest(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close`);
+      assertRawProblem(response, 404, path);
+      assert.ok(!response.body.includes('"hubgate"') && !response.body.includes('root:'), path);
+    }
+    const asset = await rawRequest(
+      'GET /docs/static/index.css HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close',
+    );
+    assert.equal(asset.status, 200, 'the real assets are still served');
+  });
+
+  test('requests the router cannot place are logged and counted like any request', async () => {
+    const countUnmatched = async () => {
+      const metrics = await h.request('GET', '/metrics', { token: h.platformToken });
+      return [
+        ...metrics.text.matchAll(/^hubgate_http_requests_total\{[^}]*route="unmatched"[^}]*\} (\d+)$/gm),
+      ]
+        .map((m) => Number(m[1]))
+        .reduce((a, b) => a + b, 0);
+    };
+    const before = await countUnmatched();
+    const logLines = () =>
+      h
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"')).length;
+    const linesBefore = logLines();
+    await rawRequest('GET /docs/static/%2e%2e/x HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close');
+    await rawRequest('QUERY /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close');
+    await rawRequest('get /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close');
+    await h.request('GET', '/api/v1/integrations/connections/%E0%A4%A');
+    await h.request('GET', `/api/v1/integrations/connections/${'a'.repeat(101)}`);
+    await until(() => logLines() >= linesBefore + 5, 'five access log lines');
+    assert.equal((await countUnmatched()) - before, 5);
+  });
+});
+
+describe('unplaceable requests are limited per address', () => {
+  let limited: Harness;
+  before(async () => {
+    limited = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+  });
+  after(() => limited.close());
+
+  test('dot-segment and unknown-path requests count against the per-address limit', async () => {
+    const statuses: number[] = [];
+    const { port } = new URL(limited.baseUrl);
+    for (let i = 0; i < 8; i++) {
+      const path = i % 2 ? '/docs/static/%2e%2e/x' : '/api/v1/no-such-thing';
+      const status = await new Promise<number>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`),
+        );
+        let text = '';
+        socket.on('data', (c) => {
+          text += c.toString();
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(Number(text.split(' ')[1])));
+      });
+      statuses.push(status);
+    }
+    assert.ok(statuses.includes(429), `statuses: ${statuses.join(',')}`);
+    assert.ok(
+      statuses.every((s) => s === 404 || s === 429),
+      `statuses: ${statuses.join(',')}`,
+    );
+  });
+});
+
+describe('a client that goes away mid-request', () => {
+  test('is neither a database outage nor a server error', async () => {
+    const snapshot = async () =>
+      (await h.request('GET', '/api/v1/platform/monitoring', { token: h.platformToken })).body.http;
+    const before = await snapshot();
+    const requestLines = () =>
+      h
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"') && l.includes('"method":"POST"')).length;
+    const linesBefore = requestLines();
+    const { port } = new URL(h.baseUrl);
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(
+            'POST /api/v1/platform/tenants HTTP/1.1\r\nhost: 127.0.0.1\r\n' +
+              `authorization: Bearer ${h.platformToken}\r\ncontent-type: application/json\r\n` +
+              'content-length: 1000\r\n\r\n{"name":"half',
+          );
+          // Give the server the headers and the first bytes, then vanish.
+          setImmediate(() => {
+            socket.destroy();
+            resolve();
+          });
+        });
+      });
+    }
+    await until(() => requestLines() >= linesBefore + 3, 'the aborted requests to be logged');
+    assert.ok(!h.logs().includes('database unavailable'), 'a client abort was logged as a database outage');
+    const afterwards = await snapshot();
+    assert.equal(afterwards.errors5xx, before.errors5xx, 'a client abort was counted as a 5xx');
+    const metrics = await h.request('GET', '/metrics', { token: h.platformToken });
+    const closed =
+      /^hubgate_http_requests_total\{method="POST",route="\/api\/v1\/platform\/tenants",status="499"\} (\d+)$/m;
+    assert.equal(Number(closed.exec(metrics.text)?.[1]), 3, 'counted as closed by the client (499)');
+  });
+});
