@@ -7,10 +7,10 @@ import { errorFields } from '../../logger.js';
 import { allChannelRows, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
 import { type Condition, DATABASE_UNAVAILABLE, evaluateConditions } from './conditions.js';
-import { fingerprintOf } from './fingerprint.js';
+import { fingerprintOf, groupKeyOf } from './fingerprint.js';
 import type { ChannelKind } from './kinds.js';
-import type { ChannelSender } from './notification.js';
-import { enqueueNotification, sendDueNotifications } from './outbox.js';
+import type { AlertInstance, ChannelSender } from './notification.js';
+import { enqueueNotice, type GroupNotice, sendDueNotifications } from './outbox.js';
 import { readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
 
 export type EngineContext = Pick<
@@ -111,19 +111,12 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
       const wasFiring = new Map(firing.map((row) => [row.fingerprint, row]));
       // What each channel was told of every alert concerned, in one read.
       const states = await channelStates(trx, [...new Set([...holding.keys(), ...wasFiring.keys()])]);
+      const plans = new NoticePlans();
       for (const [fingerprint, condition] of holding) {
-        await recordFiring(trx, fingerprint, condition, wasFiring.get(fingerprint), now);
-        const told = states.get(fingerprint);
+        const startsAt = await recordFiring(trx, fingerprint, condition, wasFiring.get(fingerprint), now);
+        const alert: AlertInstance = { fingerprint, ...condition, status: 'firing', startsAt, endsAt: null };
         for (const route of routeAlert(condition.labels, doc)) {
-          if (!enabled.has(route.channelId)) continue;
-          const state = told?.get(route.channelId);
-          const due =
-            !state ||
-            state.status === 'resolved' ||
-            now.getTime() - state.at.getTime() >= route.repeatIntervalSeconds * 1000;
-          if (!due) continue;
-          await enqueueNotification(trx, fingerprint, route.channelId, 'firing', now);
-          await setChannelState(trx, fingerprint, route.channelId, 'firing', now);
+          if (enabled.has(route.channelId)) plans.firing(alert, route, states.get(fingerprint));
         }
       }
       for (const row of firing) {
@@ -133,7 +126,19 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
           .set({ status: 'resolved', ends_at: now, updated_at: now })
           .where('fingerprint', '=', row.fingerprint)
           .execute();
-        await notifyResolved(trx, row.fingerprint, states.get(row.fingerprint), enabled, now);
+        const alert: AlertInstance = {
+          fingerprint: row.fingerprint,
+          labels: row.labels,
+          annotations: row.annotations,
+          status: 'resolved',
+          startsAt: new Date(row.starts_at),
+          endsAt: now,
+        };
+        await resolvedFor(trx, alert, states.get(row.fingerprint), enabled, plans);
+      }
+      for (const notice of plans.due(now)) {
+        await enqueueNotice(trx, notice, now);
+        await setChannelStates(trx, notice.channelId, notice.alerts, now);
       }
     });
   }
@@ -190,9 +195,17 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
             .doUpdateSet({ status: 'resolved', starts_at: ended.since, ends_at: now, updated_at: now }),
         )
         .execute();
+      const alert: AlertInstance = {
+        fingerprint,
+        labels,
+        annotations,
+        status: 'resolved',
+        startsAt: ended.since,
+        endsAt: now,
+      };
       for (const channelId of ended.notified.keys()) {
-        await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
-        await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+        await enqueueNotice(trx, { groupKey: groupKeyOf(labels), channelId, alerts: [alert] }, now);
+        await setChannelStates(trx, channelId, [alert], now);
       }
     });
     // Only once the resolved notices are queued: if that write failed, the next evaluation tries again.
@@ -233,23 +246,27 @@ export type AlertEngine = ReturnType<typeof startAlertEngine>;
 const sameStrings = (a: Record<string, string>, b: Record<string, string>): boolean =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
-/** A condition that holds: a new alert, one firing again, or a firing one whose description changed. */
+/**
+ * A condition that holds: a new alert, one firing again, or a firing one whose description changed.
+ * Answers when it started firing.
+ */
 async function recordFiring(
   trx: Kysely<DB>,
   fingerprint: string,
   condition: Condition,
-  firing: { annotations: Record<string, string> } | undefined,
+  firing: { annotations: Record<string, string>; starts_at: Date | string } | undefined,
   now: Date,
-): Promise<void> {
+): Promise<Date> {
   const annotations = JSON.stringify(condition.annotations);
   if (firing) {
-    if (sameStrings(firing.annotations, condition.annotations)) return;
-    await trx
-      .updateTable('alerts')
-      .set({ annotations, updated_at: now })
-      .where('fingerprint', '=', fingerprint)
-      .execute();
-    return;
+    if (!sameStrings(firing.annotations, condition.annotations)) {
+      await trx
+        .updateTable('alerts')
+        .set({ annotations, updated_at: now })
+        .where('fingerprint', '=', fingerprint)
+        .execute();
+    }
+    return new Date(firing.starts_at);
   }
   await trx
     .insertInto('alerts')
@@ -268,6 +285,7 @@ async function recordFiring(
         .doUpdateSet({ annotations, status: 'firing', starts_at: now, ends_at: null, updated_at: now }),
     )
     .execute();
+  return now;
 }
 
 type ChannelState = { status: AlertStatus; at: Date };
@@ -292,43 +310,122 @@ async function channelStates(
   return states;
 }
 
-async function setChannelState(
+/** Records that the channel was told of these alerts, each with the status it was told. */
+async function setChannelStates(
   trx: Kysely<DB>,
-  fingerprint: string,
   channelId: string,
-  status: AlertStatus,
+  alerts: readonly AlertInstance[],
   at: Date,
 ): Promise<void> {
+  if (alerts.length === 0) return;
   await trx
     .insertInto('alert_channel_state')
-    .values({ fingerprint, channel_id: channelId, last_status: status, last_notified_at: at })
+    .values(
+      alerts.map((alert) => ({
+        fingerprint: alert.fingerprint,
+        channel_id: channelId,
+        last_status: alert.status,
+        last_notified_at: at,
+      })),
+    )
     .onConflict((oc) =>
-      oc.columns(['fingerprint', 'channel_id']).doUpdateSet({ last_status: status, last_notified_at: at }),
+      oc.columns(['fingerprint', 'channel_id']).doUpdateSet((eb) => ({
+        last_status: eb.ref('excluded.last_status'),
+        last_notified_at: eb.ref('excluded.last_notified_at'),
+      })),
     )
     .execute();
 }
 
-/** The channels told it was firing are told it resolved (Alertmanager's send_resolved). */
-async function notifyResolved(
+/** The channels told a resolved alert was firing will hear it resolved (Alertmanager's send_resolved). */
+async function resolvedFor(
   trx: Kysely<DB>,
-  fingerprint: string,
+  alert: AlertInstance,
   told: Map<string, ChannelState> | undefined,
   enabled: Set<string>,
-  now: Date,
+  plans: NoticePlans,
 ) {
   for (const [channelId, state] of told ?? []) {
     if (state.status !== 'firing') continue;
-    if (!enabled.has(channelId)) {
-      // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
-      await trx
-        .deleteFrom('alert_channel_state')
-        .where('fingerprint', '=', fingerprint)
-        .where('channel_id', '=', channelId)
-        .execute();
+    if (enabled.has(channelId)) {
+      plans.resolved(alert, channelId);
       continue;
     }
-    await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
-    await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+    // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
+    await trx
+      .deleteFrom('alert_channel_state')
+      .where('fingerprint', '=', alert.fingerprint)
+      .where('channel_id', '=', channelId)
+      .execute();
+  }
+}
+
+interface NoticePlan {
+  groupKey: string;
+  channelId: string;
+  firing: AlertInstance[];
+  resolved: AlertInstance[];
+  /** An alert the channel has not heard fire, or one it heard fire that resolved. */
+  changed: boolean;
+  /** The shortest repeat interval of the routes that brought the firing alerts here. */
+  repeatMs: number;
+  /** When the channel last heard of the group (its firing alerts are told together). */
+  toldAt: number;
+}
+
+const byStart = (a: AlertInstance, b: AlertInstance) =>
+  a.startsAt.getTime() - b.startsAt.getTime() || (a.fingerprint < b.fingerprint ? -1 : 1);
+
+/**
+ * One evaluation's notices, one per channel and `(alertname, tenantId)` group (contract §14), as
+ * Alertmanager's group_by: a group is notified when it changed for that channel (an alert fires it
+ * has not heard, or one it heard fire resolved), or when the repeat interval passed since the
+ * channel last heard of it; the notice lists every alert of the group firing there, then those
+ * that resolved.
+ */
+class NoticePlans {
+  private readonly plans = new Map<string, NoticePlan>();
+
+  private plan(labels: Record<string, string>, channelId: string): NoticePlan {
+    const groupKey = groupKeyOf(labels);
+    const key = JSON.stringify([groupKey, channelId]);
+    let plan = this.plans.get(key);
+    if (!plan) {
+      plan = { groupKey, channelId, firing: [], resolved: [], changed: false, repeatMs: Infinity, toldAt: 0 };
+      this.plans.set(key, plan);
+    }
+    return plan;
+  }
+
+  firing(
+    alert: AlertInstance,
+    route: { channelId: string; repeatIntervalSeconds: number },
+    told: Map<string, ChannelState> | undefined,
+  ): void {
+    const plan = this.plan(alert.labels, route.channelId);
+    plan.firing.push(alert);
+    plan.repeatMs = Math.min(plan.repeatMs, route.repeatIntervalSeconds * 1000);
+    const state = told?.get(route.channelId);
+    if (!state || state.status === 'resolved') plan.changed = true;
+    else plan.toldAt = Math.max(plan.toldAt, state.at.getTime());
+  }
+
+  resolved(alert: AlertInstance, channelId: string): void {
+    const plan = this.plan(alert.labels, channelId);
+    plan.resolved.push(alert);
+    plan.changed = true;
+  }
+
+  due(now: Date): GroupNotice[] {
+    return [...this.plans.values()]
+      .filter(
+        (plan) => plan.changed || (plan.firing.length > 0 && now.getTime() - plan.toldAt >= plan.repeatMs),
+      )
+      .map((plan) => ({
+        groupKey: plan.groupKey,
+        channelId: plan.channelId,
+        alerts: [...plan.firing.sort(byStart), ...plan.resolved.sort(byStart)],
+      }));
   }
 }
 
