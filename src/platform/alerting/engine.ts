@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { randomBase62 } from '../../crypto/base62.js';
-import type { AlertStatus, DB } from '../../db/schema.js';
+import type { DB } from '../../db/schema.js';
 import { timedPing } from '../../db/ping.js';
 import { errorFields } from '../../logger.js';
 import { allChannelRows, type ChannelRow } from './channel-store.js';
@@ -10,7 +10,8 @@ import { type Condition, DATABASE_UNAVAILABLE, evaluateConditions } from './cond
 import { fingerprintOf, groupKeyOf } from './fingerprint.js';
 import type { ChannelKind } from './kinds.js';
 import type { AlertInstance, ChannelSender } from './notification.js';
-import { enqueueNotice, type GroupNotice, sendDueNotifications } from './outbox.js';
+import { type ChannelState, NoticePlans, type Waiting } from './notice-plans.js';
+import { enqueueNotice, sendDueNotifications } from './outbox.js';
 import { readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
 
 export type EngineContext = Pick<
@@ -26,9 +27,10 @@ const FAILED_PINGS_TO_FIRE = 2;
 
 /**
  * The alert engine: every ALERT_EVALUATION_INTERVAL_MS, the one process holding the lease evaluates
- * the conditions, records which alerts fire and which resolved, queues a notice for each channel
- * their route names (again only after `repeatIntervalSeconds`), and sends what is due. Any number of
- * processes run it; the lease and the claimed outbox make one alert one notice, not one per process.
+ * the conditions, records which alerts fire and which resolved, queues at most one notice per
+ * channel their routes name and `(alertname, tenantId)` group (NoticePlans), and sends what is due.
+ * Any number of processes run it; the lease and the claimed outbox make one notice, not one per
+ * process.
  *
  * DatabaseUnavailable cannot use the database: the process that held the lease when pings started to
  * fail (no other can take it meanwhile) sends it straight to the channels it last read, and resolves
@@ -48,6 +50,8 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   let stopped = false;
   let sending: Promise<void> | undefined;
   let lastPurge = 0;
+  // Groups whose new alerts wait for the burst to end (see NoticePlans), from the last evaluation.
+  let waiting: Waiting = new Map();
 
   const ping = () =>
     timedPing(ctx.database, PING_TIMEOUT_MS).then(
@@ -101,7 +105,7 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
     const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));
     const holding = new Map(conditions.map((condition) => [fingerprintOf(condition.labels), condition]));
-    await db.transaction().execute(async (trx) => {
+    waiting = await db.transaction().execute(async (trx) => {
       const firing = await trx
         .selectFrom('alerts')
         .selectAll()
@@ -136,10 +140,12 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
         };
         await resolvedFor(trx, alert, states.get(row.fingerprint), enabled, plans);
       }
-      for (const notice of plans.due(now)) {
+      const { notices, waiting: next } = plans.due(now, waiting);
+      for (const notice of notices) {
         await enqueueNotice(trx, notice, now);
         await setChannelStates(trx, notice.channelId, notice.alerts, now);
       }
+      return next;
     });
   }
 
@@ -288,8 +294,6 @@ async function recordFiring(
   return now;
 }
 
-type ChannelState = { status: AlertStatus; at: Date };
-
 /** What each channel was last told of these alerts, by fingerprint then channel. */
 async function channelStates(
   trx: Kysely<DB>,
@@ -357,75 +361,6 @@ async function resolvedFor(
       .where('fingerprint', '=', alert.fingerprint)
       .where('channel_id', '=', channelId)
       .execute();
-  }
-}
-
-interface NoticePlan {
-  groupKey: string;
-  channelId: string;
-  firing: AlertInstance[];
-  resolved: AlertInstance[];
-  /** An alert the channel has not heard fire, or one it heard fire that resolved. */
-  changed: boolean;
-  /** The shortest repeat interval of the routes that brought the firing alerts here. */
-  repeatMs: number;
-  /** When the channel last heard of the group (its firing alerts are told together). */
-  toldAt: number;
-}
-
-const byStart = (a: AlertInstance, b: AlertInstance) =>
-  a.startsAt.getTime() - b.startsAt.getTime() || (a.fingerprint < b.fingerprint ? -1 : 1);
-
-/**
- * One evaluation's notices, one per channel and `(alertname, tenantId)` group (contract §14), as
- * Alertmanager's group_by: a group is notified when it changed for that channel (an alert fires it
- * has not heard, or one it heard fire resolved), or when the repeat interval passed since the
- * channel last heard of it; the notice lists every alert of the group firing there, then those
- * that resolved.
- */
-class NoticePlans {
-  private readonly plans = new Map<string, NoticePlan>();
-
-  private plan(labels: Record<string, string>, channelId: string): NoticePlan {
-    const groupKey = groupKeyOf(labels);
-    const key = JSON.stringify([groupKey, channelId]);
-    let plan = this.plans.get(key);
-    if (!plan) {
-      plan = { groupKey, channelId, firing: [], resolved: [], changed: false, repeatMs: Infinity, toldAt: 0 };
-      this.plans.set(key, plan);
-    }
-    return plan;
-  }
-
-  firing(
-    alert: AlertInstance,
-    route: { channelId: string; repeatIntervalSeconds: number },
-    told: Map<string, ChannelState> | undefined,
-  ): void {
-    const plan = this.plan(alert.labels, route.channelId);
-    plan.firing.push(alert);
-    plan.repeatMs = Math.min(plan.repeatMs, route.repeatIntervalSeconds * 1000);
-    const state = told?.get(route.channelId);
-    if (!state || state.status === 'resolved') plan.changed = true;
-    else plan.toldAt = Math.max(plan.toldAt, state.at.getTime());
-  }
-
-  resolved(alert: AlertInstance, channelId: string): void {
-    const plan = this.plan(alert.labels, channelId);
-    plan.resolved.push(alert);
-    plan.changed = true;
-  }
-
-  due(now: Date): GroupNotice[] {
-    return [...this.plans.values()]
-      .filter(
-        (plan) => plan.changed || (plan.firing.length > 0 && now.getTime() - plan.toldAt >= plan.repeatMs),
-      )
-      .map((plan) => ({
-        groupKey: plan.groupKey,
-        channelId: plan.channelId,
-        alerts: [...plan.firing.sort(byStart), ...plan.resolved.sort(byStart)],
-      }));
   }
 }
 

@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
+import { randomBase62 } from '../../../src/crypto/base62.js';
 import { makeSignedInTenant, makeWebhookConnection, until } from '../../helpers/factories.js';
 import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
 import { type Received, startReceiver } from '../../helpers/receiver.js';
@@ -161,6 +162,94 @@ test('a new failing connection of a tenant already notified sends the group agai
     assert.equal(pager.received.length, 2, 'not again within repeatIntervalSeconds');
   } finally {
     await pager.close();
+  }
+});
+
+test('failures arriving over several evaluations are one notice, once an evaluation finds no more', async () => {
+  // Its own app, evaluating every 500 ms; the test writes each failed delivery itself, a third
+  // of them per evaluation (no event is published: no worker touches them).
+  const slow = await startHarness({
+    env: { ...ENV, ALERT_EVALUATION_INTERVAL_MS: '500' },
+    workers: { pollMs: 50 },
+  });
+  const pager = await startReceiver();
+  try {
+    const { tenant, session } = await makeSignedInTenant(slow);
+    const created = await slow.request('POST', CHANNELS, {
+      token: slow.platformToken,
+      body: { name: 'burst', kind: 'HTTP', config: { url: pager.url('/alerts') } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const rules = await slow.request('PUT', RULES, {
+      token: slow.platformToken,
+      body: { defaults: { channelIds: [created.body.id], repeatIntervalSeconds: 3600 }, rules: [] },
+    });
+    assert.equal(rules.status, 200, rules.text);
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      ids.push((await makeWebhookConnection(slow, session, gone.url(), { displayName: `shop ${i}` })).id);
+    }
+    const eventId = `evt_${randomBase62(22)}`;
+    const at = new Date();
+    await slow.database.kysely
+      .insertInto('events')
+      .values({
+        id: eventId,
+        tenant_id: tenant.id,
+        type: 'order.created',
+        payload_sealed: 'never read',
+        idempotency_key: null,
+        request_hash: null,
+        delivery_count: ids.length,
+        created_at: at,
+      })
+      .execute();
+    const fail = (connectionIds: string[]) =>
+      slow.database.kysely
+        .insertInto('deliveries')
+        .values(
+          connectionIds.map((connectionId) => ({
+            id: `dlv_${randomBase62(22)}`,
+            tenant_id: tenant.id,
+            event_id: eventId,
+            connection_id: connectionId,
+            status: 'failed' as const,
+            attempt_count: 1,
+            next_attempt_at: null,
+            lease_until: null,
+            leased_by: null,
+            created_at: at,
+            updated_at: new Date(),
+            delivered_at: null,
+          })),
+        )
+        .execute();
+
+    const db = slow.database.kysely;
+    const firing = async () =>
+      Number(
+        (
+          await sql<{ n: string | number }>`select count(*) as n from alerts
+            where status = 'firing' and labels->>'tenantId' = ${tenant.id}`.execute(db)
+        ).rows[0]?.n ?? 0,
+      );
+    for (let third = 0; third < 3; third++) {
+      await fail(ids.slice(third * 10, third * 10 + 10));
+      // The next third fails as soon as an evaluation has seen this one.
+      const deadline = Date.now() + 10_000;
+      while ((await firing()) < third * 10 + 10) {
+        if (Date.now() > deadline) assert.fail(`the engine did not see ${third * 10 + 10} alerts`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    const [first] = await pager.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // three more evaluations
+    assert.equal(pager.received.length, 1, 'one notice for the burst');
+    const body = JSON.parse(first!.body) as AlertBody;
+    assert.equal(body.alerts.length, 30);
+  } finally {
+    await pager.close();
+    await slow.close();
   }
 });
 
