@@ -183,9 +183,23 @@ export interface AlertsTable {
   updated_at: Timestamp;
 }
 
+/** One alert as a notice holds it: what the channel is told, frozen when the notice is queued. */
+export interface NoticeAlert {
+  fingerprint: string;
+  status: AlertStatus;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  endsAt: string | null;
+}
+
 export interface AlertNotificationsTable {
   id: string;
-  fingerprint: string;
+  /** `alertname/tenantId`: the group whose alerts the notice lists. */
+  group_key: string;
+  alerts: Json<NoticeAlert[]>;
+  /** Alerts of the group left out of `alerts` (too many for one notice). */
+  truncated_alerts: Generated<number>;
   channel_id: string;
   status: AlertStatus;
   state: 'pending' | 'sent' | 'failed';

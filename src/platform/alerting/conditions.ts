@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Config } from '../../config.js';
 import type { DB } from '../../db/schema.js';
+import { quoted } from './quote.js';
 
 /** A condition that holds now: the alert it raises, before routing (contract §9 labels). */
 export interface Condition {
@@ -42,7 +43,8 @@ async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
       connectionId: row.connection_id,
     },
     annotations: {
-      summary: `Deliveries to connection "${row.display_name}" failed for good`,
+      // The one tenant-written text in an alert: quoted, so it cannot pass for a line of ours.
+      summary: `Deliveries to connection ${quoted(row.display_name)} failed for good`,
       description:
         `${row.failed} deliveries to this ${row.connector_key} connection reached failed after every ` +
         `retry; the latest is ${row.last_delivery_id}. It resolves when a delivery to it succeeds.`,

@@ -1,16 +1,17 @@
 import { type Kysely, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { randomBase62 } from '../../crypto/base62.js';
-import type { AlertStatus, DB } from '../../db/schema.js';
+import type { DB } from '../../db/schema.js';
 import { timedPing } from '../../db/ping.js';
 import { errorFields } from '../../logger.js';
 import { allChannelRows, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
 import { type Condition, DATABASE_UNAVAILABLE, evaluateConditions } from './conditions.js';
-import { fingerprintOf } from './fingerprint.js';
+import { fingerprintOf, groupKeyOf } from './fingerprint.js';
 import type { ChannelKind } from './kinds.js';
-import type { ChannelSender } from './notification.js';
-import { enqueueNotification, sendDueNotifications } from './outbox.js';
+import type { AlertInstance, ChannelSender } from './notification.js';
+import { type ChannelState, NoticePlans, type Waiting } from './notice-plans.js';
+import { enqueueNotice, sendDueNotifications } from './outbox.js';
 import { readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
 
 export type EngineContext = Pick<
@@ -26,9 +27,10 @@ const FAILED_PINGS_TO_FIRE = 2;
 
 /**
  * The alert engine: every ALERT_EVALUATION_INTERVAL_MS, the one process holding the lease evaluates
- * the conditions, records which alerts fire and which resolved, queues a notice for each channel
- * their route names (again only after `repeatIntervalSeconds`), and sends what is due. Any number of
- * processes run it; the lease and the claimed outbox make one alert one notice, not one per process.
+ * the conditions, records which alerts fire and which resolved, queues at most one notice per
+ * channel their routes name and `(alertname, tenantId)` group (NoticePlans), and sends what is due.
+ * Any number of processes run it; the lease and the claimed outbox make one notice, not one per
+ * process.
  *
  * DatabaseUnavailable cannot use the database: the process that held the lease when pings started to
  * fail (no other can take it meanwhile) sends it straight to the channels it last read, and resolves
@@ -48,6 +50,8 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   let stopped = false;
   let sending: Promise<void> | undefined;
   let lastPurge = 0;
+  // Groups whose new alerts wait for the burst to end (see NoticePlans), from the last evaluation.
+  let waiting: Waiting = new Map();
 
   const ping = () =>
     timedPing(ctx.database, PING_TIMEOUT_MS).then(
@@ -101,7 +105,7 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
   async function reconcile(conditions: Condition[], doc: RoutingDocument, channels: ChannelRow[], now: Date) {
     const enabled = new Set(channels.filter((c) => c.enabled).map((c) => c.id));
     const holding = new Map(conditions.map((condition) => [fingerprintOf(condition.labels), condition]));
-    await db.transaction().execute(async (trx) => {
+    waiting = await db.transaction().execute(async (trx) => {
       const firing = await trx
         .selectFrom('alerts')
         .selectAll()
@@ -111,19 +115,12 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
       const wasFiring = new Map(firing.map((row) => [row.fingerprint, row]));
       // What each channel was told of every alert concerned, in one read.
       const states = await channelStates(trx, [...new Set([...holding.keys(), ...wasFiring.keys()])]);
+      const plans = new NoticePlans();
       for (const [fingerprint, condition] of holding) {
-        await recordFiring(trx, fingerprint, condition, wasFiring.get(fingerprint), now);
-        const told = states.get(fingerprint);
+        const startsAt = await recordFiring(trx, fingerprint, condition, wasFiring.get(fingerprint), now);
+        const alert: AlertInstance = { fingerprint, ...condition, status: 'firing', startsAt, endsAt: null };
         for (const route of routeAlert(condition.labels, doc)) {
-          if (!enabled.has(route.channelId)) continue;
-          const state = told?.get(route.channelId);
-          const due =
-            !state ||
-            state.status === 'resolved' ||
-            now.getTime() - state.at.getTime() >= route.repeatIntervalSeconds * 1000;
-          if (!due) continue;
-          await enqueueNotification(trx, fingerprint, route.channelId, 'firing', now);
-          await setChannelState(trx, fingerprint, route.channelId, 'firing', now);
+          if (enabled.has(route.channelId)) plans.firing(alert, route, states.get(fingerprint));
         }
       }
       for (const row of firing) {
@@ -133,8 +130,22 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
           .set({ status: 'resolved', ends_at: now, updated_at: now })
           .where('fingerprint', '=', row.fingerprint)
           .execute();
-        await notifyResolved(trx, row.fingerprint, states.get(row.fingerprint), enabled, now);
+        const alert: AlertInstance = {
+          fingerprint: row.fingerprint,
+          labels: row.labels,
+          annotations: row.annotations,
+          status: 'resolved',
+          startsAt: new Date(row.starts_at),
+          endsAt: now,
+        };
+        await resolvedFor(trx, alert, states.get(row.fingerprint), enabled, plans);
       }
+      const { notices, waiting: next } = plans.due(now, waiting);
+      for (const notice of notices) {
+        await enqueueNotice(trx, notice, now);
+        await setChannelStates(trx, notice.channelId, notice.alerts, now);
+      }
+      return next;
     });
   }
 
@@ -190,9 +201,17 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
             .doUpdateSet({ status: 'resolved', starts_at: ended.since, ends_at: now, updated_at: now }),
         )
         .execute();
+      const alert: AlertInstance = {
+        fingerprint,
+        labels,
+        annotations,
+        status: 'resolved',
+        startsAt: ended.since,
+        endsAt: now,
+      };
       for (const channelId of ended.notified.keys()) {
-        await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
-        await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+        await enqueueNotice(trx, { groupKey: groupKeyOf(labels), channelId, alerts: [alert] }, now);
+        await setChannelStates(trx, channelId, [alert], now);
       }
     });
     // Only once the resolved notices are queued: if that write failed, the next evaluation tries again.
@@ -233,23 +252,27 @@ export type AlertEngine = ReturnType<typeof startAlertEngine>;
 const sameStrings = (a: Record<string, string>, b: Record<string, string>): boolean =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
-/** A condition that holds: a new alert, one firing again, or a firing one whose description changed. */
+/**
+ * A condition that holds: a new alert, one firing again, or a firing one whose description changed.
+ * Answers when it started firing.
+ */
 async function recordFiring(
   trx: Kysely<DB>,
   fingerprint: string,
   condition: Condition,
-  firing: { annotations: Record<string, string> } | undefined,
+  firing: { annotations: Record<string, string>; starts_at: Date | string } | undefined,
   now: Date,
-): Promise<void> {
+): Promise<Date> {
   const annotations = JSON.stringify(condition.annotations);
   if (firing) {
-    if (sameStrings(firing.annotations, condition.annotations)) return;
-    await trx
-      .updateTable('alerts')
-      .set({ annotations, updated_at: now })
-      .where('fingerprint', '=', fingerprint)
-      .execute();
-    return;
+    if (!sameStrings(firing.annotations, condition.annotations)) {
+      await trx
+        .updateTable('alerts')
+        .set({ annotations, updated_at: now })
+        .where('fingerprint', '=', fingerprint)
+        .execute();
+    }
+    return new Date(firing.starts_at);
   }
   await trx
     .insertInto('alerts')
@@ -268,9 +291,8 @@ async function recordFiring(
         .doUpdateSet({ annotations, status: 'firing', starts_at: now, ends_at: null, updated_at: now }),
     )
     .execute();
+  return now;
 }
-
-type ChannelState = { status: AlertStatus; at: Date };
 
 /** What each channel was last told of these alerts, by fingerprint then channel. */
 async function channelStates(
@@ -292,43 +314,53 @@ async function channelStates(
   return states;
 }
 
-async function setChannelState(
+/** Records that the channel was told of these alerts, each with the status it was told. */
+async function setChannelStates(
   trx: Kysely<DB>,
-  fingerprint: string,
   channelId: string,
-  status: AlertStatus,
+  alerts: readonly AlertInstance[],
   at: Date,
 ): Promise<void> {
+  if (alerts.length === 0) return;
   await trx
     .insertInto('alert_channel_state')
-    .values({ fingerprint, channel_id: channelId, last_status: status, last_notified_at: at })
+    .values(
+      alerts.map((alert) => ({
+        fingerprint: alert.fingerprint,
+        channel_id: channelId,
+        last_status: alert.status,
+        last_notified_at: at,
+      })),
+    )
     .onConflict((oc) =>
-      oc.columns(['fingerprint', 'channel_id']).doUpdateSet({ last_status: status, last_notified_at: at }),
+      oc.columns(['fingerprint', 'channel_id']).doUpdateSet((eb) => ({
+        last_status: eb.ref('excluded.last_status'),
+        last_notified_at: eb.ref('excluded.last_notified_at'),
+      })),
     )
     .execute();
 }
 
-/** The channels told it was firing are told it resolved (Alertmanager's send_resolved). */
-async function notifyResolved(
+/** The channels told a resolved alert was firing will hear it resolved (Alertmanager's send_resolved). */
+async function resolvedFor(
   trx: Kysely<DB>,
-  fingerprint: string,
+  alert: AlertInstance,
   told: Map<string, ChannelState> | undefined,
   enabled: Set<string>,
-  now: Date,
+  plans: NoticePlans,
 ) {
   for (const [channelId, state] of told ?? []) {
     if (state.status !== 'firing') continue;
-    if (!enabled.has(channelId)) {
-      // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
-      await trx
-        .deleteFrom('alert_channel_state')
-        .where('fingerprint', '=', fingerprint)
-        .where('channel_id', '=', channelId)
-        .execute();
+    if (enabled.has(channelId)) {
+      plans.resolved(alert, channelId);
       continue;
     }
-    await enqueueNotification(trx, fingerprint, channelId, 'resolved', now);
-    await setChannelState(trx, fingerprint, channelId, 'resolved', now);
+    // Disabled meanwhile: it hears nothing now, and counts as never told of this alert.
+    await trx
+      .deleteFrom('alert_channel_state')
+      .where('fingerprint', '=', alert.fingerprint)
+      .where('channel_id', '=', channelId)
+      .execute();
   }
 }
 

@@ -7,3 +7,17 @@ export function fingerprintOf(labels: Record<string, string>): string {
     .map((name) => [name, labels[name]]);
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
 }
+
+/**
+ * The labels notices are grouped by (contract §14: one notice per channel per evaluation for each
+ * `(alertname, tenantId)`), as Alertmanager's `group_by`; an alert without a tenant is platform-wide.
+ */
+export function groupLabelsOf(labels: Record<string, string>): Record<string, string> {
+  const { alertname = '', tenantId } = labels;
+  return tenantId === undefined ? { alertname } : { alertname, tenantId };
+}
+
+/** The group as the outbox stores it; alert names are identifiers, so `/` cannot be part of one. */
+export function groupKeyOf(labels: Record<string, string>): string {
+  return `${labels.alertname ?? ''}/${labels.tenantId ?? ''}`;
+}

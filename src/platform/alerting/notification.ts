@@ -13,12 +13,18 @@ export interface AlertInstance {
   endsAt: Date | null;
 }
 
-/** What one channel is sent at once: one alert's firing or resolved notice (or a test). */
+/**
+ * What one channel is sent at once: the notice of one `(alertname, tenantId)` group (or a test),
+ * its alerts firing first, then those resolved since the channel last heard of the group.
+ */
 export interface Notification {
   /** The notice's ID, the same on every attempt (WEBHOOK sends it as webhook-id); new when absent. */
   id?: string;
+  /** Firing while any of its alerts fires. */
   status: AlertStatus;
   alerts: AlertInstance[];
+  /** Alerts of the group the notice had no room to list. */
+  truncatedAlerts?: number;
 }
 
 /** A channel opened for sending: its config with its secret fields filled in. */

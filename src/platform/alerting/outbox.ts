@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { newId } from '../../crypto/ids.js';
-import type { AlertNotificationsTable, AlertStatus, DB } from '../../db/schema.js';
+import type { AlertNotificationsTable, DB, NoticeAlert } from '../../db/schema.js';
 import { allChannelRows } from './channel-store.js';
 import { openChannel } from './channels.js';
 import type { ChannelKind } from './kinds.js';
@@ -9,30 +9,64 @@ import type { AlertInstance, ChannelSender } from './notification.js';
 
 type NotificationRow = Selectable<AlertNotificationsTable>;
 
-/** Queues one notice of an alert for one channel; call it in the transaction that decided it. */
-export async function enqueueNotification(
-  db: Kysely<DB>,
-  fingerprint: string,
-  channelId: string,
-  status: AlertStatus,
-  at: Date,
-): Promise<void> {
-  // A notice still waiting for its channel is stale once a newer one is queued (a firing notice
-  // must not arrive after the resolved one): at most one is pending per alert and channel.
-  await db
+// Alertmanager's webhook has `truncatedAlerts` for this: a notice lists at most this many alerts
+// (firing first), and says how many more its group has.
+export const MAX_ALERTS_PER_NOTICE = 100;
+
+/** What a channel is to be told of one group: the alerts, firing first. */
+export interface GroupNotice {
+  groupKey: string;
+  channelId: string;
+  alerts: AlertInstance[];
+}
+
+const stored = (alert: AlertInstance): NoticeAlert => ({
+  fingerprint: alert.fingerprint,
+  status: alert.status,
+  labels: alert.labels,
+  annotations: alert.annotations,
+  startsAt: alert.startsAt.toISOString(),
+  endsAt: alert.endsAt ? alert.endsAt.toISOString() : null,
+});
+
+const instance = (alert: NoticeAlert): AlertInstance => ({
+  ...alert,
+  startsAt: new Date(alert.startsAt),
+  endsAt: alert.endsAt === null ? null : new Date(alert.endsAt),
+});
+
+/**
+ * Queues one notice of a group for one channel; call it in the transaction that decided it. The
+ * notice of the group still waiting for that channel is stale once a newer one is queued (a firing
+ * notice must not arrive after the resolved one), so at most one waits per group and channel; what
+ * the stale one said had resolved is carried into the new one, or the channel would never hear it.
+ */
+export async function enqueueNotice(db: Kysely<DB>, notice: GroupNotice, at: Date): Promise<void> {
+  const superseded = await db
     .updateTable('alert_notifications')
     .set({ state: 'failed', next_attempt_at: null, last_error: 'superseded by a newer notice' })
-    .where('fingerprint', '=', fingerprint)
-    .where('channel_id', '=', channelId)
+    .where('group_key', '=', notice.groupKey)
+    .where('channel_id', '=', notice.channelId)
     .where('state', '=', 'pending')
+    .returning('alerts')
     .execute();
+  const alerts = notice.alerts.map(stored);
+  const listed = new Set(alerts.map((alert) => alert.fingerprint));
+  for (const alert of superseded.flatMap((row) => row.alerts)) {
+    if (alert.status !== 'resolved' || listed.has(alert.fingerprint)) continue;
+    listed.add(alert.fingerprint);
+    alerts.push(alert);
+  }
   await db
     .insertInto('alert_notifications')
     .values({
       id: newId('ntf'),
-      fingerprint,
-      channel_id: channelId,
-      status,
+      group_key: notice.groupKey,
+      alerts: JSON.stringify(alerts.slice(0, MAX_ALERTS_PER_NOTICE)),
+      truncated_alerts: Math.max(0, alerts.length - MAX_ALERTS_PER_NOTICE),
+      channel_id: notice.channelId,
+      // Alertmanager's rule: a group is firing while any of its alerts is.
+      status: alerts.some((alert) => alert.status === 'firing') ? 'firing' : 'resolved',
       state: 'pending',
       attempts: 0,
       next_attempt_at: at,
@@ -67,48 +101,23 @@ export async function sendDueNotifications(
     returning *`.execute(db);
   if (claimed.rows.length === 0) return 0;
   const channels = new Map((await allChannelRows(db)).map((row) => [row.id, row]));
-  const alerts = new Map(
-    (
-      await db
-        .selectFrom('alerts')
-        .selectAll()
-        .where(
-          'fingerprint',
-          'in',
-          claimed.rows.map((r) => r.fingerprint),
-        )
-        .execute()
-    ).map((row) => [row.fingerprint, row]),
-  );
   const schedule = config.alerts.retryScheduleSeconds;
   await Promise.all(
     claimed.rows.map(async (notice) => {
       const claim = { db, id: notice.id, until: claimUntil };
       const channel = channels.get(notice.channel_id);
-      const alert = alerts.get(notice.fingerprint);
-      if (!channel || !alert || !channel.enabled) {
+      if (!channel || !channel.enabled) {
         // Deleted or switched off since: nothing to send any more, and the channel counts as never
-        // told, so once enabled again it hears of an alert still firing at the next evaluation.
+        // told, so once enabled again it hears of the alerts still firing at the next evaluation.
         await finish(claim, 'failed', notice.attempts, null, 'the channel is gone or disabled');
-        await db
-          .deleteFrom('alert_channel_state')
-          .where('fingerprint', '=', notice.fingerprint)
-          .where('channel_id', '=', notice.channel_id)
-          .execute();
+        await db.deleteFrom('alert_channel_state').where('channel_id', '=', notice.channel_id).execute();
         return;
       }
-      const instance: AlertInstance = {
-        fingerprint: alert.fingerprint,
-        labels: alert.labels,
-        annotations: alert.annotations,
-        status: notice.status,
-        startsAt: new Date(alert.starts_at),
-        endsAt: notice.status === 'resolved' && alert.ends_at ? new Date(alert.ends_at) : null,
-      };
       const result = await sender.send(openChannel(ctx, channel), {
         id: notice.id,
         status: notice.status,
-        alerts: [instance],
+        alerts: notice.alerts.map(instance),
+        truncatedAlerts: notice.truncated_alerts,
       });
       ctx.metrics.alertNotifications.inc({
         channel_kind: channel.kind as ChannelKind,

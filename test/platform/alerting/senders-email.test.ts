@@ -8,6 +8,7 @@ import {
   channelSender,
   fakeResolver,
   firing,
+  group,
   policy,
   resolved,
   tripwire,
@@ -150,6 +151,21 @@ describe('EMAIL channel', () => {
       const { header, body } = parse(smtp.mails[0]?.raw ?? '');
       assert.equal(header('Subject'), '[RESOLVED] DeliveryFailed (tenant ten_abc)');
       assert.match(body, /^ {2}Ended: 2025-01-02T03:14:05\.000Z$/m);
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  test('a group is one message: counted in the subject, every alert listed, the rest counted', async () => {
+    const smtp = await startSmtp();
+    try {
+      assert.equal((await sender.send(emailChannel(smtp.port), group)).ok, true);
+      assert.equal(smtp.mails.length, 1);
+      const { header, body } = parse(smtp.mails[0]?.raw ?? '');
+      assert.equal(header('Subject'), '[FIRING:30] DeliveryFailed (tenant ten_abc)');
+      assert.equal(body.match(/^Alert \d+ of 25: firing$/gm)?.length, 25);
+      assert.match(body, /^ {4}connectionId = con_24$/m);
+      assert.match(body, /^And 5 more alerts of this group, not listed\.$/m);
     } finally {
       await smtp.close();
     }

@@ -86,3 +86,20 @@ export async function tripwire(host: string) {
       }),
   };
 }
+
+/**
+ * One tenant's DeliveryFailed group: 25 alerts listed (each its own connection and summary) and
+ * 5 more the notice had no room for.
+ */
+export const group: Notification = {
+  status: 'firing',
+  truncatedAlerts: 5,
+  alerts: Array.from({ length: 25 }, (_, i) => ({
+    fingerprint: `fp_${i}`,
+    labels: { ...labels, connectionId: `con_${i}` },
+    annotations: { summary: `Deliveries to connection "shop ${i}" failed for good` },
+    status: 'firing' as const,
+    startsAt: STARTS_AT,
+    endsAt: null,
+  })),
+};

@@ -14,6 +14,7 @@ import {
   ENDS_AT,
   fakeResolver,
   firing,
+  group,
   policy,
   resolved,
   STARTS_AT,
@@ -46,11 +47,11 @@ const expectedAlert = {
 
 const expectedBody = (receiver: string) => ({
   version: '4',
-  groupKey: '{}:{fingerprint="fp_1"}',
+  groupKey: '{}:{alertname="DeliveryFailed", tenantId="ten_abc"}',
   truncatedAlerts: 0,
   status: 'firing',
   receiver,
-  groupLabels: {},
+  groupLabels: { alertname: 'DeliveryFailed', tenantId: 'ten_abc' },
   commonLabels: expectedAlert.labels,
   commonAnnotations: expectedAlert.annotations,
   externalURL: 'https://hub.example.test',
@@ -152,7 +153,7 @@ describe('WEBHOOK channel', () => {
 });
 
 describe('SLACK channel', () => {
-  test('posts a one-line text and mrkdwn sections; `ok` is success', async () => {
+  test('posts a one-line text, a mrkdwn heading and a plain_text section per alert; `ok` is success', async () => {
     const receiver = await startReceiver();
     try {
       const slack = channel('SLACK', { webhookUrl: receiver.url('/services/T000/B000/XXXX') });
@@ -164,50 +165,52 @@ describe('SLACK channel', () => {
       assert.equal(got.headers['content-type'], 'application/json');
       const body = json(got.body) as {
         text: string;
-        blocks: Array<{ type: string; text: { type: string; text: string } }>;
+        blocks: Array<{ type: string; text: { type: string; text: string; emoji?: boolean } }>;
       };
-      assert.equal(
-        body.text,
-        '[FIRING] DeliveryFailed (tenant ten_abc): Delivery dlv_1 failed after 8 attempts',
-      );
+      assert.equal(body.text, '[FIRING] DeliveryFailed (tenant ten_abc)');
       assert.deepEqual(body.blocks[0], {
         type: 'section',
         text: { type: 'mrkdwn', text: '*[FIRING] DeliveryFailed (tenant ten_abc)*' },
       });
       assert.equal(body.blocks.length, 2);
+      assert.equal(body.blocks[1]?.text.type, 'plain_text');
+      assert.equal(body.blocks[1]?.text.emoji, false);
       assert.deepEqual(body.blocks[1]?.text.text.split('\n'), [
-        '*Status:* firing',
-        '*Alert:* DeliveryFailed',
-        '*Severity:* critical',
-        '*Summary:* Delivery dlv_1 failed after 8 attempts',
-        '*Description:* HTTP 500 from the receiver',
-        '*Started:* 2025-01-02T03:04:05.000Z',
-        '*Labels:* `alertname=DeliveryFailed` `severity=critical` `tenantId=ten_abc`',
+        'Status: firing',
+        'Alert: DeliveryFailed',
+        'Severity: critical',
+        'Summary: Delivery dlv_1 failed after 8 attempts',
+        'Description: HTTP 500 from the receiver',
+        'Started: 2025-01-02T03:04:05.000Z',
+        'Labels: alertname=DeliveryFailed severity=critical tenantId=ten_abc',
       ]);
     } finally {
       await receiver.close();
     }
   });
 
-  test('text from alerts cannot become Slack markup (mentions, links)', async () => {
+  test('text from alerts cannot become Slack markup (mentions, links, formatting) nor break a line', async () => {
     const receiver = await startReceiver();
     try {
       const slack = channel('SLACK', { webhookUrl: receiver.url() });
       const [alert] = resolved.alerts;
       assert.ok(alert, 'fixture');
+      const summary = '<!channel> see <https://evil.example|here> & *more*\nACTION';
       const notification = {
         status: 'resolved' as const,
-        alerts: [{ ...alert, annotations: { summary: '<!channel> see <https://evil.example|here> & more' } }],
+        alerts: [{ ...alert, annotations: { summary } }],
       };
       assert.equal((await sender.send(slack, notification)).ok, true);
       const [got] = await receiver.waitFor(1);
       const text = got?.body ?? '';
-      assert.ok(!text.includes('<!channel>'), text);
-      const body = json(text) as { text: string; blocks: Array<{ text: { text: string } }> };
-      const escaped = '&lt;!channel&gt; see &lt;https://evil.example|here&gt; &amp; more';
-      assert.equal(body.text, `[RESOLVED] DeliveryFailed (tenant ten_abc): ${escaped}`);
-      assert.ok(body.blocks[1]?.text.text.includes(`*Summary:* ${escaped}`), text);
-      assert.ok(body.blocks[1]?.text.text.includes(`*Ended:* ${ENDS_AT.toISOString()}`), text);
+      const body = json(text) as { text: string; blocks: Array<{ text: { type: string; text: string } }> };
+      assert.equal(body.text, '[RESOLVED] DeliveryFailed (tenant ten_abc)');
+      const escaped =
+        '\\u003c!channel\\u003e see \\u003chttps://evil.example|here\\u003e \\u0026 *more*\\nACTION';
+      assert.equal(body.blocks[1]?.text.type, 'plain_text');
+      const lines = body.blocks[1]?.text.text.split('\n') ?? [];
+      assert.ok(lines.includes(`Summary: ${escaped}`), text);
+      assert.ok(lines.includes(`Ended: ${ENDS_AT.toISOString()}`), text);
     } finally {
       await receiver.close();
     }
@@ -656,4 +659,36 @@ describe('outbound sender keepBody', () => {
 
 test('firing alerts end at the zero time, as Alertmanager says', () => {
   assert.equal(FIRING_ENDS_AT, '0001-01-01T00:00:00Z');
+});
+
+describe('a group of alerts', () => {
+  test('is one message per channel: counted in the title, each alert listed, what did not fit counted', async () => {
+    const receiver = await startReceiver();
+    try {
+      const hook = channel('WEBHOOK', { url: receiver.url('/hook'), signingSecret: newSigningSecret() });
+      const slack = channel('SLACK', { webhookUrl: receiver.url('/slack') });
+      const grafana = channel('GRAFANA', {
+        baseUrl: `http://127.0.0.1:${receiver.port}`,
+        tags: [],
+        serviceAccountToken: 'glsa_ServiceAccountToken_0123456789',
+      });
+      for (const target of [hook, slack, grafana]) assert.equal((await sender.send(target, group)).ok, true);
+      const [webhook, chat, annotation] = (await receiver.waitFor(3)).map((r) => json(r.body));
+
+      assert.equal(webhook?.truncatedAlerts, 5);
+      assert.equal((webhook?.alerts as unknown[]).length, 25);
+      assert.deepEqual(webhook?.groupLabels, { alertname: 'DeliveryFailed', tenantId: 'ten_abc' });
+      assert.deepEqual(webhook?.commonAnnotations, {});
+
+      const blocks = (chat as { blocks: Array<{ text: { text: string } }> }).blocks;
+      assert.equal(chat?.text, '[FIRING:30] DeliveryFailed (tenant ten_abc)');
+      assert.equal(blocks.length, 22, 'the heading, 20 alerts, and how many more');
+      assert.equal(blocks.at(-1)?.text.text, '…and 10 more');
+
+      // The summaries differ: the annotation names the group, not one alert of it.
+      assert.equal(annotation?.text, '[FIRING:30] DeliveryFailed (tenant ten_abc)');
+    } finally {
+      await receiver.close();
+    }
+  });
 });

@@ -1,4 +1,6 @@
+import { groupLabelsOf } from '../fingerprint.js';
 import type { AlertInstance, Notification, OpenChannel } from '../notification.js';
+import { inline } from '../quote.js';
 
 /** What Alertmanager sends as the `endsAt` of an alert still firing (Go's zero time). */
 export const FIRING_ENDS_AT = '0001-01-01T00:00:00Z';
@@ -38,11 +40,14 @@ function common(records: ReadonlyArray<Record<string, string>>): Record<string, 
 
 const externalUrl = (publicUrl: string) => publicUrl.replace(/\/+$/, '');
 
+/** The labels a notice's alerts are grouped by: they share them (a test notice is a group of one). */
+export const groupLabels = (notification: Notification): Record<string, string> =>
+  groupLabelsOf(notification.alerts[0]?.labels ?? {});
+
 /**
  * The body WEBHOOK and HTTP channels get, in Alertmanager's webhook format so existing receivers
- * read it as they are. Nothing is grouped (`groupLabels` is empty); `groupKey` is derived from the
- * alerts' fingerprints, so the firing and the resolved notice of one alert share it, as they share
- * an Alertmanager group key.
+ * read it as they are: one notice per `(alertname, tenantId)` group, `groupKey` built from the group
+ * labels as Alertmanager builds it, so every notice of a group (firing, resolved) shares it.
  */
 export function alertmanagerBody(
   channel: OpenChannel,
@@ -59,14 +64,17 @@ export function alertmanagerBody(
     generatorURL: url,
     fingerprint: alert.fingerprint,
   }));
-  const fingerprints = notification.alerts.map((alert) => alert.fingerprint).sort();
+  const group = groupLabels(notification);
+  const pairs = Object.keys(group)
+    .sort()
+    .map((name) => `${name}=${JSON.stringify(group[name])}`);
   return {
     version: '4',
-    groupKey: `{}:{fingerprint=${JSON.stringify(fingerprints.join(','))}}`,
-    truncatedAlerts: 0,
+    groupKey: `{}:{${pairs.join(', ')}}`,
+    truncatedAlerts: notification.truncatedAlerts ?? 0,
     status: notification.status,
     receiver: channel.name,
-    groupLabels: {},
+    groupLabels: group,
     commonLabels: common(notification.alerts.map((alert) => alert.labels)),
     commonAnnotations: common(notification.alerts.map((alert) => alert.annotations)),
     externalURL: url,
@@ -74,44 +82,50 @@ export function alertmanagerBody(
   };
 }
 
-/** A label or annotation shared by every alert of the notification, else the first alert's. */
-export function pick(
+/** A label or annotation every alert of the notification holds with the same value. */
+export function shared(
   notification: Notification,
   of: 'labels' | 'annotations',
   name: string,
 ): string | undefined {
-  const shared = common(notification.alerts.map((alert) => alert[of]))[name];
-  return shared ?? notification.alerts[0]?.[of][name];
+  return common(notification.alerts.map((alert) => alert[of]))[name];
 }
 
+// Values are escaped, then cut: a notice's lines are ours, whatever the alerts hold.
 const oneLine = (text: string, max: number) => {
-  const line = text.replace(/\s+/g, ' ').trim();
+  const line = inline(text);
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
+/** How many alerts the notice is about, those it had no room to list included. */
+export const alertCount = (notification: Notification): number =>
+  notification.alerts.length + (notification.truncatedAlerts ?? 0);
+
 /**
  * `[FIRING] DeliveryFailed (tenant ten_…)`, `[RESOLVED:3] QueueBacklogHigh`: the status (with the
- * count when there are several alerts, as Alertmanager's templates do), the alert name, the tenant.
+ * count when there are several alerts, as Alertmanager's templates do), the group: the alert name,
+ * the tenant. Nothing a tenant wrote: this is the subject and the notification line.
  */
 export function title(notification: Notification): string {
-  const count = notification.alerts.length > 1 ? `:${notification.alerts.length}` : '';
-  const name = pick(notification, 'labels', 'alertname') ?? 'alert';
-  const tenant = pick(notification, 'labels', 'tenantId');
+  const count = alertCount(notification) > 1 ? `:${alertCount(notification)}` : '';
+  const { alertname, tenantId } = groupLabels(notification);
   return oneLine(
-    `[${notification.status.toUpperCase()}${count}] ${name}${tenant ? ` (tenant ${tenant})` : ''}`,
+    `[${notification.status.toUpperCase()}${count}] ${alertname || 'alert'}${tenantId ? ` (tenant ${tenantId})` : ''}`,
     200,
   );
 }
 
-/** The title and, when there is one, the `summary` annotation: one line. */
+/** The title and, when every alert has the same one, the `summary` annotation: one line. */
 export function summaryLine(notification: Notification): string {
-  const summary = pick(notification, 'annotations', 'summary');
+  const summary = shared(notification, 'annotations', 'summary');
   return oneLine(summary ? `${title(notification)}: ${summary}` : title(notification), 500);
 }
 
-/** `name=value` pairs in name order, for the text kinds (Slack, email). */
+/** `name=value` pairs in name order, each on one line, for the text kinds (Slack, email). */
 export const sortedPairs = (record: Record<string, string>): Array<[string, string]> =>
-  Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  Object.entries(record)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => [inline(name), inline(value)]);
 
 /** When the alert ended, for text: null while it fires. */
 export const endedAt = (alert: AlertInstance, now: Date): Date | null =>

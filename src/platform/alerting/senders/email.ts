@@ -44,7 +44,10 @@ export async function smtpDestination(
   }
 }
 
-/** The mail's text: what happened, then each alert's times, labels and annotations. */
+/**
+ * The mail's text (no HTML part): what happened, then each alert's times, labels and annotations,
+ * every value on its one line.
+ */
 export function emailText(notification: Notification, now: Date, publicUrl: string): string {
   const lines = [title(notification), ''];
   notification.alerts.forEach((alert, index) => {
@@ -60,6 +63,8 @@ export function emailText(notification: Notification, now: Date, publicUrl: stri
     }
     lines.push('');
   });
+  const more = notification.truncatedAlerts ?? 0;
+  if (more > 0) lines.push(`And ${more} more alerts of this group, not listed.`, '');
   lines.push(`Sent by hubgate ${VERSION} (${publicUrl.replace(/\/+$/, '')})`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,6 @@
 import { jsonHeaders } from '../../../connections/connector.js';
 import type { Notification } from '../notification.js';
-import { pick, summaryLine } from './body.js';
+import { groupLabels, summaryLine } from './body.js';
 import { fromHttp, InvalidChannelConfig, type KindSender, stringArrayField, stringField } from './shared.js';
 
 /**
@@ -23,7 +23,7 @@ export function annotationsUrl(baseUrl: string): string {
 export function annotation(notification: Notification, tags: readonly string[], now: Date) {
   const starts = notification.alerts.map((alert) => alert.startsAt.getTime());
   const time = starts.length > 0 ? Math.min(...starts) : now.getTime();
-  const alertname = pick(notification, 'labels', 'alertname') ?? 'alert';
+  const alertname = groupLabels(notification).alertname || 'alert';
   const body: { time: number; timeEnd?: number; tags: string[]; text: string } = {
     time,
     tags: [...new Set([...tags, alertname, notification.status])],

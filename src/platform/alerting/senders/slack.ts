@@ -1,41 +1,53 @@
 import { jsonHeaders } from '../../../connections/connector.js';
 import type { Notification } from '../notification.js';
-import { endedAt, sortedPairs, summaryLine, title } from './body.js';
+import { inline } from '../quote.js';
+import { alertCount, endedAt, sortedPairs, title } from './body.js';
 import { failed, fromHttp, type KindSender, stringField } from './shared.js';
 
 // Slack's limits: 3000 characters of text in a section, 50 blocks in a message.
 const MAX_SECTION_TEXT = 3000;
 const MAX_ALERT_BLOCKS = 20;
 
-/** mrkdwn escaping: Slack reads `&`, `<` and `>` as markup (links, mentions), nothing else. */
+/** mrkdwn escaping: Slack reads `&`, `<` and `>` as markup (links, mentions). */
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 const cut = (text: string) =>
   text.length > MAX_SECTION_TEXT ? `${text.slice(0, MAX_SECTION_TEXT - 1)}…` : text;
 
+/** A section of our own words, in mrkdwn. */
 const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text: cut(text) } });
 
-/** The Slack message: a one-line `text` (notifications, clients without blocks) and section blocks. */
+/**
+ * A section of what alerts hold (annotations quote tenant text): plain_text, where Slack reads no
+ * markup at all, mrkdwn having no escape for `*bold*`, `_italic_` or `~strike~`.
+ */
+const dataSection = (text: string) => ({
+  type: 'section',
+  text: { type: 'plain_text', text: cut(text), emoji: false },
+});
+
+/**
+ * The Slack message of one group: a `text` line (notifications, clients without blocks) naming
+ * the group only, a heading, and a section per alert (the first 20, then how many more).
+ */
 export function slackMessage(notification: Notification, now: Date) {
   const alertBlocks = notification.alerts.slice(0, MAX_ALERT_BLOCKS).map((alert) => {
-    const lines = [
-      `*Status:* ${escape(alert.status)}`,
-      `*Alert:* ${escape(alert.labels.alertname ?? 'alert')}`,
-    ];
-    if (alert.labels.severity) lines.push(`*Severity:* ${escape(alert.labels.severity)}`);
-    if (alert.annotations.summary) lines.push(`*Summary:* ${escape(alert.annotations.summary)}`);
-    if (alert.annotations.description) lines.push(`*Description:* ${escape(alert.annotations.description)}`);
-    lines.push(`*Started:* ${alert.startsAt.toISOString()}`);
+    const lines = [`Status: ${alert.status}`, `Alert: ${inline(alert.labels.alertname ?? 'alert')}`];
+    const { severity } = alert.labels;
+    const { summary, description } = alert.annotations;
+    if (severity) lines.push(`Severity: ${inline(severity)}`);
+    if (summary) lines.push(`Summary: ${inline(summary)}`);
+    if (description) lines.push(`Description: ${inline(description)}`);
+    lines.push(`Started: ${alert.startsAt.toISOString()}`);
     const ended = endedAt(alert, now);
-    if (ended) lines.push(`*Ended:* ${ended.toISOString()}`);
-    const labels = sortedPairs(alert.labels).map(([name, value]) => `\`${escape(name)}=${escape(value)}\``);
-    if (labels.length > 0) lines.push(`*Labels:* ${labels.join(' ')}`);
-    return section(lines.join('\n'));
+    if (ended) lines.push(`Ended: ${ended.toISOString()}`);
+    const labels = sortedPairs(alert.labels).map(([name, value]) => `${name}=${value}`);
+    if (labels.length > 0) lines.push(`Labels: ${labels.join(' ')}`);
+    return dataSection(lines.join('\n'));
   });
-  const more = notification.alerts.length - MAX_ALERT_BLOCKS;
+  const more = alertCount(notification) - Math.min(notification.alerts.length, MAX_ALERT_BLOCKS);
   return {
-    // Slack reads markup in the top-level text too (it is what notifications show).
-    text: escape(summaryLine(notification)),
+    text: escape(title(notification)),
     blocks: [
       section(`*${escape(title(notification))}*`),
       ...alertBlocks,

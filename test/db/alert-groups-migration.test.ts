@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Migrator, sql } from 'kysely';
+import { openDatabase } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
+
+// 0006_alert_groups on a database that already sent and queued notices of one alert each: they
+// become notices of a group of one, and one whose alert is gone stops waiting.
+test('notices written before grouping become groups of one', async () => {
+  const database = await openDatabase({ kind: 'memory' });
+  try {
+    const db = database.kysely;
+    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0006'));
+    const { error } = await new Migrator({
+      db,
+      provider: { getMigrations: async () => before },
+      migrationTableName: 'hubgate_migrations',
+      migrationLockTableName: 'hubgate_migrations_lock',
+    }).migrateToLatest();
+    assert.equal(error, undefined);
+
+    const at = new Date('2025-01-02T03:04:05.000Z');
+    await sql`insert into alerts (fingerprint, labels, annotations, status, starts_at, ends_at, updated_at)
+      values ('fp_1', ${JSON.stringify({ alertname: 'DeliveryFailed', tenantId: 'ten_1', connectionId: 'con_1' })},
+        ${JSON.stringify({ summary: 'it failed' })}, 'resolved', ${at}, ${at}, ${at})`.execute(db);
+    for (const [id, fingerprint, status, state] of [
+      ['ntf_firing', 'fp_1', 'firing', 'sent'],
+      ['ntf_resolved', 'fp_1', 'resolved', 'pending'],
+      ['ntf_orphan', 'fp_gone', 'firing', 'pending'],
+    ]) {
+      await sql`insert into alert_notifications
+        (id, fingerprint, channel_id, status, state, attempts, next_attempt_at, last_error, created_at, sent_at)
+        values (${id}, ${fingerprint}, 'chn_1', ${status}, ${state}, 0, ${at}, null, ${at}, null)`.execute(
+        db,
+      );
+    }
+
+    assert.deepEqual(await migrateToLatest(database), ['0006_alert_groups']);
+    const rows = await db.selectFrom('alert_notifications').selectAll().orderBy('id').execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const resolved = byId.get('ntf_resolved');
+    assert.equal(resolved?.group_key, 'DeliveryFailed/ten_1');
+    assert.equal(resolved?.state, 'pending');
+    assert.equal(resolved?.truncated_alerts, 0);
+    assert.equal(resolved?.alerts.length, 1);
+    const [alert] = resolved?.alerts ?? [];
+    assert.equal(alert?.status, 'resolved');
+    assert.equal(alert?.labels.connectionId, 'con_1');
+    assert.equal(new Date(alert?.startsAt ?? '').getTime(), at.getTime());
+    assert.equal(new Date(alert?.endsAt ?? '').getTime(), at.getTime());
+    assert.equal(byId.get('ntf_firing')?.alerts[0]?.endsAt, null, 'a firing notice has no end');
+    assert.equal(byId.get('ntf_firing')?.state, 'sent');
+    assert.equal(byId.get('ntf_orphan')?.state, 'failed');
+    assert.deepEqual(byId.get('ntf_orphan')?.alerts, []);
+  } finally {
+    await database.close();
+  }
+});
