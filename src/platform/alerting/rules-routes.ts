@@ -29,7 +29,8 @@ const ChannelIds = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 const MatcherSchema = StrictObject({
   name: Type.String({ minLength: 1, maxLength: 200, pattern: LABEL_NAME_PATTERN, description: 'label name' }),
   op: Type.Enum(MATCHER_OPS, {
-    description: '=~ and !~ take a JavaScript regular expression, anchored at both ends',
+    description:
+      '=~ and !~ take an RE2 regular expression (as Alertmanager), matched against the whole label value',
   }),
   value: Type.String({ maxLength: 1000, description: 'a missing label matches as ""' }),
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../../src/crypto/ids.js';
 import { type RoutingDocument, routeAlert, type RoutingRule } from '../../../src/platform/alerting/rules.js';
+import { worstRoutingLabel, worstRoutingRegexes } from '../../../bench/patterns-inputs.js';
 import { makeKey, makeSignedInTenant } from '../../helpers/factories.js';
 import { type Harness, startHarness } from '../../helpers/harness.js';
 
@@ -192,6 +193,50 @@ describe('alert routing rules: GET and PUT', () => {
       rules: [{ name: 'ok', matchers: [{ name: 'severity', op: '=', value: '(critical' }], channelIds: [] }],
     });
     assert.equal(literal.status, 200, literal.text);
+  });
+
+  test('RE2 syntax, as Alertmanager: what RE2 cannot compile is 400 naming the value; what JavaScript lacks is fine', async () => {
+    const current = await get();
+    const withValue = (value: string) => ({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: [
+        {
+          name: 'r',
+          matchers: [
+            { name: 'severity', op: '=', value: 'critical' },
+            { name: 'alertname', op: '=~', value },
+          ],
+          channelIds: [],
+        },
+      ],
+    });
+    const refused = [
+      '(Delivery)\\1', // a backreference: no linear engine can run it
+      'Delivery(?=Failed)',
+      'Delivery(?!Failed)',
+      '(?<=x)Delivery',
+      'Delivery\\Z',
+      'a**',
+      'a{1001}',
+      // Closes the anchoring group early: anchored as text, `^(?:Deliv)|(?:.*)$` would match anything.
+      'Deliv)|(?:.*',
+    ];
+    for (const value of refused) {
+      const response = await put(withValue(value));
+      assert.equal(response.status, 400, `${value}: ${response.text}`);
+      assert.equal(response.body.code, 'validation_failed');
+      assert.deepEqual(
+        response.body.errors.map((e: { path: string }) => e.path),
+        ['rules.0.matchers.1.value'],
+        value,
+      );
+    }
+    assert.deepEqual((await get()).body, current.body);
+
+    for (const value of ['(?i)delivery.*', '(?P<kind>Delivery)Failed', '[[:upper:]][[:alpha:]]+', '\\pL+']) {
+      const response = await put(withValue(value));
+      assert.equal(response.status, 200, `${value}: ${response.text}`);
+    }
   });
 
   test('bad bodies are 400 validation_failed naming the field', async () => {
@@ -465,6 +510,49 @@ describe('routeAlert', () => {
     // The anchors wrap the whole alternation, not just its ends.
     assert.equal(hit({ alertname: 'XDeliveryFailed' }, 'DeliveryFailed|Queue.*'), false);
     assert.equal(hit({ alertname: 'QueueBacklogHigh' }, 'DeliveryFailed|Queue.*'), true);
+  });
+
+  test('RE2 semantics: inline flags, POSIX classes, Unicode classes; `.` does not match a line break', () => {
+    const hit = (value: string, label: string) =>
+      ids(
+        routeAlert(
+          { alertname: label },
+          doc([rule({ matchers: [{ name: 'alertname', op: '=~', value }], channelIds: ['chn_a'] })]),
+        ),
+      )[0] === 'chn_a';
+    assert.equal(hit('(?i)delivery.*', 'DeliveryFailed'), true);
+    assert.equal(hit('delivery.*', 'DeliveryFailed'), false);
+    assert.equal(hit('[[:upper:]][[:alpha:]]+', 'DeliveryFailed'), true);
+    assert.equal(hit('\\pL+', 'Zustellungsfehler\u00e4'), true);
+    assert.equal(hit('a.b', 'a\nb'), false);
+    assert.equal(hit('(?s)a.b', 'a\nb'), true);
+    assert.equal(hit('a|ab', 'ab'), true, 'the whole value must match, whichever alternative does it');
+  });
+
+  test('a stored pattern RE2 refuses (written before RE2) matches nothing, under =~ and !~ alike', () => {
+    for (const op of ['=~', '!~'] as const) {
+      const d = doc([
+        rule({ matchers: [{ name: 'alertname', op, value: 'Delivery(?=Failed)' }], channelIds: ['chn_a'] }),
+        rule({ matchers: [], channelIds: ['chn_b'] }),
+      ]);
+      assert.deepEqual(ids(routeAlert({ alertname: 'DeliveryFailed' }, d)), ['chn_b'], op);
+      assert.deepEqual(ids(routeAlert({ alertname: 'QueueBacklogHigh' }, d)), ['chn_b'], op);
+    }
+  });
+
+  test('the worst routing expressions against a tenant ID: well under a millisecond each', () => {
+    const label = worstRoutingLabel();
+    for (const value of worstRoutingRegexes()) {
+      const d = doc([rule({ matchers: [{ name: 'tenantId', op: '=~', value }], channelIds: ['chn_a'] })]);
+      routeAlert({ tenantId: label }, d);
+      const runs = 1_000;
+      const started = performance.now();
+      for (let i = 0; i < runs; i++) routeAlert({ tenantId: label }, d);
+      const average = (performance.now() - started) / runs;
+      // A backtracking engine needs seconds to minutes for one of these; the bound only has to be
+      // generous enough that a loaded machine cannot make it flake.
+      assert.ok(average < 5, `${value}: ${average.toFixed(3)} ms per evaluation`);
+    }
   });
 
   test('!= and !~', () => {
