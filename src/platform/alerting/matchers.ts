@@ -54,14 +54,14 @@ function cachedPattern(value: string): RE2JS | string {
 }
 
 /** Why a regex matcher's value does not compile, or undefined when it does (or is not a regex). */
-export function patternError(matcher: Matcher): string | undefined {
+function patternError(matcher: Matcher): string | undefined {
   if (!isRegexOp(matcher.op)) return undefined;
   const pattern = cachedPattern(matcher.value);
   return typeof pattern === 'string' ? pattern : undefined;
 }
 
-// Compiling a long pattern takes up to a few milliseconds, and a document holds up to 2,000: between
-// slices of this length the event loop serves other requests.
+// Compiling one long pattern of Unicode classes takes up to a few tens of milliseconds, and a document
+// holds up to 2,000 patterns: between slices of this length the event loop serves other requests.
 const SLICE_MS = 10;
 
 /**
