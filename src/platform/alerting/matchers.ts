@@ -53,30 +53,48 @@ function cachedPattern(value: string): RE2JS | string {
   return pattern;
 }
 
-/** Why a regex matcher's value does not compile, or undefined when it does (or is not a regex). */
-function patternError(matcher: Matcher): string | undefined {
-  if (!isRegexOp(matcher.op)) return undefined;
-  const pattern = cachedPattern(matcher.value);
-  return typeof pattern === 'string' ? pattern : undefined;
-}
-
-// Compiling one long pattern of Unicode classes takes up to a few tens of milliseconds, and a document
-// holds up to 2,000 patterns: between slices of this length the event loop serves other requests.
+// Compiling one long pattern of Unicode classes takes up to a few tens of milliseconds: between slices
+// of this length the event loop serves other requests.
 const SLICE_MS = 10;
 
 /**
- * Checks every matcher as `patternError` does, leaving the compiled patterns cached for `matches`,
- * without holding the event loop for more than a slice at a time. Errors by index.
+ * The RE2 instructions all distinct patterns of one document may compile to. Time and memory grow
+ * with them (up to ~30 ms and ~0.2 KiB per instruction for Unicode classes): this bounds a document
+ * to about a second and a few MiB, where 2,000 matchers of 1,000 characters could take a minute and a
+ * gigabyte. Ordinary documents use a few thousand (a 30-ID alternation is ~200).
+ */
+export const MAX_DOCUMENT_PROGRAM_SIZE = 50_000;
+
+/**
+ * Compiles the regex matchers of one document, leaving them cached for `matches`, without holding
+ * the event loop for more than a slice (one compile) at a time. Returns why each matcher is refused,
+ * by index: RE2 cannot compile it, or it takes the document over MAX_DOCUMENT_PROGRAM_SIZE (then
+ * nothing after it is compiled; a document stored before the bound compiles the rest when routed).
  */
 export async function compileMatchers(matchers: readonly Matcher[]): Promise<Array<string | undefined>> {
-  const errors: Array<string | undefined> = [];
+  const errors: Array<string | undefined> = matchers.map(() => undefined);
+  const counted = new Set<string>();
+  let size = 0;
   let sliceStart = performance.now();
-  for (const matcher of matchers) {
+  for (const [i, matcher] of matchers.entries()) {
+    if (!isRegexOp(matcher.op) || counted.has(matcher.value)) continue;
     if (performance.now() - sliceStart > SLICE_MS) {
       await nextTurn();
       sliceStart = performance.now();
     }
-    errors.push(patternError(matcher));
+    const pattern = cachedPattern(matcher.value);
+    if (typeof pattern === 'string') {
+      errors[i] = pattern;
+      continue;
+    }
+    counted.add(matcher.value);
+    size += pattern.programSize();
+    if (size > MAX_DOCUMENT_PROGRAM_SIZE) {
+      errors[i] =
+        `takes the document's regular expressions over ${MAX_DOCUMENT_PROGRAM_SIZE} RE2 instructions ` +
+        `(${size} so far): simplify or share patterns`;
+      break;
+    }
   }
   return errors;
 }

@@ -239,20 +239,28 @@ describe('alert routing rules: GET and PUT', () => {
     }
   });
 
-  test('a PUT of many costly patterns does not stall other requests while they compile', async () => {
-    // Each of these takes RE2 milliseconds to compile (a long program of Unicode classes); distinct,
-    // so that no cache helps. All at once they would hold the event loop for seconds.
+  /** Distinct (no cache helps) patterns of Unicode classes: the most compile time per RE2 instruction. */
+  const costlyMatchers = (count: number, repeat: number) => {
     const salt = newId('rul').slice(4, 12);
-    const rules = Array.from({ length: 5 }, (_, r) => ({
-      name: `heavy ${r}`,
-      matchers: Array.from({ length: 20 }, (_, m) => ({
-        name: 'tenantId',
-        op: '=~',
-        value: `${salt}${r}x${m}(\\pL|\\pN){900}`,
-      })),
+    return Array.from({ length: count }, (_, m) => ({
+      name: 'tenantId',
+      op: '=~',
+      value: `${salt}x${m}\\pL{${repeat}}`,
+    }));
+  };
+  const asRules = (matchers: unknown[]) =>
+    Array.from({ length: Math.ceil(matchers.length / 20) }, (_, r) => ({
+      name: `costly ${r}`,
+      matchers: matchers.slice(r * 20, r * 20 + 20),
       channelIds: [],
     }));
-    const saving = put({ defaults: { channelIds: [], repeatIntervalSeconds: 3600 }, rules });
+
+  test('a PUT of costly patterns (within the bound) does not stall other requests while they compile', async () => {
+    // About 30 ms each: all at once they would hold the event loop for more than a second.
+    const saving = put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(costlyMatchers(50, 900)),
+    });
     let done = false;
     void saving.finally(() => {
       done = true;
@@ -270,6 +278,30 @@ describe('alert routing rules: GET and PUT', () => {
     assert.equal(saved.status, 200, saved.text);
     assert.ok(probes > 1, `${probes} probes`);
     assert.ok(slowest < 1_000, `a request waited ${slowest.toFixed(0)} ms`);
+  });
+
+  test('regexes over 50,000 RE2 instructions in one document: 400 naming the matcher that goes over', async () => {
+    const current = await get();
+    // 2,000 matchers of this kind would have taken a minute and a gigabyte to compile.
+    const response = await put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(costlyMatchers(60, 990)),
+    });
+    assert.equal(response.status, 400, response.text);
+    assert.equal(response.body.code, 'validation_failed');
+    assert.equal(response.body.errors.length, 1, response.text);
+    // Each compiles to about 1,000 instructions: the 51st goes over.
+    assert.match(response.body.errors[0].path, /^rules\.2\.matchers\.(9|10|11)\.value$/);
+    assert.match(response.body.errors[0].message, /50000 RE2 instructions/);
+    assert.deepEqual((await get()).body, current.body);
+
+    // The same pattern many times counts once.
+    const repeated = costlyMatchers(1, 990);
+    const same = await put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(Array.from({ length: 60 }, () => repeated[0])),
+    });
+    assert.equal(same.status, 200, same.text);
   });
 
   test('bad bodies are 400 validation_failed naming the field', async () => {
