@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 export const EVENT_TYPE_PATTERN = '^[a-z0-9_.-]{1,100}$';
 
 /** Bounds of a connection's `eventTypes` (contract §14): each publish runs every pattern once. */
-export const MAX_EVENT_TYPE_PATTERNS = 20;
-export const MAX_EVENT_TYPE_PATTERN_LENGTH = 100;
+const MAX_EVENT_TYPE_PATTERNS = 20;
+const MAX_EVENT_TYPE_PATTERN_LENGTH = 100;
 
 /**
  * `eventTypes` of a connection: patterns where `*` stands for any run of characters, so
