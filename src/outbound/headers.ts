@@ -1,3 +1,5 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+
 /**
  * Request headers a configuration may never set on an outbound request: the ones that frame or
  * route it (Host, Content-Length, Transfer-Encoding and the other hop-by-hop headers) belong to the
@@ -16,3 +18,31 @@ export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
   'trailer',
   'proxy-connection',
 ]);
+
+/**
+ * What Node's HTTP clients (node:http and undici alike) put in a header value: tab, visible ASCII
+ * and the rest of Latin-1. Anything else (line breaks, NUL and the other control characters,
+ * characters beyond U+00FF) makes them refuse the whole request, so a stored value with one would
+ * fail every delivery. The same rule as a JSON-schema pattern, for request schemas and OpenAPI.
+ */
+export const HEADER_VALUE_PATTERN = '^[\\t\\u0020-\\u007e\\u0080-\\u00ff]*$';
+
+/** Node's own checks, authoritative: true when the client would send the header as given. */
+export function isSendableHeaderName(name: string): boolean {
+  return passes(() => validateHeaderName(name));
+}
+
+export function isSendableHeaderValue(value: string): boolean {
+  return passes(() => validateHeaderValue('x', value));
+}
+
+function passes(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') return false;
+    throw error;
+  }
+}

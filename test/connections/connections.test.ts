@@ -337,6 +337,31 @@ describe('credentials', () => {
         'validation_failed',
         'headerValue',
       ],
+      ...[
+        'a\rb',
+        'a\nb',
+        'a\u0001b',
+        'a\u001fb',
+        'a\u007fb',
+        'Bearer \u20ac',
+        'a\u2028b',
+        'key \u{1f511}',
+      ].map((headerValue): [string, string, unknown, string, string] => [
+        `http value ${JSON.stringify(headerValue)}`,
+        http.id,
+        { headerName: 'X-Api-Key', headerValue },
+        'validation_failed',
+        'headerValue',
+      ]),
+      ...['X-Äpi', 'X:Api', 'X-Api\u0000', '(X)', ''].map(
+        (headerName): [string, string, unknown, string, string] => [
+          `http name ${JSON.stringify(headerName)}`,
+          http.id,
+          { headerName, headerValue: 'x' },
+          'validation_failed',
+          'headerName',
+        ],
+      ),
     ];
     for (const [name, id, body, code, path] of cases) {
       const r = await h.request('PUT', `${CONNECTIONS}/${id}/credentials`, { session, body });
@@ -348,6 +373,30 @@ describe('credentials', () => {
       );
     }
     for (const row of await connectionRows(tenant.id)) assert.equal(row.credentials_sealed, null);
+  });
+
+  test('http: any header value the HTTP client sends is bound (tabs, Latin-1), and the error never echoes a value', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const http = await connect(session, { connectorKey: 'http', displayName: 'h', url: HOOK_URL });
+    for (const headerValue of [
+      'Bearer\tx',
+      'Schl\u00fcssel \u00e9t\u00e9',
+      ' spaced ',
+      "!#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+    ]) {
+      const r = await h.request('PUT', `${CONNECTIONS}/${http.id}/credentials`, {
+        session,
+        body: { headerName: 'X-Api-Key', headerValue },
+      });
+      assert.equal(r.status, 200, `${JSON.stringify(headerValue)}: ${r.text}`);
+    }
+    const secret = 'topsecret\u20ac42';
+    const refused = await h.request('PUT', `${CONNECTIONS}/${http.id}/credentials`, {
+      session,
+      body: { headerName: 'X-Api-Key', headerValue: secret },
+    });
+    assert.equal(refused.status, 400, refused.text);
+    assertNoLeak(h, [secret, 'topsecret']);
   });
 
   test('slack and http: secrets bound, nothing echoed, never in any answer or log', async () => {

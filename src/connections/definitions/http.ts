@@ -1,6 +1,11 @@
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
-import { FRAMING_HEADERS } from '../../outbound/headers.js';
+import {
+  FRAMING_HEADERS,
+  HEADER_VALUE_PATTERN,
+  isSendableHeaderName,
+  isSendableHeaderValue,
+} from '../../outbound/headers.js';
 import { type ConnectorDefinition, RECEIVER_URL, eventJson, jsonHeaders } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
@@ -36,16 +41,23 @@ const http: ConnectorDefinition = {
     headerValue: Type.String({
       minLength: 1,
       maxLength: 4096,
-      pattern: '^[^\\r\\n\\u0000]*$',
-      description: 'sent as is; secret',
+      pattern: HEADER_VALUE_PATTERN,
+      description: 'sent as is; secret; tab, visible ASCII and Latin-1 only (what an HTTP client sends)',
     }),
   }),
   urlFields: ['url'],
   rebindOverlapSeconds: 0,
   acceptedEventTypes: ['*'],
-  checkCredentials: ({ headerName }) => {
+  checkCredentials: ({ headerName, headerValue }) => {
     if (headerName && RESERVED_HEADERS.has(headerName.toLowerCase())) {
       throw fieldProblem('headerName', 'is a header hubgate sets itself');
+    }
+    // Bound once, sent with every delivery: what the HTTP client would refuse is refused here.
+    if (headerName !== undefined && !isSendableHeaderName(headerName)) {
+      throw fieldProblem('headerName', 'is not an HTTP header name (a token)');
+    }
+    if (headerValue !== undefined && !isSendableHeaderValue(headerValue)) {
+      throw fieldProblem('headerValue', 'holds a character an HTTP header cannot carry');
     }
   },
   render: (event, config, credentials) => ({

@@ -5,7 +5,7 @@ import { auditOrigin } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
 import { ID_PATTERN } from '../../crypto/ids.js';
 import { Nullable, StrictObject } from '../../http/schemas.js';
-import { LABEL_NAME_PATTERN, MATCHER_OPS } from './matchers.js';
+import { LABEL_NAME_PATTERN, MATCHER_OPS, MAX_DOCUMENT_PROGRAM_SIZE } from './matchers.js';
 import { parseIfMatch, readRoutingDocument, replaceRoutingDocument, type RoutingDocument } from './rules.js';
 
 // Bounds of one document: generous for a platform's handful of alerts, small enough that routing an
@@ -29,7 +29,8 @@ const ChannelIds = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 const MatcherSchema = StrictObject({
   name: Type.String({ minLength: 1, maxLength: 200, pattern: LABEL_NAME_PATTERN, description: 'label name' }),
   op: Type.Enum(MATCHER_OPS, {
-    description: '=~ and !~ take a JavaScript regular expression, anchored at both ends',
+    description:
+      '=~ and !~ take an RE2 regular expression (as Alertmanager), matched against the whole label value',
   }),
   value: Type.String({ maxLength: 1000, description: 'a missing label matches as ""' }),
 });
@@ -104,7 +105,8 @@ export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary: 'Replace the alert routing document',
           description:
             'Replaces the defaults and every rule. With If-Match (the revision, bare or quoted, or *), a ' +
-            'document changed since is 409 conflict; without it the last write wins.',
+            'document changed since is 409 conflict; without it the last write wins. The distinct =~/!~ ' +
+            `expressions of a document compile to at most ${MAX_DOCUMENT_PROGRAM_SIZE} RE2 instructions.`,
           headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200 })) }),
           body: StrictObject({
             defaults: DefaultsSchema,

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { newId } from '../../crypto/ids.js';
 import type { DB } from '../../db/schema.js';
 import { type FieldError, fieldProblem, HttpProblem } from '../../http/problem.js';
-import { type Matcher, matches, patternError } from './matchers.js';
+import { compileMatchers, type Matcher, matches } from './matchers.js';
 import { findRoutingRow, lockExistingChannelIds, lockRoutingRow, updateRoutingRow } from './rules-store.js';
 
 export type { Matcher, MatcherOp } from './matchers.js';
@@ -62,6 +62,9 @@ export async function readRoutingDocument(db: Kysely<DB>): Promise<RoutingDocume
   if (!row) return initialDocument();
   // Only replaceRoutingDocument writes the column, always in this shape.
   const stored = row.document as unknown as Omit<RoutingDocument, 'revision'>;
+  // Compiled here, a slice at a time, so that routing (synchronous, inside the engine's transaction)
+  // finds every pattern ready, also in a process that did not take the PUT.
+  await compileMatchers(stored.rules.flatMap((rule) => rule.matchers));
   return { revision: row.revision, defaults: stored.defaults, rules: stored.rules };
 }
 
@@ -96,18 +99,21 @@ export function routeAlert(
 }
 
 /** The checks a schema cannot make without the database: regexes compile, rule IDs are unique. */
-function documentErrors(input: RoutingInput): FieldError[] {
+async function documentErrors(input: RoutingInput): Promise<FieldError[]> {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   input.rules.forEach((rule, r) => {
-    if (rule.id !== undefined) {
-      if (seen.has(rule.id)) errors.push({ path: `rules.${r}.id`, message: 'is used by another rule' });
-      seen.add(rule.id);
-    }
-    rule.matchers.forEach((matcher, m) => {
-      const message = patternError(matcher);
-      if (message) errors.push({ path: `rules.${r}.matchers.${m}.value`, message });
-    });
+    if (rule.id === undefined) return;
+    if (seen.has(rule.id)) errors.push({ path: `rules.${r}.id`, message: 'is used by another rule' });
+    seen.add(rule.id);
+  });
+  const located = input.rules.flatMap((rule, r) =>
+    rule.matchers.map((matcher, m) => ({ matcher, path: `rules.${r}.matchers.${m}.value` })),
+  );
+  const messages = await compileMatchers(located.map(({ matcher }) => matcher));
+  messages.forEach((message, i) => {
+    const path = located[i]?.path;
+    if (message && path) errors.push({ path, message });
   });
   return errors;
 }
@@ -157,7 +163,7 @@ export async function replaceRoutingDocument(
   input: RoutingInput,
   expected: number[] | null | undefined,
 ): Promise<RoutingDocument> {
-  const errors = documentErrors(input);
+  const errors = await documentErrors(input);
   if (errors.length > 0) throw failed(errors);
 
   const rules: RoutingRule[] = input.rules.map((rule) => ({

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../../src/crypto/ids.js';
 import { type RoutingDocument, routeAlert, type RoutingRule } from '../../../src/platform/alerting/rules.js';
+import { worstRoutingLabel, worstRoutingRegexes } from '../../../bench/patterns-inputs.js';
 import { makeKey, makeSignedInTenant } from '../../helpers/factories.js';
 import { type Harness, startHarness } from '../../helpers/harness.js';
 
@@ -192,6 +193,115 @@ describe('alert routing rules: GET and PUT', () => {
       rules: [{ name: 'ok', matchers: [{ name: 'severity', op: '=', value: '(critical' }], channelIds: [] }],
     });
     assert.equal(literal.status, 200, literal.text);
+  });
+
+  test('RE2 syntax, as Alertmanager: what RE2 cannot compile is 400 naming the value; what JavaScript lacks is fine', async () => {
+    const current = await get();
+    const withValue = (value: string) => ({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: [
+        {
+          name: 'r',
+          matchers: [
+            { name: 'severity', op: '=', value: 'critical' },
+            { name: 'alertname', op: '=~', value },
+          ],
+          channelIds: [],
+        },
+      ],
+    });
+    const refused = [
+      '(Delivery)\\1', // a backreference: no linear engine can run it
+      'Delivery(?=Failed)',
+      'Delivery(?!Failed)',
+      '(?<=x)Delivery',
+      'Delivery\\Z',
+      'a**',
+      'a{1001}',
+      // Closes the anchoring group early: anchored as text, `^(?:Deliv)|(?:.*)$` would match anything.
+      'Deliv)|(?:.*',
+    ];
+    for (const value of refused) {
+      const response = await put(withValue(value));
+      assert.equal(response.status, 400, `${value}: ${response.text}`);
+      assert.equal(response.body.code, 'validation_failed');
+      assert.deepEqual(
+        response.body.errors.map((e: { path: string }) => e.path),
+        ['rules.0.matchers.1.value'],
+        value,
+      );
+    }
+    assert.deepEqual((await get()).body, current.body);
+
+    for (const value of ['(?i)delivery.*', '(?P<kind>Delivery)Failed', '[[:upper:]][[:alpha:]]+', '\\pL+']) {
+      const response = await put(withValue(value));
+      assert.equal(response.status, 200, `${value}: ${response.text}`);
+    }
+  });
+
+  /** Distinct (no cache helps) patterns of Unicode classes: the most compile time per RE2 instruction. */
+  const costlyMatchers = (count: number, repeat: number) => {
+    const salt = newId('rul').slice(4, 12);
+    return Array.from({ length: count }, (_, m) => ({
+      name: 'tenantId',
+      op: '=~',
+      value: `${salt}x${m}\\pL{${repeat}}`,
+    }));
+  };
+  const asRules = (matchers: unknown[]) =>
+    Array.from({ length: Math.ceil(matchers.length / 20) }, (_, r) => ({
+      name: `costly ${r}`,
+      matchers: matchers.slice(r * 20, r * 20 + 20),
+      channelIds: [],
+    }));
+
+  test('a PUT of costly patterns (within the bound) does not stall other requests while they compile', async () => {
+    // About 30 ms each: all at once they would hold the event loop for more than a second.
+    const saving = put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(costlyMatchers(50, 900)),
+    });
+    let done = false;
+    void saving.finally(() => {
+      done = true;
+    });
+    let slowest = 0;
+    let probes = 0;
+    while (!done) {
+      const started = performance.now();
+      const health = await h.request('GET', '/healthz');
+      assert.equal(health.status, 200);
+      slowest = Math.max(slowest, performance.now() - started);
+      probes += 1;
+    }
+    const saved = await saving;
+    assert.equal(saved.status, 200, saved.text);
+    assert.ok(probes > 1, `${probes} probes`);
+    assert.ok(slowest < 1_000, `a request waited ${slowest.toFixed(0)} ms`);
+  });
+
+  test('regexes over 50,000 RE2 instructions in one document: 400 naming the matcher that goes over', async () => {
+    const current = await get();
+    // 2,000 matchers of this kind would have taken a minute and a gigabyte to compile.
+    const response = await put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(costlyMatchers(60, 990)),
+    });
+    assert.equal(response.status, 400, response.text);
+    assert.equal(response.body.code, 'validation_failed');
+    assert.equal(response.body.errors.length, 1, response.text);
+    // Each compiles to about 1,000 instructions: the 51st goes over.
+    assert.match(response.body.errors[0].path, /^rules\.2\.matchers\.(9|10|11)\.value$/);
+    assert.match(response.body.errors[0].message, /50000 RE2 instructions/);
+    assert.deepEqual((await get()).body, current.body);
+
+    // The same pattern many times counts once.
+    const repeated = costlyMatchers(1, 990);
+    const same = await put({
+      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+      rules: asRules(Array.from({ length: 60 }, () => repeated[0])),
+    });
+    assert.equal(same.status, 200, same.text);
   });
 
   test('bad bodies are 400 validation_failed naming the field', async () => {
@@ -465,6 +575,49 @@ describe('routeAlert', () => {
     // The anchors wrap the whole alternation, not just its ends.
     assert.equal(hit({ alertname: 'XDeliveryFailed' }, 'DeliveryFailed|Queue.*'), false);
     assert.equal(hit({ alertname: 'QueueBacklogHigh' }, 'DeliveryFailed|Queue.*'), true);
+  });
+
+  test('RE2 semantics: inline flags, POSIX classes, Unicode classes; `.` does not match a line break', () => {
+    const hit = (value: string, label: string) =>
+      ids(
+        routeAlert(
+          { alertname: label },
+          doc([rule({ matchers: [{ name: 'alertname', op: '=~', value }], channelIds: ['chn_a'] })]),
+        ),
+      )[0] === 'chn_a';
+    assert.equal(hit('(?i)delivery.*', 'DeliveryFailed'), true);
+    assert.equal(hit('delivery.*', 'DeliveryFailed'), false);
+    assert.equal(hit('[[:upper:]][[:alpha:]]+', 'DeliveryFailed'), true);
+    assert.equal(hit('\\pL+', 'Zustellungsfehler\u00e4'), true);
+    assert.equal(hit('a.b', 'a\nb'), false);
+    assert.equal(hit('(?s)a.b', 'a\nb'), true);
+    assert.equal(hit('a|ab', 'ab'), true, 'the whole value must match, whichever alternative does it');
+  });
+
+  test('a stored pattern RE2 refuses (written before RE2) matches nothing, under =~ and !~ alike', () => {
+    for (const op of ['=~', '!~'] as const) {
+      const d = doc([
+        rule({ matchers: [{ name: 'alertname', op, value: 'Delivery(?=Failed)' }], channelIds: ['chn_a'] }),
+        rule({ matchers: [], channelIds: ['chn_b'] }),
+      ]);
+      assert.deepEqual(ids(routeAlert({ alertname: 'DeliveryFailed' }, d)), ['chn_b'], op);
+      assert.deepEqual(ids(routeAlert({ alertname: 'QueueBacklogHigh' }, d)), ['chn_b'], op);
+    }
+  });
+
+  test('the worst routing expressions against a tenant ID: well under a millisecond each', () => {
+    const label = worstRoutingLabel();
+    for (const value of worstRoutingRegexes()) {
+      const d = doc([rule({ matchers: [{ name: 'tenantId', op: '=~', value }], channelIds: ['chn_a'] })]);
+      routeAlert({ tenantId: label }, d);
+      const runs = 1_000;
+      const started = performance.now();
+      for (let i = 0; i < runs; i++) routeAlert({ tenantId: label }, d);
+      const average = (performance.now() - started) / runs;
+      // A backtracking engine needs seconds to minutes for one of these; the bound only has to be
+      // generous enough that a loaded machine cannot make it flake.
+      assert.ok(average < 5, `${value}: ${average.toFixed(3)} ms per evaluation`);
+    }
   });
 
   test('!= and !~', () => {

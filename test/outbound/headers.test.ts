@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  HEADER_VALUE_PATTERN,
+  isSendableHeaderName,
+  isSendableHeaderValue,
+} from '../../src/outbound/headers.js';
+
+test('the header-value schema pattern refuses exactly what Node’s HTTP clients refuse, character by character', () => {
+  // As the request validator compiles it (Ajv: unicode flag).
+  const pattern = new RegExp(HEADER_VALUE_PATTERN, 'u');
+  const disagreements: string[] = [];
+  const characters = [
+    ...Array.from({ length: 0x10000 }, (_, code) => String.fromCharCode(code)),
+    '\u{1f511}',
+    '\u{10ffff}',
+  ];
+  for (const character of characters) {
+    const value = `a${character}b`;
+    if (pattern.test(value) !== isSendableHeaderValue(value)) {
+      disagreements.push(character.codePointAt(0)?.toString(16) ?? '?');
+    }
+  }
+  assert.deepEqual(disagreements, []);
+  for (const value of ['Bearer abc', 'a\tb', 'caf\u00e9', ''])
+    assert.equal(isSendableHeaderValue(value), true);
+  for (const value of ['a\r\nb', 'a\u0000', '\u20ac', 'a\u007f'])
+    assert.equal(isSendableHeaderValue(value), false);
+});
+
+test('header names: tokens only', () => {
+  for (const name of ['Authorization', 'X-Api-Key', "!#$%&'*+.^_`|~09"])
+    assert.equal(isSendableHeaderName(name), true);
+  for (const name of ['', 'X Api', 'X:Api', 'X-\u00c4pi', '(X)', 'a\u0000'])
+    assert.equal(isSendableHeaderName(name), false);
+});
