@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type TObject, Type } from 'typebox';
+import { HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
 
 /** The five channel kinds of contract §9. */
 export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
@@ -23,8 +24,9 @@ export interface ChannelKindDefinition {
   hostField?: string;
 }
 
-// Values that end up in a header or an SMTP command: no line breaks or other control characters,
-// refused when configured rather than failing every send.
+// Values that end up in an SMTP command: no line breaks or other control characters, refused when
+// configured rather than failing every send. Header values take HEADER_VALUE_PATTERN instead: what
+// the HTTP client will send (Latin-1 at most).
 const SINGLE_LINE = '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$';
 
 const Url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description });
@@ -82,7 +84,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     config: Type.Object({
       baseUrl: Url('Grafana base URL; annotations are posted to {baseUrl}/api/annotations'),
       tags: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 }),
-      serviceAccountToken: Type.String({ minLength: 1, maxLength: 1024, pattern: SINGLE_LINE }),
+      serviceAccountToken: Type.String({ minLength: 1, maxLength: 1024, pattern: HEADER_VALUE_PATTERN }),
     }),
     secretFields: ['serviceAccountToken'],
     urlFields: ['baseUrl'],
@@ -99,7 +101,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
       headers: Type.Optional(
         Type.Record(
           Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
-          Type.String({ maxLength: 4096, pattern: SINGLE_LINE }),
+          Type.String({ maxLength: 4096, pattern: HEADER_VALUE_PATTERN }),
           { maxProperties: 20, additionalProperties: false },
         ),
       ),

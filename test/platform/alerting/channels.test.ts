@@ -218,6 +218,21 @@ describe('creating channels', () => {
         'validation_failed',
         'config.serviceAccountToken',
       ],
+      // Single-line but unsendable: the HTTP client refuses anything beyond Latin-1 in a header.
+      [
+        { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', headers: { 'x-a': 'price €5' } } },
+        'validation_failed',
+        'config.headers.x-a',
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'GRAFANA',
+          config: { baseUrl: 'https://g.example.com', tags: [], serviceAccountToken: 'glsa_\u2028x' },
+        },
+        'validation_failed',
+        'config.serviceAccountToken',
+      ],
       [
         { name: 'x', kind: 'HTTP', config: { url: 'https://a.example.com', method: 'DELETE' } },
         'validation_failed',
