@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { restrictDataDir } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { listenForever } from './listener.js';
 import type { DB } from './schema.js';
@@ -39,6 +40,7 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
 
   const unlock = target.kind === 'embedded' ? lockDataDir(target.dataDir) : () => {};
   try {
+    if (target.kind === 'embedded') restrictDataDir(target.dataDir);
     const pglite =
       target.kind === 'embedded'
         ? await PGlite.create(join(target.dataDir, 'pgdata'))
