@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { KEEPALIVE_AFTER_MS } from './reconnect.js';
 import { restrictDataDir } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { listenForever } from './listener.js';
@@ -76,6 +77,10 @@ function openPostgres(url: string, logger?: Logger): Database {
     // Fail a request within seconds when the server is gone, instead of queueing it forever.
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // A connection whose server vanished without a word (a network partition) is given up by the OS
+    // within minutes, instead of leaving a background loop waiting on it for hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     application_name: 'hubgate',
   });
   // A client losing its server emits 'error' on the pool (idle) or on the client (checked out);

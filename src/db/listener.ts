@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { reconnectDelayMs } from './backoff.js';
+import { KEEPALIVE_AFTER_MS, reconnectDelayMs } from './reconnect.js';
 
 // A connection attempt to a server that drops packets would otherwise wait for the OS (minutes).
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -41,6 +41,7 @@ export async function listenForever(
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // An idle LISTEN connection sends nothing: without keepalive a silently dropped one looks alive.
       keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     });
     let failure: Error | undefined;
     next.on('notification', onNotify);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { MAX_RECONNECT_DELAY_MS, reconnectDelayMs } from '../../src/db/backoff.js';
+import { MAX_RECONNECT_DELAY_MS, reconnectDelayMs } from '../../src/db/reconnect.js';
 import { listenForever } from '../../src/db/listener.js';
 import { createLogger } from '../../src/logger.js';
 import { until } from '../helpers/factories.js';

@@ -12,3 +12,6 @@ export function reconnectDelayMs(failures: number, random: () => number = Math.r
   const ceiling = Math.min(MAX_RECONNECT_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(failures, 16));
   return ceiling / 2 + (random() * ceiling) / 2;
 }
+
+/** Idle time before TCP keepalive probes start on a connection to PostgreSQL (pool and LISTEN alike). */
+export const KEEPALIVE_AFTER_MS = 10_000;
