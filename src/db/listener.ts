@@ -9,9 +9,9 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * LISTEN on `channel` over a connection of its own, kept open for as long as it is wanted: when it
  * is lost it is re-opened with backoff (reconnectDelayMs, never more than 5 s apart) until that
  * works, however long the server is gone. `onNotify` is also called once whenever listening starts
- * or starts again, since announcements made before were not heard. The first connection is opened before this resolves
- * (fail fast at start-up). The function it resolves to stops everything: no timer, no connection,
- * no try in flight is left behind.
+ * or starts again, since announcements made before were not heard. The first connection is opened
+ * before this resolves (fail fast at start-up). The function it resolves to stops everything: no
+ * timer, no connection, no try in flight is left behind.
  */
 export async function listenForever(
   url: string,
