@@ -4,7 +4,7 @@ import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import { errorFields } from '../logger.js';
 import type { DeliveryOutcome } from '../platform/metrics.js';
-import type { Database } from '../db/database.js';
+import { type Database, isDatabaseUnavailable } from '../db/database.js';
 import type { ConnectionsTable, DeliveryAttemptsTable, DeliveryStatus, EventsTable } from '../db/schema.js';
 import { createOutcomeWriter } from './outcomes.js';
 import { createSender, type Resolver, type SendError, type SendResult } from '../outbound/sender.js';
@@ -249,7 +249,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   function track(row: ClaimedRow): void {
     const job = attempt(row)
       .catch((error: unknown) => {
-        ctx.log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
+        const fields = { ...errorFields(error), deliveryId: row.id };
+        // Expected during an outage: the claim runs out, and the delivery is retaken with this
+        // attempt logged as interrupted.
+        if (isDatabaseUnavailable(error))
+          ctx.log.warn(fields, 'delivery outcome not recorded: database unavailable');
+        else ctx.log.error(fields, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
         inFlight.delete(job);
