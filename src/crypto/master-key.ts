@@ -31,7 +31,7 @@ export function resolveMasterKey(config: Config): Buffer {
   }
   const dir = config.database.dataDir;
   const file = join(dir, SECRET_KEY_FILE);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     writeFileSync(file, `${randomBytes(MIN_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {

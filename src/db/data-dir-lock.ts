@@ -20,7 +20,7 @@ function isAlive(pid: number): boolean {
  * file holds the owner's PID; a lock whose owner is gone (a crash, kill -9) is taken over.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -4,7 +4,10 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { KEEPALIVE_AFTER_MS } from './reconnect.js';
+import { restrictDataDir } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { listenForever } from './listener.js';
 import type { DB } from './schema.js';
 
 /**
@@ -25,7 +28,8 @@ export interface Database {
   readonly pglite?: PGlite;
   /**
    * PostgreSQL only: calls `onNotify` for every NOTIFY on `channel`, from any process, over a
-   * connection of its own that is re-opened when lost. Resolves to a function that stops listening.
+   * connection of its own that is re-opened with backoff until it works whenever it is lost (see
+   * listener.ts). Resolves to a function that stops listening.
    */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** PostgreSQL only: the connection pool as it stands (open, idle, and requests waiting for one). */
@@ -37,6 +41,7 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
 
   const unlock = target.kind === 'embedded' ? lockDataDir(target.dataDir) : () => {};
   try {
+    if (target.kind === 'embedded') restrictDataDir(target.dataDir);
     const pglite =
       target.kind === 'embedded'
         ? await PGlite.create(join(target.dataDir, 'pgdata'))
@@ -72,6 +77,10 @@ function openPostgres(url: string, logger?: Logger): Database {
     // Fail a request within seconds when the server is gone, instead of queueing it forever.
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // A connection whose server vanished without a word (a network partition) is given up by the OS
+    // within minutes, instead of leaving a background loop waiting on it for hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     application_name: 'hubgate',
   });
   // A client losing its server emits 'error' on the pool (idle) or on the client (checked out);
@@ -89,29 +98,7 @@ function openPostgres(url: string, logger?: Logger): Database {
     },
     close: () => kysely.destroy(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    listen: async (channel, onNotify) => {
-      let stopped = false;
-      let client: pg.Client | undefined;
-      const connect = async (): Promise<void> => {
-        const next = new pg.Client({ connectionString: url, application_name: 'hubgate-listen' });
-        next.on('notification', onNotify);
-        next.on('error', (error) => {
-          lost(error);
-          void next.end().catch(() => {});
-          if (!stopped) setTimeout(() => void connect().catch(lost), 1_000).unref();
-        });
-        await next.connect();
-        await next.query(`listen ${channel}`);
-        client = next;
-        // Whatever was announced while the connection was down is picked up now.
-        onNotify();
-      };
-      await connect();
-      return async () => {
-        stopped = true;
-        await client?.end().catch(() => {});
-      };
-    },
+    listen: (channel, onNotify) => listenForever(url, channel, onNotify, logger),
   };
 }
 

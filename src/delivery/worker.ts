@@ -4,10 +4,10 @@ import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import { errorFields } from '../logger.js';
 import type { DeliveryOutcome } from '../platform/metrics.js';
-import type { Database } from '../db/database.js';
+import { type Database, isDatabaseUnavailable } from '../db/database.js';
 import type { ConnectionsTable, DeliveryAttemptsTable, DeliveryStatus, EventsTable } from '../db/schema.js';
 import { createOutcomeWriter } from './outcomes.js';
-import { createSender, type Resolver, type SendResult } from '../outbound/sender.js';
+import { createSender, type Resolver, type SendError, type SendResult } from '../outbound/sender.js';
 import { purgeExpired } from './retention.js';
 import { retryDelaySeconds } from './retry.js';
 import { signatureHeaders } from './signing.js';
@@ -33,7 +33,13 @@ type ClaimedRow = DeliveryRow &
   Pick<Selectable<EventsTable>, 'type' | 'payload_sealed'> & {
     connection_status: Selectable<ConnectionsTable>['status'];
     event_created_at: Selectable<EventsTable>['created_at'];
+    /** When retaken from a claim that expired: when that claim was made, and when it ran out. */
+    lost_claim_at: Date | null;
+    lost_claim_until: Date | null;
   };
+
+/** How an attempt failed (contract §7 `error`): what the sender saw, or a worker that died mid-attempt. */
+type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -77,17 +83,20 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   async function claim(limit: number) {
     const now = ctx.now();
     const result = await sql<ClaimedRow>`
-      with claimed as (
-        update deliveries set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
+      with due as (
+        select id, status, updated_at, lease_until from deliveries
+        where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
+           or (status = 'delivering' and lease_until < ${now})
+        order by next_attempt_at
+        limit ${limit}
+        for update skip locked),
+      claimed as (
+        update deliveries d set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
           leased_by = ${id}, updated_at = ${now}
-        where id in (
-          select id from deliveries
-          where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
-             or (status = 'delivering' and lease_until < ${now})
-          order by next_attempt_at
-          limit ${limit}
-          for update skip locked)
-        returning *)
+        from due where d.id = due.id
+        returning d.*,
+          case when due.status = 'delivering' then due.updated_at end as lost_claim_at,
+          case when due.status = 'delivering' then due.lease_until end as lost_claim_until)
       select claimed.*, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
         c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
         e.created_at as event_created_at
@@ -117,6 +126,10 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   }
 
   async function attempt(row: ClaimedRow): Promise<void> {
+    if (row.lost_claim_at && row.lost_claim_until) {
+      await recordInterrupted(row, new Date(row.lost_claim_at), new Date(row.lost_claim_until));
+      return;
+    }
     const definition = catalog.get(row.connector_key);
     if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
       ctx.metrics.deliveries.inc({ outcome: 'cancelled' });
@@ -168,16 +181,40 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     await record(row, now, result);
   }
 
-  function count(row: ClaimedRow, outcome: DeliveryOutcome, result: SendResult): void {
+  /**
+   * The claim this delivery was retaken from ran out with no outcome recorded: its worker died (or
+   * lost the database) mid-attempt, and the receiver may have had the request. That attempt is
+   * logged as `interrupted` and counts like any failed one, so attempt numbers match what the
+   * receiver may have seen, the retry schedule goes on from there, and a delivery that keeps
+   * killing its worker ends `failed` instead of looping. Nothing is sent now: the next attempt waits
+   * its scheduled delay, as after any failure.
+   */
+  function recordInterrupted(row: ClaimedRow, claimedAt: Date, claimEnded: Date): Promise<void> {
+    const heldMs = Math.max(0, claimEnded.getTime() - claimedAt.getTime());
+    return record(row, claimedAt, {
+      ok: false,
+      status: null,
+      remoteAddress: null,
+      error: 'interrupted',
+      errorDetail: `the worker stopped before recording an outcome; its claim expired after ${Math.round(heldMs / 1000)} s`,
+      retryAfterSeconds: null,
+      durationMs: heldMs,
+    });
+  }
+
+  function count(row: ClaimedRow, outcome: DeliveryOutcome, result: AttemptResult): void {
     ctx.metrics.deliveries.inc({ outcome });
-    ctx.metrics.deliveryAttemptDuration.observe({ outcome }, result.durationMs / 1000);
+    // How long an interrupted attempt took is not known; the claim's length would skew the histogram.
+    if (result.error !== 'interrupted') {
+      ctx.metrics.deliveryAttemptDuration.observe({ outcome }, result.durationMs / 1000);
+    }
     if (outcome === 'delivered') {
       const published = new Date(row.event_created_at).getTime();
       ctx.metrics.deliveryLatency.observe((ctx.now().getTime() - published) / 1000);
     }
   }
 
-  async function record(row: ClaimedRow, startedAt: Date, result: SendResult): Promise<void> {
+  async function record(row: ClaimedRow, startedAt: Date, result: AttemptResult): Promise<void> {
     const number = row.attempt_count + 1;
     const attempt: Insertable<DeliveryAttemptsTable> = {
       delivery_id: row.id,
@@ -212,7 +249,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   function track(row: ClaimedRow): void {
     const job = attempt(row)
       .catch((error: unknown) => {
-        ctx.log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
+        const fields = { ...errorFields(error), deliveryId: row.id };
+        // Expected during an outage: the claim runs out, and the delivery is retaken with this
+        // attempt logged as interrupted.
+        if (isDatabaseUnavailable(error))
+          ctx.log.warn(fields, 'delivery outcome not recorded: database unavailable');
+        else ctx.log.error(fields, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
         inFlight.delete(job);

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -117,6 +125,71 @@ if (ENGINE === 'pglite') {
       assert.equal(response.status, 401);
       const logs = server.output();
       assert.ok(!logs.includes(created.secret), 'the secret is never logged');
+    });
+  });
+
+  /** Every path under `root` (itself included) whose mode lets its group or others in; links are not followed. */
+  const openToOthers = (root: string): string[] => {
+    const found: string[] = [];
+    const visit = (path: string) => {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) return;
+      if (stat.mode & 0o077) found.push(`${(stat.mode & 0o777).toString(8)} ${path}`);
+      if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+    };
+    visit(root);
+    return found;
+  };
+
+  describe('the embedded data directory is readable by its owner only', () => {
+    // A directory the CLI creates itself, under the test process's usual umask (022).
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'hubgate-perm-')), 'data');
+    const permEnv = { DATA_DIR: dataDir };
+    let serving: RunningServer | undefined;
+    after(async () => {
+      await serving?.stop();
+    });
+
+    test('the database, the generated secret key and the lock: 0700 directories, 0600 files, while serving and after', async () => {
+      const created = await runCli(['platform-key', 'create', '--name', 'perm'], permEnv);
+      assert.equal(created.code, 0, created.stderr);
+      assert.deepEqual(openToOthers(dataDir), []);
+
+      serving = await startServe(permEnv);
+      const tenant = await fetch(`${serving.baseUrl}/api/v1/platform/tenants`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${JSON.parse(created.stdout).secret}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ name: 'Perm', entitlements: ['integrations'] }),
+      });
+      assert.equal(tenant.status, 201);
+      assert.ok(readdirSync(dataDir).includes('hubgate.lock'), 'the lock is there while serving');
+      assert.deepEqual(openToOthers(dataDir), [], 'files written while serving');
+      assert.equal(await serving.stop(), 0);
+      serving = undefined;
+      assert.deepEqual(openToOthers(dataDir), []);
+    });
+
+    test('a data directory an older version left readable is tightened at start, without following links out of it', async () => {
+      const outside = join(mkdtempSync(join(tmpdir(), 'hubgate-outside-')), 'not-ours');
+      writeFileSync(outside, 'x', { mode: 0o644 });
+      chmodSync(outside, 0o644);
+      symlinkSync(outside, join(dataDir, 'pgdata', 'planted-link'));
+      const loosen = (path: string) => {
+        const stat = lstatSync(path);
+        if (stat.isSymbolicLink()) return;
+        chmodSync(path, stat.isDirectory() ? 0o755 : 0o644);
+        if (stat.isDirectory()) for (const name of readdirSync(path)) loosen(join(path, name));
+      };
+      loosen(dataDir);
+      assert.notDeepEqual(openToOthers(dataDir), []);
+
+      const listed = await runCli(['platform-key', 'list'], permEnv);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(openToOthers(dataDir), []);
+      assert.equal(statSync(outside).mode & 0o777, 0o644, 'a file outside DATA_DIR is left alone');
     });
   });
 }

@@ -216,6 +216,86 @@ describe('delivery', () => {
     }
   });
 
+  test('a delivery retaken after its worker died logs the lost attempt as interrupted and goes on with the schedule', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { tenant, session } = await makeSignedInTenant(h);
+      // A connection that this event does not fan out to: the test writes the deliveries itself, as a
+      // worker that claimed them and died before recording anything would have left them.
+      const hook = await webhookTo(session, receiver.url(), { eventTypes: ['never.*'] });
+      const event = await publish(session, 'a.b', {});
+      assert.equal(event.body.deliveries, 0);
+      const claimedAt = new Date(Date.now() - 30_000);
+      const lost = (id: string, attemptCount: number) => ({
+        id,
+        tenant_id: tenant.id,
+        event_id: event.body.id,
+        connection_id: hook.id,
+        status: 'delivering' as const,
+        attempt_count: attemptCount,
+        next_attempt_at: claimedAt,
+        lease_until: new Date(claimedAt.getTime() + 25_000),
+        leased_by: 'wrk_gone',
+        created_at: claimedAt,
+        updated_at: claimedAt,
+        delivered_at: null,
+      });
+      const earlier = (id: string, number: number) => ({
+        delivery_id: id,
+        number,
+        started_at: claimedAt,
+        duration_ms: 3,
+        remote_address: '127.0.0.1',
+        response_status: 500,
+        error: 'http_status',
+        error_detail: 'HTTP 500',
+      });
+      // The first attempt lost; and the last one the schedule allows (0,0: three attempts) lost.
+      await h.database.kysely
+        .insertInto('deliveries')
+        .values([lost('dlv_interruptedFirst000000', 0), lost('dlv_interruptedLast0000000', 2)])
+        .execute();
+      await h.database.kysely
+        .insertInto('delivery_attempts')
+        .values([earlier('dlv_interruptedLast0000000', 1), earlier('dlv_interruptedLast0000000', 2)])
+        .execute();
+
+      const log = await settled(session, hook.id, 2);
+      const entry = (id: string) => log.find((d: { id: string }) => d.id === id);
+      const first = entry('dlv_interruptedFirst000000');
+      assert.equal(first.status, 'delivered');
+      assert.equal(first.attemptCount, 2);
+      assert.deepEqual(
+        first.attempts.map((a: { number: number; error: string | null }) => [a.number, a.error]),
+        [
+          [1, 'interrupted'],
+          [2, null],
+        ],
+      );
+      const [interrupted] = first.attempts;
+      assert.equal(interrupted.startedAt, claimedAt.toISOString(), 'it started when the lost claim was made');
+      assert.equal(interrupted.durationMs, 25_000, 'as long as the claim lasted');
+      assert.equal(interrupted.responseStatus, null);
+      assert.equal(interrupted.remoteAddress, null);
+      assert.match(interrupted.errorDetail, /^the worker stopped before recording an outcome/);
+      assert.equal(receiver.received.length, 1, 'attempt 2 only: the test played attempt 1');
+
+      const last = entry('dlv_interruptedLast0000000');
+      assert.equal(last.status, 'failed', 'a lost last attempt spends the schedule like any failure');
+      assert.equal(last.attemptCount, 3);
+      assert.deepEqual(
+        last.attempts.map((a: { number: number; error: string | null }) => [a.number, a.error]),
+        [
+          [1, 'http_status'],
+          [2, 'http_status'],
+          [3, 'interrupted'],
+        ],
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('410 Gone fails at once, without retries', async () => {
     const receiver = await startReceiver((_r, _i, res) => {
       res.statusCode = 410;

@@ -4,9 +4,42 @@ import { after, before, test } from 'node:test';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { type RunningServer, startWorker } from '../helpers/cli.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness, type TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+
+interface LogEntry {
+  id: string;
+  eventId: string;
+  status: string;
+  attemptCount: number;
+  attempts: Array<{
+    number: number;
+    error: string | null;
+    errorDetail: string | null;
+    responseStatus: number | null;
+  }>;
+}
+
+/** Every delivery of a connection, through the event log API, page by page. */
+async function eventLog(h: Harness, session: TestSession, connectionId: string): Promise<LogEntry[]> {
+  const entries: LogEntry[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+    const page = await h.request(
+      'GET',
+      `/api/v1/integrations/connections/${connectionId}/events?limit=100${query}`,
+      {
+        session,
+      },
+    );
+    assert.equal(page.status, 200, page.text);
+    entries.push(...(page.body.data as LogEntry[]));
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return entries;
+}
 
 // Two `hubgate worker` processes share one PostgreSQL; one is killed with SIGKILL while it holds
 // deliveries in flight. Every event must still reach the receiver (at least once). PostgreSQL only.
@@ -108,6 +141,42 @@ if (ENGINE === 'postgres') {
         assert.ok(Date.now() < settle, `${open.n} deliveries never finished`);
         await new Promise((r) => setTimeout(r, 200));
       }
+
+      // Every request the receiver got is an attempt in the log: the ones the killed worker never
+      // recorded show as `interrupted`, numbered in order before the attempt that delivered.
+      const log = await eventLog(h, session, created.body.id);
+      assert.equal(log.length, EVENTS);
+      const requestsFor = new Map<string, number>();
+      for (const r of receiver.received) {
+        const id = String(r.headers['webhook-id']);
+        requestsFor.set(id, (requestsFor.get(id) ?? 0) + 1);
+      }
+      let interrupted = 0;
+      for (const delivery of log) {
+        const where = `delivery ${delivery.id}: ${JSON.stringify(delivery.attempts)}`;
+        assert.equal(delivery.status, 'delivered', where);
+        assert.equal(delivery.attemptCount, delivery.attempts.length, where);
+        assert.deepEqual(
+          delivery.attempts.map((a) => a.number),
+          delivery.attempts.map((_, i) => i + 1),
+          where,
+        );
+        const last = delivery.attempts.at(-1);
+        assert.equal(last?.error, null, where);
+        assert.equal(last?.responseStatus, 200, where);
+        const lost = delivery.attempts.filter((a) => a.error === 'interrupted');
+        for (const a of lost) {
+          assert.match(a.errorDetail ?? '', /worker stopped before recording an outcome/, where);
+          assert.equal(a.responseStatus, null, where);
+        }
+        interrupted += lost.length;
+        // A killed worker may die before its request leaves; it never sends one the log does not show.
+        const seen = requestsFor.get(delivery.eventId) ?? 0;
+        assert.ok(seen <= delivery.attemptCount, `the receiver got ${seen} requests; ${where}`);
+        assert.ok(seen >= delivery.attemptCount - lost.length, `the receiver got ${seen} requests; ${where}`);
+      }
+      t.diagnostic(`${interrupted} attempts were recorded as interrupted`);
+      assert.ok(interrupted > 0, 'the attempts the killed worker had in flight are in the log');
     } finally {
       await receiver.close();
     }

@@ -46,3 +46,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     close: stop,
   };
 }
+
+/** A proxy in front of the PostgreSQL at `url`, and the URL that reaches it through the proxy. */
+export async function startDatabaseProxy(url: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(url);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  target.hostname = '127.0.0.1';
+  target.port = String(proxy.port);
+  return { proxy, url: target.toString() };
+}
