@@ -111,7 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     publicOrigin: config.publicUrl.origin,
     now: ctx.now,
   });
-  await registerOpenApi(app);
+  await registerOpenApi(app, config.publicUrl.origin);
 
   await app.register(healthRoutes(ctx));
   await app.register(sessionRoutes(ctx));

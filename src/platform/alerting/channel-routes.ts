@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
 import { PageQueryFields } from '../../http/pagination.js';
-import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../../http/schemas.js';
+import {
+  IdParams,
+  NoContent,
+  Nullable,
+  PageOf,
+  pascalCase,
+  StrictObject,
+  Timestamp,
+} from '../../http/schemas.js';
 import {
   type AlertingDeps,
   createChannel,
@@ -12,7 +20,7 @@ import {
   patchChannel,
   testChannel,
 } from './channels.js';
-import { CHANNEL_KINDS } from './kinds.js';
+import { CHANNEL_KIND_DEFINITIONS, CHANNEL_KINDS } from './kinds.js';
 
 const ChannelSchema = Type.Object({
   id: Type.String(),
@@ -33,6 +41,30 @@ const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
     'serviceAccountToken; HTTP: url, method?, headers?',
 });
 
+/**
+ * The create body as checked at run time (channels.ts): one named schema per kind, chosen by
+ * `kind`, with that kind's `config` (generated fields are never accepted from a body).
+ */
+const DocumentedCreateBody = Type.Unsafe({
+  type: 'object',
+  required: ['kind'],
+  discriminator: { propertyName: 'kind' },
+  oneOf: CHANNEL_KINDS.map((kind) => {
+    const definition = CHANNEL_KIND_DEFINITIONS[kind];
+    const generated = new Set(Object.keys(definition.generated ?? {}));
+    const fields = Object.entries(definition.config.properties).filter(([field]) => !generated.has(field));
+    return StrictObject(
+      {
+        name: Name,
+        kind: Type.Literal(kind),
+        enabled: Type.Optional(Type.Boolean()),
+        config: StrictObject(Object.fromEntries(fields)),
+      },
+      { $id: `${pascalCase(kind)}ChannelCreate`, title: `${kind} channel` },
+    );
+  }),
+});
+
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
@@ -44,7 +76,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.post(
       CHANNELS,
       {
-        config: platform,
+        config: { ...platform, openapi: { body: DocumentedCreateBody } },
         schema: {
           tags,
           summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
@@ -114,12 +146,17 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.delete(
       `${CHANNELS}/:id`,
       {
-        config: platform,
-        schema: { tags, summary: 'Delete a channel no rule uses (409 otherwise)', params: IdParams },
+        config: { ...platform, openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Delete a channel no rule uses (409 otherwise)',
+          params: IdParams,
+          response: { 204: NoContent },
+        },
       },
       async (request, reply) => {
         await deleteChannel(ctx, auditOrigin(request, ctx.now()), request.params.id);
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
 
