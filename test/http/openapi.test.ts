@@ -143,6 +143,13 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
     assert.match(branch.$ref, /^#\/components\/schemas\/\w+$/);
     assert.equal(resolve(branch).additionalProperties, false);
   }
+  const patchConfig = bodyOf('/api/v1/platform/alerting/channels/{id}', 'patch').properties.config;
+  assert.deepEqual(
+    (patchConfig.anyOf as any[]).map((b) => b.$ref),
+    ['Email', 'Webhook', 'Slack', 'Grafana', 'Http'].map(
+      (k) => `#/components/schemas/${k}ChannelConfigPatch`,
+    ),
+  );
   const webhook = resolve({ $ref: '#/components/schemas/WebhookConnectionCreate' });
   assert.equal(webhook.properties.url.format, 'uri');
   const slackChannel = resolve({ $ref: '#/components/schemas/SlackChannelCreate' });

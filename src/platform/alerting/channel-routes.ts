@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
 import { PageQueryFields } from '../../http/pagination.js';
 import {
@@ -20,7 +20,7 @@ import {
   patchChannel,
   testChannel,
 } from './channels.js';
-import { CHANNEL_KIND_DEFINITIONS, CHANNEL_KINDS } from './kinds.js';
+import { CHANNEL_KIND_DEFINITIONS, CHANNEL_KINDS, type ChannelKind } from './kinds.js';
 
 const ChannelSchema = Type.Object({
   id: Type.String(),
@@ -41,28 +41,57 @@ const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
     'serviceAccountToken; HTTP: url, method?, headers?',
 });
 
+/** A kind's config fields a body may give: every one but those hubgate generates. */
+function givenFields(kind: ChannelKind): Array<[string, TSchema]> {
+  const definition = CHANNEL_KIND_DEFINITIONS[kind];
+  const generated = new Set(Object.keys(definition.generated ?? {}));
+  return Object.entries(definition.config.properties).filter(([field]) => !generated.has(field));
+}
+
 /**
  * The create body as checked at run time (channels.ts): one named schema per kind, chosen by
- * `kind`, with that kind's `config` (generated fields are never accepted from a body).
+ * `kind`, with that kind's `config`.
  */
 const DocumentedCreateBody = Type.Unsafe({
   type: 'object',
   required: ['kind'],
   discriminator: { propertyName: 'kind' },
-  oneOf: CHANNEL_KINDS.map((kind) => {
-    const definition = CHANNEL_KIND_DEFINITIONS[kind];
-    const generated = new Set(Object.keys(definition.generated ?? {}));
-    const fields = Object.entries(definition.config.properties).filter(([field]) => !generated.has(field));
-    return StrictObject(
+  oneOf: CHANNEL_KINDS.map((kind) =>
+    StrictObject(
       {
         name: Name,
         kind: Type.Literal(kind),
         enabled: Type.Optional(Type.Boolean()),
-        config: StrictObject(Object.fromEntries(fields)),
+        config: StrictObject(Object.fromEntries(givenFields(kind))),
       },
       { $id: `${pascalCase(kind)}ChannelCreate`, title: `${kind} channel` },
-    );
-  }),
+    ),
+  ),
+});
+
+/**
+ * The PATCH body: `config` holds some fields of the channel's kind, and `null` removes an optional
+ * one; the kind is the stored one, so the config is any of the kinds' partial configs.
+ */
+const DocumentedPatchBody = StrictObject({
+  name: Type.Optional(Name),
+  kind: Type.Optional(Type.Enum(CHANNEL_KINDS, { description: 'the channel’s own kind; it cannot change' })),
+  enabled: Type.Optional(Type.Boolean()),
+  config: Type.Optional(
+    Type.Union(
+      CHANNEL_KINDS.map((kind) => {
+        const required = new Set(CHANNEL_KIND_DEFINITIONS[kind].config.required ?? []);
+        const fields = givenFields(kind).map(([field, schema]) => [
+          field,
+          Type.Optional(required.has(field) ? schema : Nullable(schema)),
+        ]);
+        return StrictObject(Object.fromEntries(fields), {
+          $id: `${pascalCase(kind)}ChannelConfigPatch`,
+          title: `${kind} config fields to change`,
+        });
+      }),
+    ),
+  ),
 });
 
 const platform = { access: { class: 'platform' } } as const;
@@ -126,7 +155,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.patch(
       `${CHANNELS}/:id`,
       {
-        config: platform,
+        config: { ...platform, openapi: { body: DocumentedPatchBody } },
         schema: {
           tags,
           summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
