@@ -24,6 +24,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const methodsOf = (route: RouteOptions): string[] =>
   (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+const carriesBody = (route: RouteOptions): boolean => methodsOf(route).some((m) => BODY_METHODS.has(m));
 
 /**
  * The error codes a route can answer, derived from what it declares: its access rule (who may be
@@ -31,10 +32,10 @@ const methodsOf = (route: RouteOptions): string[] =>
  * body), and the problems its domain declares. Answers every route can give (400 for a malformed
  * URL, 500, 503) are in every operation.
  */
-export function problemsOf(route: RouteOptions): ProblemCode[] {
+function problemsOf(route: RouteOptions): ProblemCode[] {
   const rule = route.config?.access as AccessRule | undefined;
   const schema = (route.schema ?? {}) as FastifySchema;
-  const carriesBody = methodsOf(route).some((m) => BODY_METHODS.has(m));
+  const unsafe = carriesBody(route);
   const codes = new Set<ProblemCode>(['validation_failed', 'internal', 'unavailable']);
   const add = (...more: ProblemCode[]) => more.forEach((code) => codes.add(code));
 
@@ -45,7 +46,7 @@ export function problemsOf(route: RouteOptions): ProblemCode[] {
     else {
       // A platform key is refused everywhere but platform routes; a session passes CSRF first.
       add('route_not_allowed');
-      if (carriesBody) add('csrf_failed');
+      if (unsafe) add('csrf_failed');
     }
     if (rule.class === 'key_management') add('interactive_session_required', 'role_forbidden');
     if (rule.class === 'session' && rule.roles) add('role_forbidden');
@@ -54,15 +55,15 @@ export function problemsOf(route: RouteOptions): ProblemCode[] {
       if (rule.automation) add('insufficient_scope');
     }
   }
-  if (carriesBody) add('invalid_json', 'payload_too_large', 'unsupported_media_type');
+  if (unsafe) add('invalid_json', 'payload_too_large', 'unsupported_media_type');
   if (schema.params) add('not_found');
   add(...(route.config?.openapi?.problems ?? []));
   return [...codes];
 }
 
-function securityOf(rule: AccessRule | undefined, carriesBody: boolean): Array<Record<string, string[]>> {
+function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record<string, string[]>> {
   // The cookie alone does not pass an unsafe method: the session's CSRF token goes with it.
-  const session: Record<string, string[]> = carriesBody ? { session: [], csrf: [] } : { session: [] };
+  const session: Record<string, string[]> = unsafe ? { session: [], csrf: [] } : { session: [] };
   switch (rule?.class) {
     case undefined:
     case 'public':
@@ -115,13 +116,12 @@ function operationIdOf(method: string, url: string): string {
 /** The route's schema as the document shows it: security, every error, and the body checked at run time. */
 function documentedSchema(route: RouteOptions): FastifySchema {
   const schema = (route.schema ?? {}) as FastifySchema & { response?: Record<string, unknown> };
-  const carriesBody = methodsOf(route).some((m) => BODY_METHODS.has(m));
   const body = route.config?.openapi?.body;
   return {
     operationId: operationIdOf(methodsOf(route)[0] ?? 'get', route.url),
     ...schema,
     ...(body ? { body } : {}),
-    security: securityOf(route.config?.access, carriesBody),
+    security: securityOf(route.config?.access, carriesBody(route)),
     response: { ...problemResponses(problemsOf(route)), ...schema.response },
   } as FastifySchema;
 }
@@ -160,14 +160,25 @@ function mapDiscriminators(node: unknown, schemas: Record<string, Json>): void {
 }
 
 function completeDocument(document: Json): Json {
-  const components = document.components as { schemas?: Record<string, Json> };
+  const components = document.components as { schemas?: Record<string, Json>; headers?: Json };
   mapDiscriminators(document, components.schemas ?? {});
-  // Success answers read better with their reason phrase than with the generator's placeholder.
+  components.headers = {
+    RequestId: {
+      description: 'the request’s ID, also in the log line and any problem details (`requestId`)',
+      required: true,
+      schema: { type: 'string' },
+    },
+  };
   for (const operations of Object.values(document.paths as Record<string, Record<string, Json>>)) {
     for (const operation of Object.values(operations)) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        // Success answers read better with their reason phrase than with the generator's placeholder.
         if (response.description === 'Default Response')
           response.description = STATUS_CODES[status] ?? status;
+        response.headers = {
+          'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+          ...(response.headers as Json | undefined),
+        };
       }
     }
   }

@@ -145,7 +145,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         method,
         path,
         status: response.status,
-        contentType: response.headers.get('content-type'),
+        headers: response.headers,
         text,
         body: parsed,
       });

@@ -5,12 +5,16 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
+interface Header {
+  $ref?: string;
+  required?: boolean;
+}
 interface Operation {
-  responses: Record<string, { content?: Record<string, unknown> }>;
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, Header> }>;
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
-  components?: unknown;
+  components?: { headers?: Record<string, Header> };
 }
 
 export interface ObservedResponse {
@@ -18,7 +22,7 @@ export interface ObservedResponse {
   /** The path as requested, query string included. */
   path: string;
   status: number;
-  contentType: string | null;
+  headers: Headers;
   text: string;
   body: unknown;
 }
@@ -66,7 +70,13 @@ function build(document: Document): ResponseCheck {
     };
     const documented = operation.responses[String(response.status)] ?? operation.responses.default;
     if (!documented) return fail(`status not documented (${Object.keys(operation.responses).join(', ')})`);
-    const media = (response.contentType ?? '').split(';')[0]!.trim();
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const header = declared.$ref
+        ? document.components?.headers?.[declared.$ref.replace('#/components/headers/', '')]
+        : declared;
+      if (header?.required && !response.headers.has(name)) fail(`header ${name} missing`);
+    }
+    const media = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
     if (!documented.content) {
       if (response.text !== '') fail('a body where the document says none');
       return;

@@ -182,11 +182,13 @@ test('answers the router gives before a handler runs are in the document too', a
 
 test('the response check refuses what the document does not say', () => {
   const check = responseCheck(doc);
+  const headers = (contentType: string) =>
+    new Headers({ 'content-type': contentType, 'x-request-id': 'req_1' });
   const json = (status: number, body: unknown, path = '/healthz') => ({
     method: 'GET',
     path,
     status,
-    contentType: 'application/json; charset=utf-8',
+    headers: headers('application/json; charset=utf-8'),
     text: JSON.stringify(body),
     body,
   });
@@ -196,7 +198,15 @@ test('the response check refuses what the document does not say', () => {
   assert.throws(() => check(json(503, { status: 'down' })), /content type application\/json not in/);
   assert.throws(
     () =>
-      check({ ...json(404, {}, '/api/v1/platform/tenants/ten_x'), contentType: 'application/problem+json' }),
+      check({ ...json(200, { status: 'ok' }), headers: new Headers({ 'content-type': 'application/json' }) }),
+    /header X-Request-Id missing/,
+  );
+  assert.throws(
+    () =>
+      check({
+        ...json(404, {}, '/api/v1/platform/tenants/ten_x'),
+        headers: headers('application/problem+json'),
+      }),
     /must have required property/,
   );
   assert.throws(
