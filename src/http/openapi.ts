@@ -229,6 +229,10 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         ? completeDocument(generated.openapiObject as Json)
         : generated.swaggerObject,
   });
+  // Generated once at start-up: a declaration the document cannot express fails there, not on a request.
+  app.addHook('onReady', async () => {
+    app.swagger();
+  });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get(
     '/api/v1/openapi.json',

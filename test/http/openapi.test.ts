@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import Fastify from 'fastify';
+import { Type } from 'typebox';
 import { LEVELS, MODULE_KEYS } from '../../src/access/catalog.js';
+import { registerOpenApi } from '../../src/http/openapi.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { responseCheck } from '../helpers/openapi-check.js';
@@ -213,4 +216,20 @@ test('the response check refuses what the document does not say', () => {
     () => check({ ...json(204, {}, '/api/v1/company/api-keys/key_x'), method: 'DELETE' }),
     /a body where the document says none/,
   );
+});
+
+test('a body the document cannot name fails at start-up, not on the first GET of the document', async () => {
+  const app = Fastify();
+  await registerOpenApi(app, 'https://hub.example.com');
+  const inline = { type: 'object', properties: { kind: { const: 'a' } }, required: ['kind'] };
+  app.post(
+    '/inline',
+    {
+      config: {
+        openapi: { body: Type.Unsafe({ discriminator: { propertyName: 'kind' }, oneOf: [inline] }) },
+      },
+    },
+    async () => ({}),
+  );
+  await assert.rejects(async () => app.ready(), /not a named schema/);
 });
