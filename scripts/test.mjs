@@ -32,6 +32,7 @@ if (selectors.length === 0) {
   if (run('npx', ['tsc', '-p', 'tsconfig.json']) !== 0) process.exit(1);
   if (run('npx', ['eslint', '.']) !== 0) process.exit(1);
   if (run('npx', ['prettier', '--check', '.', '--log-level', 'warn']) !== 0) process.exit(1);
+  if (run(process.execPath, ['--import', 'tsx', 'scripts/lint-openapi.ts']) !== 0) process.exit(1);
 }
 
 const engines = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];

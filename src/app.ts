@@ -125,7 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     now: ctx.now,
   });
   registerUnplaceable(app);
-  await registerOpenApi(app);
+  await registerOpenApi(app, config.publicUrl.origin);
 
   await app.register(healthRoutes(ctx));
   await app.register(sessionRoutes(ctx));

@@ -11,6 +11,9 @@ export type Role = (typeof ROLES)[number];
 /** Roles with ADMIN level on every entitled module and key management (contract §4). */
 export const KEY_MANAGING_ROLES: readonly Role[] = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN'];
 
+/** Every scope a key can hold, `<module>:<LEVEL>`. */
+export const SCOPES = MODULE_KEYS.flatMap((module) => LEVELS.map((level) => `${module}:${level}` as const));
+
 export const levelRank = (level: Level): number => LEVELS.indexOf(level);
 
 /** The level a role has on every module its tenant is entitled to. */

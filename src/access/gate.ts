@@ -12,19 +12,6 @@ import type { AccessRule } from './rules.js';
 const PUBLIC_PREFIXES = ['/docs'];
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-const SECURITY_BY_CLASS = (rule: AccessRule): Array<Record<string, string[]>> | undefined => {
-  switch (rule.class) {
-    case 'public':
-      return undefined;
-    case 'platform':
-      return [{ platformKey: [] }];
-    case 'tenant':
-      return rule.automation ? [{ tenantKey: [] }, { session: [] }] : [{ session: [] }];
-    default:
-      return [{ session: [] }];
-  }
-};
-
 export interface DeclaredRoute {
   method: string;
   url: string;
@@ -47,8 +34,6 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
     // Default deny, enforced at start-up: a route without a rule never serves a request.
     throw new Error(`route ${String(route.method)} ${route.url} declares no access rule (config.access)`);
   }
-  const security = SECURITY_BY_CLASS(rule);
-  if (security && route.schema) route.schema = { ...route.schema, security } as typeof route.schema;
   return { method: String(route.method), url: route.url, access: rule };
 }
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
-import { StrictObject } from '../http/schemas.js';
+import { NoContent, StrictObject } from '../http/schemas.js';
 import { getTenant } from '../tenants/tenants.js';
 import { auditOrigin } from './audit.js';
 import { clearSessionCookies, setCsrfCookie, setSessionCookies } from './cookies.js';
@@ -33,7 +33,10 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/api/v1/auth/login',
       {
-        config: { access: { class: 'public' } },
+        config: {
+          access: { class: 'public' },
+          openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
+        },
         schema: {
           tags,
           summary: 'Sign in with e-mail and password',
@@ -96,12 +99,12 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/api/v1/auth/logout',
       {
         config: { access: { class: 'session' } },
-        schema: { tags, summary: 'Sign out: the session ends at once' },
+        schema: { tags, summary: 'Sign out: the session ends at once', response: { 204: NoContent } },
       },
       async (request, reply) => {
         await endSession(ctx, sessionOf(request.principal).sessionId, ctx.now());
         clearSessionCookies(reply);
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
   };

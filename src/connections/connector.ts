@@ -54,11 +54,9 @@ export interface ConnectorDefinition {
 }
 
 /** Building blocks the definitions share. */
-export const RECEIVER_URL = Type.String({
-  minLength: 1,
-  maxLength: 2048,
-  description: 'https URL that receives events',
-});
+export const UrlField = (description: string) =>
+  Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description });
+export const RECEIVER_URL = UrlField('https URL that receives events');
 
 /** Headers of every JSON request hubgate sends. */
 export const jsonHeaders = (): Record<string, string> => ({

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
 import { PageQueryFields } from '../http/pagination.js';
-import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
 import { tenantScopeOf } from '../tenants/scope.js';
 import type { ConnectorCatalog } from './catalog.js';
 import {
@@ -34,7 +34,7 @@ const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }
 /**
  * The create body, one branch per connector of the catalog, chosen by `connectorKey`: validation and
  * the OpenAPI document both come from the connector definitions, and errors name the chosen
- * connector's fields.
+ * connector's fields. Each branch is a named component of the document (its `$id`).
  */
 function createBodySchema(catalog: ConnectorCatalog) {
   const branches = catalog.all.map((definition) =>
@@ -44,7 +44,7 @@ function createBodySchema(catalog: ConnectorCatalog) {
         displayName: DisplayName,
         ...definition.config.properties,
       },
-      { title: definition.name },
+      { title: definition.name, $id: `${pascalCase(definition.key)}ConnectionCreate` },
     ),
   );
   return Type.Unsafe<{ connectorKey: string; displayName: string } & Record<string, unknown>>({
@@ -59,6 +59,23 @@ const CredentialsBody = Type.Record(Type.String(), Type.String(), {
   maxProperties: 20,
   description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
 });
+
+/**
+ * The credential body as checked at run time, against the fields of the connection's connector
+ * (connections.ts): the document shows one named schema per connector. No property names the
+ * connector, so there is no discriminator; no two connectors share a field name.
+ */
+function documentedCredentialsBody(catalog: ConnectorCatalog) {
+  return Type.Unsafe({
+    description: "the fields of the connection's connector",
+    oneOf: catalog.all.map((definition) => ({
+      ...definition.credentials,
+      additionalProperties: false,
+      title: `${definition.name} credentials`,
+      $id: `${pascalCase(definition.key)}Credentials`,
+    })),
+  });
+}
 
 const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } => ({
   access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
@@ -137,7 +154,10 @@ export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebo
     app.put(
       '/api/v1/integrations/connections/:id/credentials',
       {
-        config: rule('ADMIN'),
+        config: {
+          ...rule('ADMIN'),
+          openapi: { problems: ['conflict'], body: documentedCredentialsBody(deps.catalog) },
+        },
         schema: {
           tags,
           summary: 'Bind secrets to the connection; a generated signing secret is returned once',

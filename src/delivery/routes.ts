@@ -47,7 +47,7 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
     app.post(
       '/api/v1/integrations/events',
       {
-        config: rule('OPERATOR'),
+        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
         schema: {
           tags,
           summary: 'Publish an event: one delivery per matching active connection with credentials',
@@ -102,7 +102,7 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
     app.post(
       '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
       {
-        config: rule('OPERATOR'),
+        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
         schema: {
           tags,
           summary: 'Send a failed delivery again (active connections only)',

@@ -1,14 +1,196 @@
+import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { AccessRule } from '../access/rules.js';
 import { VERSION } from '../version.js';
+import { PROBLEMS, type ProblemCode } from './problem.js';
 import { ProblemSchema } from './schemas.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What the document says about a route beyond its schema and access rule. */
+    openapi?: {
+      /** Errors its domain code throws besides those every route of its kind can answer (409 …). */
+      problems?: readonly ProblemCode[];
+      /** The body as checked at run time, when the route schema can only check its envelope. */
+      body?: TSchema;
+    };
+  }
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const methodsOf = (route: RouteOptions): string[] =>
+  (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+const carriesBody = (route: RouteOptions): boolean => methodsOf(route).some((m) => BODY_METHODS.has(m));
+
 /**
- * OpenAPI 3.1 generated from the same route schemas that validate requests; served as JSON at
+ * The error codes a route can answer, derived from what it declares: its access rule (who may be
+ * refused, and how), its schema (what can fail validation or lookup), its methods (what carries a
+ * body), and the problems its domain declares. Answers every route can give (400 for a malformed
+ * URL, 500, 503) are in every operation.
+ */
+function problemsOf(route: RouteOptions): ProblemCode[] {
+  const rule = route.config?.access as AccessRule | undefined;
+  const schema = (route.schema ?? {}) as FastifySchema;
+  const unsafe = carriesBody(route);
+  const codes = new Set<ProblemCode>(['validation_failed', 'internal', 'unavailable']);
+  const add = (...more: ProblemCode[]) => more.forEach((code) => codes.add(code));
+
+  if (rule && !(rule.class === 'public' && rule.unlimited)) add('rate_limited');
+  if (rule && rule.class !== 'public') {
+    add('unauthenticated');
+    if (rule.class === 'platform') add('platform_key_required');
+    else {
+      // A platform key is refused everywhere but platform routes; a session passes CSRF first.
+      add('route_not_allowed');
+      if (unsafe) add('csrf_failed');
+    }
+    if (rule.class === 'key_management') add('interactive_session_required', 'role_forbidden');
+    if (rule.class === 'session' && rule.roles) add('role_forbidden');
+    if (rule.class === 'tenant') {
+      add('entitlement_missing', 'role_forbidden');
+      if (rule.automation) add('insufficient_scope');
+    }
+  }
+  if (unsafe) add('invalid_json', 'payload_too_large', 'unsupported_media_type');
+  if (schema.params) add('not_found');
+  add(...(route.config?.openapi?.problems ?? []));
+  return [...codes];
+}
+
+function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record<string, string[]>> {
+  // The cookie alone does not pass an unsafe method: the session's CSRF token goes with it.
+  const session: Record<string, string[]> = unsafe ? { session: [], csrf: [] } : { session: [] };
+  switch (rule?.class) {
+    case undefined:
+    case 'public':
+      return [];
+    case 'platform':
+      return [{ platformKey: [] }];
+    case 'tenant':
+      return rule.automation ? [{ tenantKey: [] }, session] : [session];
+    default:
+      return [session];
+  }
+}
+
+const RESPONSE_HEADERS: Partial<Record<number, Record<string, { description: string; type: string }>>> = {
+  401: { 'www-authenticate': { description: 'Bearer, on API routes', type: 'string' } },
+  429: { 'retry-after': { description: 'seconds until a request may succeed', type: 'integer' } },
+  503: { 'retry-after': { description: 'seconds before trying again', type: 'integer' } },
+};
+
+/** One response per status, listing its codes, each a problem details body. */
+function problemResponses(codes: readonly ProblemCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of codes) {
+    const { status } = PROBLEMS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      status,
+      {
+        description: `${STATUS_CODES[status]}: ${list.map((c) => `\`${c}\``).join(', ')}`,
+        content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+        ...(RESPONSE_HEADERS[status] ? { headers: RESPONSE_HEADERS[status] } : {}),
+      },
+    ]),
+  );
+}
+
+/** `POST /api/v1/company/api-keys/:id/rotate` → `postCompanyApiKeysByIdRotate`: unique per route. */
+function operationIdOf(method: string, url: string): string {
+  const words = url
+    .replace(/^\/api\/v1\//, '/')
+    .split(/[/_-]/)
+    .filter((word) => word !== '')
+    .map((word) => (word.startsWith(':') ? `by-${word.slice(1)}` : word))
+    .flatMap((word) => word.split('-'));
+  return method.toLowerCase() + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+/** The route's schema as the document shows it: security, every error, and the body checked at run time. */
+function documentedSchema(route: RouteOptions): FastifySchema {
+  const schema = (route.schema ?? {}) as FastifySchema & { response?: Record<string, unknown> };
+  const body = route.config?.openapi?.body;
+  return {
+    operationId: operationIdOf(methodsOf(route)[0] ?? 'get', route.url),
+    ...schema,
+    ...(body ? { body } : {}),
+    security: securityOf(route.config?.access, carriesBody(route)),
+    response: { ...problemResponses(problemsOf(route)), ...schema.response },
+  } as FastifySchema;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * OpenAPI lets a discriminator map each value to a named schema; validation (ajv) refuses a
+ * `mapping`, so it is added here, read from the `const` of each named branch.
+ */
+function mapDiscriminators(node: unknown, schemas: Record<string, Json>): void {
+  if (Array.isArray(node)) {
+    node.forEach((item) => mapDiscriminators(item, schemas));
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const object = node as Json;
+  const discriminator = object.discriminator as { propertyName: string; mapping?: object } | undefined;
+  if (discriminator && Array.isArray(object.oneOf) && !discriminator.mapping) {
+    const mapping: Record<string, string> = {};
+    for (const branch of object.oneOf as Json[]) {
+      const ref = typeof branch.$ref === 'string' ? branch.$ref : undefined;
+      const named = ref ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+      const property = (named?.properties as Record<string, Json> | undefined)?.[discriminator.propertyName];
+      const value = (property?.enum as unknown[] | undefined)?.[0] ?? property?.const;
+      if (!ref || typeof value !== 'string') {
+        throw new Error(
+          `a discriminated oneOf branch is not a named schema with a constant ${discriminator.propertyName}`,
+        );
+      }
+      mapping[value] = ref;
+    }
+    discriminator.mapping = mapping;
+  }
+  Object.values(object).forEach((value) => mapDiscriminators(value, schemas));
+}
+
+function completeDocument(document: Json): Json {
+  const components = document.components as { schemas?: Record<string, Json>; headers?: Json };
+  mapDiscriminators(document, components.schemas ?? {});
+  components.headers = {
+    RequestId: {
+      description: 'the request’s ID, also in the log line and any problem details (`requestId`)',
+      required: true,
+      schema: { type: 'string' },
+    },
+  };
+  for (const operations of Object.values(document.paths as Record<string, Record<string, Json>>)) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        // Success answers read better with their reason phrase than with the generator's placeholder.
+        if (response.description === 'Default Response')
+          response.description = STATUS_CODES[status] ?? status;
+        response.headers = {
+          'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+          ...(response.headers as Json | undefined),
+        };
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * OpenAPI 3.1 generated from the same route schemas that validate requests, completed from the
+ * access rules (security, 401/403/429) and what each route declares; served as JSON at
  * /api/v1/openapi.json and as a browsable page at /docs. Register before any route.
  */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   app.addSchema(ProblemSchema);
   await app.register(swagger, {
     openapi: {
@@ -18,16 +200,38 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         version: VERSION,
         description:
           'Integration hub and automation access. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
+      servers: [{ url: publicUrl }],
       components: {
         securitySchemes: {
           platformKey: { type: 'http', scheme: 'bearer', description: 'Platform operator key, `plt_…`' },
           tenantKey: { type: 'http', scheme: 'bearer', description: 'Tenant automation key, `tnt_…`' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_access', description: 'Browser session' },
+          csrf: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-CSRF-Token',
+            description: 'The session’s CSRF token (`csrfToken` of the sign-in answer), on unsafe methods',
+          },
         },
       },
     },
     hideUntagged: false,
+    // Schemas with an $id are components under that name (Problem, the per-connector bodies …).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+    transform: ({ route, url }) => ({ schema: documentedSchema(route), url }),
+    transformObject: (generated) =>
+      'openapiObject' in generated
+        ? completeDocument(generated.openapiObject as Json)
+        : generated.swaggerObject,
+  });
+  // Generated once at start-up: a declaration the document cannot express fails there, not on a request.
+  app.addHook('onReady', async () => {
+    app.swagger();
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get(

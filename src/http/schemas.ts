@@ -12,6 +12,17 @@ export const isoOrNull = (value: Date | string | null): string | null =>
 export const StrictObject = <T extends TProperties>(properties: T, options: TObjectOptions = {}) =>
   Type.Object(properties, { additionalProperties: false, ...options });
 
+/** `http` → `Http`, `EMAIL` → `Email`, `some_key` → `SomeKey`: part of a component schema's name. */
+export const pascalCase = (key: string): string =>
+  key
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
+/** The success answer of a delete or sign-out: status 204 and no body. */
+export const NoContent = Type.Null({ description: 'No content' });
+
 export const IdParams = StrictObject({ id: Type.String({ description: 'Opaque ID' }) });
 
 export const PageOf = <T extends TSchema>(item: T) =>

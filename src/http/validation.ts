@@ -77,6 +77,8 @@ export function validationProblem(issues: Partial<ErrorObject>[], context: strin
     if (typeof params.additionalProperty === 'string') message = 'is not a known field';
     else if (issue.keyword === 'discriminator' && params.error === 'mapping')
       message = 'is not a known value';
+    else if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
+      message = `must be one of ${params.allowedValues.map(String).join(', ')}`;
     return { path: where.replace(/\.$/, '') || context, message };
   });
   const first = errors[0];

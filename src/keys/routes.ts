@@ -1,18 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import { LEVELS, MODULE_KEYS } from '../access/catalog.js';
+import { LEVELS, MODULE_KEYS, SCOPES } from '../access/catalog.js';
 import { sessionOf } from '../access/session-routes.js';
 import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
-import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { allowedScopes, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './tenant-keys.js';
+
+// Typed as any string: stored keys' scopes are read back as text.
+const Scope = Type.Unsafe<string>(Type.Enum(SCOPES, { description: '<moduleKey>:<READER|OPERATOR|ADMIN>' }));
 
 const KeyRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
   prefix: Type.String(),
-  scopes: Type.Array(Type.String()),
+  scopes: Type.Array(Scope),
   status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('revoked')]),
   createdAt: Timestamp,
   createdBy: Nullable(Type.String()),
@@ -49,20 +52,17 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/api/v1/company/api-keys',
       {
-        config: keyManagement,
+        config: { ...keyManagement, openapi: { problems: ['entitlement_missing'] } },
         schema: {
           tags,
           summary: 'Create a key; the secret is returned once',
           body: StrictObject({
             name: Type.String({ minLength: 1, maxLength: 100 }),
-            scopes: Type.Array(
-              Type.String({ maxLength: 64, description: '<moduleKey>:<READER|OPERATOR|ADMIN>' }),
-              {
-                minItems: 1,
-                maxItems: 20,
-                uniqueItems: true,
-              },
-            ),
+            scopes: Type.Array(Scope, {
+              minItems: 1,
+              maxItems: 20,
+              uniqueItems: true,
+            }),
             expiresAt: Type.String({
               format: 'date-time',
               description: 'At least 1 minute, at most 366 days ahead',
@@ -85,7 +85,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/api/v1/company/api-keys/:id/rotate',
       {
-        config: keyManagement,
+        config: { ...keyManagement, openapi: { problems: ['conflict'] } },
         schema: {
           tags,
           summary: 'Rotate: a new secret for the same key, returned once',
@@ -113,12 +113,15 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
     app.delete(
       '/api/v1/company/api-keys/:id',
-      { config: keyManagement, schema: { tags, summary: 'Revoke a key', params: IdParams } },
+      {
+        config: keyManagement,
+        schema: { tags, summary: 'Revoke a key', params: IdParams, response: { 204: NoContent } },
+      },
       async (request, reply) => {
         const session = sessionOf(request.principal);
         await revokeApiKey(ctx, auditOrigin(request, ctx.now()), session.tenantId, request.params.id);
         ctx.tenantKeys.forget(request.params.id);
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
 
@@ -138,7 +141,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
                   entitled: Type.Boolean(),
                 }),
               ),
-              scopes: Type.Array(Type.String()),
+              scopes: Type.Array(Scope),
             }),
           },
         },

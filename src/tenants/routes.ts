@@ -97,7 +97,7 @@ export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/api/v1/platform/tenants/:id/users',
       {
-        config: platform,
+        config: { ...platform, openapi: { problems: ['conflict'] } },
         schema: {
           tags,
           summary: 'Create a user in a tenant',

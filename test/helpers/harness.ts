@@ -7,6 +7,7 @@ import { createKeyring, type Keyring } from '../../src/crypto/keyring.js';
 import type { Database } from '../../src/db/database.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
 import { createLogger } from '../../src/logger.js';
+import { responseCheck } from './openapi-check.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export interface TestResponse {
@@ -101,6 +102,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   );
 
   const seen: string[] = [];
+  // Every response a test receives must match the document the app publishes (contract §14).
+  const check = responseCheck(app.swagger());
   return {
     app,
     baseUrl,
@@ -138,6 +141,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       seen.push(
         `${response.status}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n${text}`,
       );
+      check({
+        method,
+        path,
+        status: response.status,
+        headers: response.headers,
+        text,
+        body: parsed,
+      });
       return { status: response.status, headers: response.headers, text, body: parsed };
     },
     async close() {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { type ConnectorDefinition, jsonHeaders } from '../connector.js';
+import { type ConnectorDefinition, jsonHeaders, UrlField } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Slack cuts a message's text at 40,000 characters; the data is shown, not archived.
@@ -12,11 +12,7 @@ const slack: ConnectorDefinition = {
   description: 'Posts a message for each event to a Slack channel through an incoming webhook.',
   config: Type.Object({ eventTypes: Type.Optional(EventTypePatterns) }),
   credentials: Type.Object({
-    webhookUrl: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      description: 'the incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…)',
-    }),
+    webhookUrl: UrlField('the incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…)'),
   }),
   urlFields: ['webhookUrl'],
   rebindOverlapSeconds: 0,

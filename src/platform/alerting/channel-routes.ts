@@ -1,8 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
 import { PageQueryFields } from '../../http/pagination.js';
-import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../../http/schemas.js';
+import {
+  IdParams,
+  NoContent,
+  Nullable,
+  PageOf,
+  pascalCase,
+  StrictObject,
+  Timestamp,
+} from '../../http/schemas.js';
 import {
   type AlertingDeps,
   createChannel,
@@ -12,7 +20,7 @@ import {
   patchChannel,
   testChannel,
 } from './channels.js';
-import { CHANNEL_KINDS } from './kinds.js';
+import { CHANNEL_KIND_DEFINITIONS, CHANNEL_KINDS, type ChannelKind } from './kinds.js';
 
 const ChannelSchema = Type.Object({
   id: Type.String(),
@@ -33,6 +41,59 @@ const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
     'serviceAccountToken; HTTP: url, method?, headers?',
 });
 
+/** A kind's config fields a body may give: every one but those hubgate generates. */
+function givenFields(kind: ChannelKind): Array<[string, TSchema]> {
+  const definition = CHANNEL_KIND_DEFINITIONS[kind];
+  const generated = new Set(Object.keys(definition.generated ?? {}));
+  return Object.entries(definition.config.properties).filter(([field]) => !generated.has(field));
+}
+
+/**
+ * The create body as checked at run time (channels.ts): one named schema per kind, chosen by
+ * `kind`, with that kind's `config`.
+ */
+const DocumentedCreateBody = Type.Unsafe({
+  type: 'object',
+  required: ['kind'],
+  discriminator: { propertyName: 'kind' },
+  oneOf: CHANNEL_KINDS.map((kind) =>
+    StrictObject(
+      {
+        name: Name,
+        kind: Type.Literal(kind),
+        enabled: Type.Optional(Type.Boolean()),
+        config: StrictObject(Object.fromEntries(givenFields(kind))),
+      },
+      { $id: `${pascalCase(kind)}ChannelCreate`, title: `${kind} channel` },
+    ),
+  ),
+});
+
+/**
+ * The PATCH body: `config` holds some fields of the channel's kind, and `null` removes an optional
+ * one; the kind is the stored one, so the config is any of the kinds' partial configs.
+ */
+const DocumentedPatchBody = StrictObject({
+  name: Type.Optional(Name),
+  kind: Type.Optional(Type.Enum(CHANNEL_KINDS, { description: 'the channel’s own kind; it cannot change' })),
+  enabled: Type.Optional(Type.Boolean()),
+  config: Type.Optional(
+    Type.Union(
+      CHANNEL_KINDS.map((kind) => {
+        const required = new Set(CHANNEL_KIND_DEFINITIONS[kind].config.required ?? []);
+        const fields = givenFields(kind).map(([field, schema]) => [
+          field,
+          Type.Optional(required.has(field) ? schema : Nullable(schema)),
+        ]);
+        return StrictObject(Object.fromEntries(fields), {
+          $id: `${pascalCase(kind)}ChannelConfigPatch`,
+          title: `${kind} config fields to change`,
+        });
+      }),
+    ),
+  ),
+});
+
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
@@ -44,7 +105,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.post(
       CHANNELS,
       {
-        config: platform,
+        config: { ...platform, openapi: { body: DocumentedCreateBody } },
         schema: {
           tags,
           summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
@@ -94,7 +155,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.patch(
       `${CHANNELS}/:id`,
       {
-        config: platform,
+        config: { ...platform, openapi: { body: DocumentedPatchBody } },
         schema: {
           tags,
           summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
@@ -114,12 +175,17 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.delete(
       `${CHANNELS}/:id`,
       {
-        config: platform,
-        schema: { tags, summary: 'Delete a channel no rule uses (409 otherwise)', params: IdParams },
+        config: { ...platform, openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Delete a channel no rule uses (409 otherwise)',
+          params: IdParams,
+          response: { 204: NoContent },
+        },
       },
       async (request, reply) => {
         await deleteChannel(ctx, auditOrigin(request, ctx.now()), request.params.id);
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
 

@@ -29,7 +29,8 @@ export interface ChannelKindDefinition {
 // the HTTP client will send (Latin-1 at most).
 const SINGLE_LINE = '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$';
 
-const Url = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description });
+const Url = (description: string) =>
+  Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description });
 const Host = Type.String({
   minLength: 1,
   maxLength: 253,

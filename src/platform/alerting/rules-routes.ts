@@ -99,7 +99,7 @@ export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.put(
       '/api/v1/platform/alerting/rules',
       {
-        config: platform,
+        config: { ...platform, openapi: { problems: ['conflict'] } },
         schema: {
           tags,
           summary: 'Replace the alert routing document',
