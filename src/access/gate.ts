@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from '../http/problem.js';
 import { authenticate, type CredentialVerifiers, unauthenticated } from './authenticate.js';
 import { verifyCsrfToken } from './csrf.js';
 import { decide } from './decide.js';
 import type { Principal } from './principal.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter, RateLimitResult } from './rate-limit.js';
 import type { AccessRule } from './rules.js';
 
 // Routes added by plugins we do not write (the docs UI) are public documentation.
@@ -52,8 +53,20 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
   return { method: String(route.method), url: route.url, access: rule };
 }
 
+/**
+ * The bucket of a client address. An IPv6 client usually holds a whole /64, so its addresses
+ * share one allowance; an IPv4-mapped IPv6 address counts as the IPv4 address it is.
+ */
+export function addressBucket(ip: string): string {
+  if (!ipaddr.isValid(ip)) return `ip:${ip}`;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return `ip:${address.toString()}`;
+  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4);
+  return `ip:${new ipaddr.IPv6([...prefix, 0, 0, 0, 0]).toString()}/64`;
+}
+
 function bucketOf(principal: Principal | null, request: FastifyRequest): string {
-  if (!principal) return `ip:${request.ip}`;
+  if (!principal) return addressBucket(request.ip);
   if (principal.kind === 'session') return `session:${principal.sessionId}`;
   return `${principal.kind}:${principal.keyId}`;
 }
@@ -79,12 +92,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     declared.push(declareAccess(route));
   });
 
-  async function limit(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    principal: Principal | null,
-  ): Promise<void> {
-    const result = await deps.limiter.hit(bucketOf(principal, request), deps.now());
+  function enforce(reply: FastifyReply, result: RateLimitResult): void {
     reply.header('ratelimit-limit', result.limit);
     reply.header('ratelimit-remaining', result.remaining);
     reply.header('ratelimit-reset', result.resetSeconds);
@@ -93,6 +101,14 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
         headers: { 'retry-after': String(result.resetSeconds) },
       });
     }
+  }
+
+  async function limit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal | null,
+  ): Promise<void> {
+    enforce(reply, await deps.limiter.hit(bucketOf(principal, request), deps.now()));
   }
 
   app.addHook('onRequest', async (request, reply) => {
@@ -104,6 +120,9 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     }
 
     const now = deps.now();
+    // An address that has spent its allowance of unauthenticated and failed requests is refused
+    // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
+    enforce(reply, deps.limiter.peek(addressBucket(request.ip), now));
     let principal: Principal | null;
     try {
       principal = await authenticate(request, deps.verifiers, now);
