@@ -52,12 +52,16 @@ export interface AppDeps {
   timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
 }
 
+/** proxy-addr's trust rule for "the last `hops` hops": hop 0 is the peer itself. */
+const hopsTrusted = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 /** The whole HTTP application, used by `hubgate serve` and by every test. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // Fastify ignores a bare hop count (it trusts no hop then); the same rule as a function.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
     genReqId: generateRequestId,
     // One access line per request, written by registerAccessLog, instead of Fastify's two.
