@@ -52,6 +52,25 @@ export interface AppDeps {
   timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
 }
 
+// Longer than the idle timeout of the usual load balancers in front (60 s), so they never send on
+// a connection this end is closing; shorter than the 75 s of contract §14.
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/**
+ * A client has `requestTimeoutMs` to send its headers and body, then gets 408 and the connection
+ * is closed (contract §14). Node looks for such requests on an interval, every 30 s by default.
+ */
+function slowClientLimits(requestTimeoutMs: number) {
+  const limits = {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: requestTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.min(1_000, Math.ceil(requestTimeoutMs / 4)),
+  };
+  // Fastify sets the first and the third on the server it creates, the others only through `http`.
+  return { requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout, http: limits };
+}
+
 /** proxy-addr's trust rule for "the last `hops` hops": hop 0 is the peer itself. */
 const hopsTrusted = (hops: number) => (_address: string, hop: number) => hop < hops;
 
@@ -60,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
+    ...slowClientLimits(config.requestTimeoutMs),
     // Fastify ignores a bare hop count (it trusts no hop then); the same rule as a function.
     trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
