@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { auditRoutes } from './access/audit-routes.js';
 import { automationRoutes } from './access/automation-routes.js';
 import { registerGate } from './access/gate.js';
+import { startAccessRetention } from './access/retention.js';
 import { createRateLimiter } from './access/rate-limit.js';
 import { sessionRoutes } from './access/session-routes.js';
 import { createCredentialVerifiers } from './access/verifiers.js';
@@ -161,8 +162,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
     // Alerts are evaluated where deliveries are worked; a lease keeps it to one process at a time.
     const alerts = startAlertEngine(ctx, alertSender);
+    const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);
     app.addHook('onClose', async () => {
-      await Promise.all([workers.stop(), alerts.stop()]);
+      await Promise.all([workers.stop(), alerts.stop(), accessRetention.stop()]);
     });
   }
   app.addHook('onClose', () => alertSender.close());

@@ -6,7 +6,8 @@ import { type AuditOrigin, recordAudit } from './audit.js';
 import { clearFailures, reserveSignInAttempt } from './session-store.js';
 import { startSession } from './sessions.js';
 
-const FAILURE_WINDOW_MS = 15 * 60 * 1000;
+/** How long a failed sign-in counts against its account (contract §4). */
+export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FAILURES = 10;
 
 export interface SignedIn {
@@ -34,11 +35,11 @@ export async function signInWithPassword(
     ctx.db,
     account,
     now,
-    new Date(now.getTime() - FAILURE_WINDOW_MS),
+    new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS),
     MAX_FAILURES,
   );
   if (!reservation.reserved) {
-    const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + FAILURE_WINDOW_MS;
+    const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + SIGN_IN_FAILURE_WINDOW_MS;
     throw new HttpProblem('rate_limited', 'Too many failed sign-ins for this account; try again later.', {
       headers: { 'retry-after': String(Math.max(1, Math.ceil((unlockAt - now.getTime()) / 1000))) },
     });
