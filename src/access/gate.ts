@@ -92,12 +92,15 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     declared.push(declareAccess(route));
   });
 
-  function enforce(reply: FastifyReply, result: RateLimitResult): void {
+  function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boolean): void {
     reply.header('ratelimit-limit', result.limit);
     reply.header('ratelimit-remaining', result.remaining);
     reply.header('ratelimit-reset', result.resetSeconds);
     if (!result.allowed) {
-      throw new HttpProblem('rate_limited', 'Too many requests for this credential; slow down.', {
+      const detail = perAddress
+        ? 'Too many requests from this address; slow down.'
+        : 'Too many requests for this credential; slow down.';
+      throw new HttpProblem('rate_limited', detail, {
         headers: { 'retry-after': String(result.resetSeconds) },
       });
     }
@@ -108,7 +111,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     reply: FastifyReply,
     principal: Principal | null,
   ): Promise<void> {
-    enforce(reply, await deps.limiter.hit(bucketOf(principal, request), deps.now()));
+    enforce(reply, await deps.limiter.hit(bucketOf(principal, request), deps.now()), !principal);
   }
 
   app.addHook('onRequest', async (request, reply) => {
@@ -122,7 +125,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     const now = deps.now();
     // An address that has spent its allowance of unauthenticated and failed requests is refused
     // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
-    enforce(reply, deps.limiter.peek(addressBucket(request.ip), now));
+    enforce(reply, deps.limiter.peek(addressBucket(request.ip), now), true);
     let principal: Principal | null;
     try {
       principal = await authenticate(request, deps.verifiers, now);
