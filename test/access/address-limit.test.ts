@@ -7,7 +7,7 @@ import { generateToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
 import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 const LIMIT = 12;
 
@@ -47,17 +47,28 @@ describe('credential guessing is limited per client address before any database 
   let h: Harness;
   let testDatabase: TestDatabase;
   const recorder = queryRecorder();
+  const pings = { inFlight: 0, most: 0 };
 
   before(async () => {
     testDatabase = await createTestDatabase();
     const database = {
       ...testDatabase.database,
       kysely: testDatabase.database.kysely.withPlugin(recorder.plugin),
+      ping: async () => {
+        pings.most = Math.max(pings.most, ++pings.inFlight);
+        try {
+          await testDatabase.database.ping();
+        } finally {
+          pings.inFlight -= 1;
+        }
+      },
     };
     h = await startHarness({
       env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) },
       testDatabase: { ...testDatabase, database },
     });
+    // Mid-minute, so each test stays inside one fixed rate-limit window however slow the machine.
+    h.setNow(new Date(Math.floor(Date.now() / 60_000) * 60_000 + 20_000));
   });
   after(async () => {
     await h.close();
@@ -106,6 +117,18 @@ describe('credential guessing is limited per client address before any database 
     for (let i = 0; i < 20; i++) assert.equal((await login(i)).status, 429);
     assert.equal(requestWork(recorder.seen.slice(flood)).length, 0);
   });
+
+  // An embedded ping finishes before the next request is even read, so only PostgreSQL can show it.
+  test(
+    'a flood of readiness checks holds one database ping at a time',
+    { skip: ENGINE !== 'postgres' },
+    async () => {
+      pings.most = 0;
+      const answers = await Promise.all(Array.from({ length: 100 }, () => fetch(`${h.baseUrl}/readyz`)));
+      for (const r of answers) assert.equal(r.status, 200);
+      assert.equal(pings.most, 1, `${pings.most} pings at once`);
+    },
+  );
 });
 
 test('an IPv6 client shares one allowance across its /64; IPv4-mapped addresses count as IPv4', () => {
