@@ -106,6 +106,9 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     }
   }
 
+  /** Credential lookups in flight per address bucket, in this process. */
+  const lookups = new Map<string, number>();
+
   async function limit(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -125,7 +128,11 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     const now = deps.now();
     // An address that has spent its allowance of unauthenticated and failed requests is refused
     // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
-    enforce(reply, deps.limiter.peek(addressBucket(request.ip), now), true);
+    // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
+    const address = addressBucket(request.ip);
+    const pending = lookups.get(address) ?? 0;
+    enforce(reply, deps.limiter.peek(address, now, pending), true);
+    lookups.set(address, pending + 1);
     let principal: Principal | null;
     try {
       principal = await authenticate(request, deps.verifiers, now);
@@ -133,6 +140,10 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
       // Guessing credentials is limited per client address.
       await limit(request, reply, null);
       throw error;
+    } finally {
+      const left = (lookups.get(address) ?? 1) - 1;
+      if (left > 0) lookups.set(address, left);
+      else lookups.delete(address);
     }
     await limit(request, reply, principal);
     if (!principal) throw unauthenticated();

@@ -12,10 +12,10 @@ export interface RateLimitResult {
 export interface RateLimiter {
   hit(bucket: string, now: Date): Promise<RateLimitResult>;
   /**
-   * What a bucket has left as this process knows it, without counting a hit or asking the
-   * database: refusing a spent bucket costs nothing.
+   * What a bucket has left as this process knows it, less `reserved` hits the caller expects,
+   * without counting a hit or asking the database: refusing a spent bucket costs nothing.
    */
-  peek(bucket: string, now: Date): RateLimitResult;
+  peek(bucket: string, now: Date, reserved?: number): RateLimitResult;
   close(): Promise<void>;
 }
 
@@ -109,10 +109,10 @@ export function createRateLimiter(
       const total = Math.max(count, counted(state));
       return answer(total <= limit, total, windowStart, now);
     },
-    peek(bucket, now) {
+    peek(bucket, now, reserved = 0) {
       const windowStart = windowOf(now);
       const state = buckets.get(bucket);
-      const total = state?.windowStart === windowStart ? counted(state) : 0;
+      const total = (state?.windowStart === windowStart ? counted(state) : 0) + reserved;
       return answer(total < limit, total, windowStart, now);
     },
     async close() {

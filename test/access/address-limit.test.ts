@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { Agent, fetch } from 'undici';
 import { addressBucket } from '../../src/access/gate.js';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
-import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { makeKey, makeSignedInTenant, until } from '../helpers/factories.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
@@ -27,9 +28,10 @@ function queryRecorder() {
   return { plugin, seen };
 }
 
-// The rate limiter's own row is bounded by time (one exchange per bucket per sync interval), not by
-// requests; everything else is work a request made the database do.
-const requestWork = (queries: string[]) => queries.filter((q) => !q.includes('rate_limit_windows'));
+// Background writes are bounded by time, not by requests: the rate limiter's exchange (once per
+// bucket per sync interval) and the keys' last-used flush. Everything else is a request's work.
+const requestWork = (queries: string[]) =>
+  queries.filter((q) => !q.includes('rate_limit_windows') && !q.includes('set last_used_at'));
 
 // Garbage of each kind the gate would otherwise look up: well-formed keys of both kinds, sessions.
 const garbage = (i: number): Record<string, string> => {
@@ -101,6 +103,49 @@ describe('credential guessing is limited per client address before any database 
     // …while a valid key from another address is not affected.
     const other = await h.request('GET', path, { token: key.secret });
     assert.equal(other.status, 200);
+  });
+
+  test('a burst of garbage arriving all at once: no more lookups than the limit', async () => {
+    // Connected first, then written in one go, so the server reads them all before any lookup ends.
+    const BURST = 100;
+    const sockets = await Promise.all(
+      Array.from(
+        { length: BURST },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect({
+              host: '127.0.0.1',
+              port: Number(new URL(h.baseUrl).port),
+              localAddress: '127.0.0.4',
+            });
+            socket.once('connect', () => resolve(socket)).once('error', reject);
+          }),
+      ),
+    );
+    const answers = sockets.map((socket) => {
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+      });
+      return () => /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
+    });
+    const start = recorder.seen.length;
+    sockets.forEach((socket, i) => {
+      const header = Object.entries(garbage(i))
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(`GET /api/v1/automation/health HTTP/1.1\r\nHost: 127.0.0.1\r\n${header}\r\n`);
+    });
+    try {
+      await until(() => answers.every((status) => status() !== undefined), 'every answer');
+      const statuses = answers.map((status) => status());
+      assert.equal(statuses.filter((s) => s === '401').length, LIMIT, statuses.join());
+      assert.equal(statuses.filter((s) => s === '429').length, BURST - LIMIT);
+      const made = requestWork(recorder.seen.slice(start)).length;
+      assert.ok(made <= LIMIT, `${made} lookups for ${LIMIT} allowed`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
   });
 
   test('unauthenticated sign-in attempts from one address are refused before the database too', async () => {
