@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { auditRoutes } from './access/audit-routes.js';
 import { automationRoutes } from './access/automation-routes.js';
 import { registerGate } from './access/gate.js';
+import { startAccessRetention } from './access/retention.js';
 import { createRateLimiter } from './access/rate-limit.js';
 import { sessionRoutes } from './access/session-routes.js';
 import { createCredentialVerifiers } from './access/verifiers.js';
@@ -59,13 +60,37 @@ export interface AppDeps {
   timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
 }
 
+// Longer than the idle timeout of the usual load balancers in front (60 s), so they never send on
+// a connection this end is closing; shorter than the 75 s of contract §14.
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+/**
+ * A client has `requestTimeoutMs` to send its headers and body, then gets 408 and the connection
+ * is closed (contract §14). Node looks for such requests on an interval, every 30 s by default.
+ */
+function slowClientLimits(requestTimeoutMs: number) {
+  const limits = {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: requestTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.min(1_000, Math.ceil(requestTimeoutMs / 4)),
+  };
+  // Fastify sets the first and the third on the server it creates, the others only through `http`.
+  return { requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout, http: limits };
+}
+
+/** proxy-addr's trust rule for "the last `hops` hops": hop 0 is the peer itself. */
+const hopsTrusted = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 /** The whole HTTP application, used by `hubgate serve` and by every test. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    ...slowClientLimits(config.requestTimeoutMs),
+    // Fastify ignores a bare hop count (it trusts no hop then); the same rule as a function.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
     genReqId: generateRequestId,
     // One access line per request, written by registerAccessLog, instead of Fastify's two.
@@ -151,8 +176,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
     // Alerts are evaluated where deliveries are worked; a lease keeps it to one process at a time.
     const alerts = startAlertEngine(ctx, alertSender);
+    const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);
     app.addHook('onClose', async () => {
-      await Promise.all([workers.stop(), alerts.stop()]);
+      await Promise.all([workers.stop(), alerts.stop(), accessRetention.stop()]);
     });
   }
   app.addHook('onClose', () => alertSender.close());

@@ -21,7 +21,9 @@ const EnvSchema = Type.Object({
   DELIVERY_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
-  TRUST_PROXY: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  TRUST_PROXY: Type.Optional(Type.String()),
+  REQUEST_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
+  AUDIT_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   CONNECTORS_DISABLED: Type.Optional(Type.String({ pattern: '^\\s*[a-z0-9_]+(\\s*,\\s*[a-z0-9_]+)*\\s*$' })),
   ALERT_EVALUATION_INTERVAL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,8}$' })),
   ALERT_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\s*[0-9]+(\\s*,\\s*[0-9]+)*\\s*$' })),
@@ -50,8 +52,16 @@ export interface Config {
   };
   rateLimitPerMinute: number;
   bodyLimitBytes: number;
+  /** Time a client has to send a whole request, headers and body (slow clients, contract §14). */
+  requestTimeoutMs: number;
+  /** Audit entries older than this are deleted. */
+  auditRetentionDays: number;
   logLevel: string;
-  trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For entries to believe, in Fastify's `trustProxy` terms: none, the last N
+   * hops, or the hops whose address is in one of these CIDRs. Never every hop (`true`).
+   */
+  trustProxy: false | number | string[];
   /** Connector keys the platform has switched off: no new connections, no credential binding. */
   disabledConnectors: string[];
   alerts: {
@@ -85,7 +95,10 @@ const DESCRIPTIONS: Record<keyof Env, string> = {
   DELIVERY_RETENTION_DAYS: 'a whole number of days from 1 to 36500',
   RATE_LIMIT_PER_MINUTE: 'a whole number of requests from 1 upwards',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
-  TRUST_PROXY: 'true or false',
+  TRUST_PROXY:
+    "false, a hop count from 1 to 10, or a comma-separated list of the proxies' CIDRs such as 10.0.0.0/8 (true would trust addresses the client wrote)",
+  REQUEST_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 600000',
+  AUDIT_RETENTION_DAYS: 'a whole number of days from 1 to 36500',
   CONNECTORS_DISABLED: 'a comma-separated list of connector keys such as slack,http',
   ALERT_EVALUATION_INTERVAL_MS: 'a whole number of milliseconds from 100 to 86400000',
   ALERT_RETRY_SCHEDULE: 'a comma-separated list of whole seconds such as 10,60,300',
@@ -119,6 +132,30 @@ function parseCidrs(raw: string | undefined): Config['delivery']['allowedCidrs']
     } catch {
       throw invalid('DELIVERY_ALLOWED_CIDRS', raw);
     }
+  });
+}
+
+// Dotted-quad IPv4 only: inet_aton forms such as `10.1` or `012.0.0.1` mean something else than
+// an operator reading them would think.
+function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const valid = text.includes(':') ? ipaddr.IPv6.isValid(text) : ipaddr.IPv4.isValidFourPartDecimal(text);
+  return valid ? ipaddr.parse(text) : undefined;
+}
+
+function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
+  if (raw === undefined || raw === 'false') return false;
+  if (/^[0-9]+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 10) throw invalid('TRUST_PROXY', raw);
+    return hops;
+  }
+  return raw.split(',').map((part) => {
+    const [, text = '', bits] = /^([^/]*)(?:\/([0-9]{1,3}))?$/.exec(part.trim()) ?? [];
+    const address = parseAddress(text);
+    const max = address?.kind() === 'ipv4' ? 32 : 128;
+    const prefix = bits === undefined ? max : Number(bits);
+    if (!address || prefix > max) throw invalid('TRUST_PROXY', raw);
+    return `${address.toString()}/${prefix}`;
   });
 }
 
@@ -163,8 +200,10 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimitPerMinute: intIn(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
     bodyLimitBytes: 1024 * 1024,
+    requestTimeoutMs: intIn(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    auditRetentionDays: intIn(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     logLevel: env.LOG_LEVEL ?? 'info',
-    trustProxy: env.TRUST_PROXY === 'true',
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     disabledConnectors: (env.CONNECTORS_DISABLED ?? '')
       .split(',')
       .map((key) => key.trim())

@@ -19,6 +19,9 @@ test('defaults follow contract §1', () => {
   assert.equal(config.delivery.retentionDays, 30);
   assert.equal(config.rateLimitPerMinute, 600);
   assert.equal(config.bodyLimitBytes, 1024 * 1024);
+  assert.equal(config.requestTimeoutMs, 30_000);
+  assert.equal(config.auditRetentionDays, 365);
+  assert.equal(config.trustProxy, false);
 });
 
 test('PUBLIC_URL defaults to the configured port; DATABASE_URL selects PostgreSQL', () => {
@@ -52,6 +55,10 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ DELIVERY_RETENTION_DAYS: '0' }, 'DELIVERY_RETENTION_DAYS'],
   [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
   [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  [{ REQUEST_TIMEOUT_MS: '50' }, 'REQUEST_TIMEOUT_MS'],
+  [{ REQUEST_TIMEOUT_MS: '30s' }, 'REQUEST_TIMEOUT_MS'],
+  [{ AUDIT_RETENTION_DAYS: '0' }, 'AUDIT_RETENTION_DAYS'],
+  [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
   [{ DATABASE_URL: 'mysql://root:hunter2@db/x' }, 'DATABASE_URL'],
 ];
 for (const [env, name] of bad) {

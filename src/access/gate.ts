@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from '../http/problem.js';
 import { authenticate, type CredentialVerifiers, unauthenticated } from './authenticate.js';
 import { verifyCsrfToken } from './csrf.js';
 import { decide } from './decide.js';
 import type { Principal } from './principal.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter, RateLimitResult } from './rate-limit.js';
 import type { AccessRule } from './rules.js';
 
 // Routes added by plugins we do not write (the docs UI) are public documentation.
@@ -37,8 +38,20 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
   return { method: String(route.method), url: route.url, access: rule };
 }
 
+/**
+ * The bucket of a client address. An IPv6 client usually holds a whole /64, so its addresses
+ * share one allowance; an IPv4-mapped IPv6 address counts as the IPv4 address it is.
+ */
+export function addressBucket(ip: string): string {
+  if (!ipaddr.isValid(ip)) return `ip:${ip}`;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return `ip:${address.toString()}`;
+  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4);
+  return `ip:${new ipaddr.IPv6([...prefix, 0, 0, 0, 0]).toString()}/64`;
+}
+
 function bucketOf(principal: Principal | null, request: FastifyRequest): string {
-  if (!principal) return `ip:${request.ip}`;
+  if (!principal) return addressBucket(request.ip);
   if (principal.kind === 'session') return `session:${principal.sessionId}`;
   return `${principal.kind}:${principal.keyId}`;
 }
@@ -64,20 +77,29 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     declared.push(declareAccess(route));
   });
 
+  function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boolean): void {
+    reply.header('ratelimit-limit', result.limit);
+    reply.header('ratelimit-remaining', result.remaining);
+    reply.header('ratelimit-reset', result.resetSeconds);
+    if (!result.allowed) {
+      const detail = perAddress
+        ? 'Too many requests from this address; slow down.'
+        : 'Too many requests for this credential; slow down.';
+      throw new HttpProblem('rate_limited', detail, {
+        headers: { 'retry-after': String(result.resetSeconds) },
+      });
+    }
+  }
+
+  /** Credential lookups in flight per address bucket, in this process. */
+  const lookups = new Map<string, number>();
+
   async function limit(
     request: FastifyRequest,
     reply: FastifyReply,
     principal: Principal | null,
   ): Promise<void> {
-    const result = await deps.limiter.hit(bucketOf(principal, request), deps.now());
-    reply.header('ratelimit-limit', result.limit);
-    reply.header('ratelimit-remaining', result.remaining);
-    reply.header('ratelimit-reset', result.resetSeconds);
-    if (!result.allowed) {
-      throw new HttpProblem('rate_limited', 'Too many requests for this credential; slow down.', {
-        headers: { 'retry-after': String(result.resetSeconds) },
-      });
-    }
+    enforce(reply, await deps.limiter.hit(bucketOf(principal, request), deps.now()), !principal);
   }
 
   app.addHook('onRequest', async (request, reply) => {
@@ -90,6 +112,13 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     }
 
     const now = deps.now();
+    // An address that has spent its allowance of unauthenticated and failed requests is refused
+    // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
+    // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
+    const address = addressBucket(request.ip);
+    const pending = lookups.get(address) ?? 0;
+    enforce(reply, deps.limiter.peek(address, now, pending), true);
+    lookups.set(address, pending + 1);
     let principal: Principal | null;
     try {
       principal = await authenticate(request, deps.verifiers, now);
@@ -97,6 +126,10 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
       // Guessing credentials is limited per client address.
       await limit(request, reply, null);
       throw error;
+    } finally {
+      const left = (lookups.get(address) ?? 1) - 1;
+      if (left > 0) lookups.set(address, left);
+      else lookups.delete(address);
     }
     await limit(request, reply, principal);
     if (!principal) throw unauthenticated();

@@ -11,6 +11,11 @@ export interface RateLimitResult {
 
 export interface RateLimiter {
   hit(bucket: string, now: Date): Promise<RateLimitResult>;
+  /**
+   * What a bucket has left as this process knows it, less `reserved` hits the caller expects,
+   * without counting a hit or asking the database: refusing a spent bucket costs nothing.
+   */
+  peek(bucket: string, now: Date, reserved?: number): RateLimitResult;
   close(): Promise<void>;
 }
 
@@ -79,24 +84,36 @@ export function createRateLimiter(
   }, syncMs);
   timer.unref();
 
+  const windowOf = (now: Date) => Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
+  const counted = (state: BucketState) => state.shared + state.sending + state.pending;
+  const answer = (allowed: boolean, total: number, windowStart: number, now: Date): RateLimitResult => ({
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - total),
+    resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
+  });
+
   return {
     async hit(bucket, now) {
-      const windowStart = Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
+      const windowStart = windowOf(now);
       let state = buckets.get(bucket);
       if (!state || state.windowStart !== windowStart) {
         state = { windowStart, shared: 0, pending: 0, sending: 0, syncedAt: 0 };
         buckets.set(bucket, state);
       }
       state.pending += 1;
-      const count = state.shared + state.sending + state.pending;
-      if (Date.now() - state.syncedAt >= syncMs) await exchange(bucket, state);
-      const total = Math.max(count, state.shared + state.sending + state.pending);
-      return {
-        allowed: total <= limit,
-        limit,
-        remaining: Math.max(0, limit - total),
-        resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
-      };
+      const count = counted(state);
+      // Once over, a bucket stays over for its window: the shared row has nothing to add, and a
+      // flood of refused requests must not cost a write each.
+      if (count <= limit && Date.now() - state.syncedAt >= syncMs) await exchange(bucket, state);
+      const total = Math.max(count, counted(state));
+      return answer(total <= limit, total, windowStart, now);
+    },
+    peek(bucket, now, reserved = 0) {
+      const windowStart = windowOf(now);
+      const state = buckets.get(bucket);
+      const total = (state?.windowStart === windowStart ? counted(state) : 0) + reserved;
+      return answer(total < limit, total, windowStart, now);
     },
     async close() {
       clearInterval(timer);

@@ -76,22 +76,34 @@ export async function revokeSessionRow(db: Kysely<DB>, sessionId: string, at: Da
     .execute();
 }
 
-export async function countRecentFailures(
+export type SignInReservation = { reserved: true } | { reserved: false; oldestFailure: Date | null };
+
+/**
+ * Reserves one password check for `account`, recorded as a failure until a success clears it: no
+ * more than `max` within the window since `since`. The account's attempts are serialized by an
+ * advisory lock held to the end of the transaction, in every process; counting then inserting
+ * without it lets concurrent attempts all see nine, even in one transaction under READ COMMITTED.
+ */
+export async function reserveSignInAttempt(
   db: Kysely<DB>,
   account: string,
+  at: Date,
   since: Date,
-): Promise<{ count: number; oldest: Date | null }> {
-  const row = await db
-    .selectFrom('sign_in_failures')
-    .select([sql<number>`count(*)::int`.as('count'), sql<Date | null>`min(failed_at)`.as('oldest')])
-    .where('account', '=', account)
-    .where('failed_at', '>', since)
-    .executeTakeFirstOrThrow();
-  return { count: row.count, oldest: row.oldest ? new Date(row.oldest) : null };
-}
-
-export async function insertFailure(db: Kysely<DB>, account: string, at: Date): Promise<void> {
-  await db.insertInto('sign_in_failures').values({ account, failed_at: at }).execute();
+  max: number,
+): Promise<SignInReservation> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`sign_in:${account}`}, 0))`.execute(trx);
+    // A statement of its own after the lock, so its snapshot sees every attempt committed before.
+    const row = await trx
+      .selectFrom('sign_in_failures')
+      .select([sql<number>`count(*)::int`.as('count'), sql<Date | null>`min(failed_at)`.as('oldest')])
+      .where('account', '=', account)
+      .where('failed_at', '>', since)
+      .executeTakeFirstOrThrow();
+    if (row.count >= max) return { reserved: false, oldestFailure: row.oldest ? new Date(row.oldest) : null };
+    await trx.insertInto('sign_in_failures').values({ account, failed_at: at }).execute();
+    return { reserved: true };
+  });
 }
 
 export async function clearFailures(db: Kysely<DB>, account: string): Promise<void> {

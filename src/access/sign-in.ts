@@ -3,10 +3,11 @@ import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
 import { HttpProblem } from '../http/problem.js';
 import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
 import { type AuditOrigin, recordAudit } from './audit.js';
-import { clearFailures, countRecentFailures, insertFailure } from './session-store.js';
+import { clearFailures, reserveSignInAttempt } from './session-store.js';
 import { startSession } from './sessions.js';
 
-const FAILURE_WINDOW_MS = 15 * 60 * 1000;
+/** How long a failed sign-in counts against its account (contract §4). */
+export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FAILURES = 10;
 
 export interface SignedIn {
@@ -28,9 +29,17 @@ export async function signInWithPassword(
 ): Promise<SignedIn> {
   const account = normalizeEmail(input.email);
   const now = origin.at;
-  const recent = await countRecentFailures(ctx.db, account, new Date(now.getTime() - FAILURE_WINDOW_MS));
-  if (recent.count >= MAX_FAILURES) {
-    const unlockAt = (recent.oldest?.getTime() ?? now.getTime()) + FAILURE_WINDOW_MS;
+  // The check is reserved before the password is verified, so concurrent guesses cannot all pass
+  // the count first (contract §14); a success clears it with the other failures.
+  const reservation = await reserveSignInAttempt(
+    ctx.db,
+    account,
+    now,
+    new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS),
+    MAX_FAILURES,
+  );
+  if (!reservation.reserved) {
+    const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + SIGN_IN_FAILURE_WINDOW_MS;
     throw new HttpProblem('rate_limited', 'Too many failed sign-ins for this account; try again later.', {
       headers: { 'retry-after': String(Math.max(1, Math.ceil((unlockAt - now.getTime()) / 1000))) },
     });
@@ -40,15 +49,12 @@ export async function signInWithPassword(
   const usable = user?.passwordSignInEnabled && user.passwordHash ? user.passwordHash : null;
   const ok = await verifyPassword(usable ?? (await decoyPasswordHash()), input.password);
   if (!user || !usable || !ok) {
-    await ctx.db.transaction().execute(async (trx) => {
-      await insertFailure(trx, account, now);
-      await recordAudit(trx, origin, {
-        action: 'sign_in.failure',
-        tenantId: user?.tenantId ?? null,
-        targetType: user ? 'user' : undefined,
-        targetId: user?.id,
-        metadata: { email: account, method: 'password' },
-      });
+    await recordAudit(ctx.db, origin, {
+      action: 'sign_in.failure',
+      tenantId: user?.tenantId ?? null,
+      targetType: user ? 'user' : undefined,
+      targetId: user?.id,
+      metadata: { email: account, method: 'password' },
     });
     throw new HttpProblem('invalid_credentials', 'The e-mail address or password is wrong.');
   }

@@ -6,10 +6,23 @@ import { HttpProblem } from './problem.js';
 
 const READY_TIMEOUT_MS = 2_000;
 
+/**
+ * A ping that every caller arriving while one is in flight shares: readiness is public and
+ * unlimited, and a flood of it must not take a pooled connection per request (contract §14).
+ */
+function sharedPing(ctx: AppContext): () => Promise<number> {
+  let inFlight: Promise<number> | undefined;
+  return () =>
+    (inFlight ??= timedPing(ctx.database, READY_TIMEOUT_MS).finally(() => {
+      inFlight = undefined;
+    }));
+}
+
 /** Liveness and readiness for load balancers and orchestrators (contract §1); no credential. */
 export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const pub = { access: { class: 'public', unlimited: true } } as const;
+    const ping = sharedPing(ctx);
     app.get(
       '/healthz',
       {
@@ -34,7 +47,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async () => {
         try {
-          await timedPing(ctx.database, READY_TIMEOUT_MS);
+          await ping();
         } catch {
           throw new HttpProblem('unavailable', 'The database is unavailable.', {
             headers: { 'retry-after': '5' },

@@ -187,6 +187,7 @@ test('a route that declares no access rule cannot be registered (default deny)',
     verifiers: { platformKey: async () => null, tenantKey: async () => null, session: async () => null },
     limiter: {
       hit: async () => ({ allowed: true, limit: 1, remaining: 1, resetSeconds: 1 }),
+      peek: () => ({ allowed: true, limit: 1, remaining: 1, resetSeconds: 1 }),
       close: async () => {},
     },
     keyring: createKeyring(Buffer.alloc(32)),

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { randomBase62 } from '../../src/crypto/base62.js';
+import { ConfigError, parseConfig } from '../../src/config.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
+
+// The address the app saw for a request, as the audit log records it: a failed sign-in for an
+// address of its own, sent with whatever X-Forwarded-For the client chose to write.
+async function seenAs(h: Harness, forwardedFor?: string): Promise<string | null> {
+  const email = `probe-${randomBase62(8).toLowerCase()}@example.com`;
+  const r = await h.request('POST', '/api/v1/auth/login', {
+    body: { email, password: 'x' },
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  });
+  assert.equal(r.status, 401, r.text);
+  const rows = await h.database.kysely
+    .selectFrom('audit_log')
+    .select(['ip', 'metadata'])
+    .where('action', '=', 'sign_in.failure')
+    .execute();
+  const row = rows.find((x) => (x.metadata as { email?: string }).email === email);
+  assert.ok(row, 'the failure is audited');
+  return row.ip;
+}
+
+// A client writes the left-most entries itself; only what trusted proxies appended may count.
+const FORGED = '6.6.6.6, 203.0.113.7, 10.1.2.3';
+
+describe('TRUST_PROXY decides which X-Forwarded-For entry is the client', () => {
+  let testDatabase: TestDatabase;
+  before(async () => {
+    testDatabase = await createTestDatabase();
+  });
+  after(() => testDatabase.drop());
+
+  // One app per setting, on one database, one after the other.
+  async function withApp(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
+    const h = await startHarness({ env, testDatabase });
+    try {
+      await run(h);
+    } finally {
+      await h.close();
+    }
+  }
+
+  test('unset or false: the header is ignored, the peer is the client', async () => {
+    for (const env of [{}, { TRUST_PROXY: 'false' }] as Record<string, string>[]) {
+      await withApp(env, async (h) => {
+        assert.equal(await seenAs(h, FORGED), '127.0.0.1');
+        assert.equal(await seenAs(h), '127.0.0.1');
+      });
+    }
+  });
+
+  test('a hop count: the right-most entry after that many trusted hops, never a client-written one', async () => {
+    await withApp({ TRUST_PROXY: '1' }, async (h) => {
+      assert.equal(await seenAs(h, FORGED), '10.1.2.3');
+      assert.equal(await seenAs(h, '198.51.100.9'), '198.51.100.9');
+      assert.equal(await seenAs(h), '127.0.0.1');
+    });
+    await withApp({ TRUST_PROXY: '2' }, async (h) => {
+      assert.equal(await seenAs(h, FORGED), '203.0.113.7');
+    });
+  });
+
+  test('a list of proxy CIDRs: the right-most entry that is not a trusted proxy', async () => {
+    await withApp({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8' }, async (h) => {
+      assert.equal(await seenAs(h, FORGED), '203.0.113.7');
+      // Every entry trusted: the left-most one is the best there is.
+      assert.equal(await seenAs(h, '10.9.9.9, 10.1.2.3'), '10.9.9.9');
+    });
+    // The peer itself is not a listed proxy: its header counts for nothing.
+    await withApp({ TRUST_PROXY: '10.0.0.0/8' }, async (h) => {
+      assert.equal(await seenAs(h, FORGED), '127.0.0.1');
+    });
+  });
+});
+
+describe('TRUST_PROXY configuration', () => {
+  test('accepts false, 1 to 10, and a list of CIDRs or addresses', () => {
+    assert.equal(parseConfig({}).trustProxy, false);
+    assert.equal(parseConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(parseConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
+    assert.equal(parseConfig({ TRUST_PROXY: '10' }).trustProxy, 10);
+    assert.deepEqual(parseConfig({ TRUST_PROXY: '10.0.0.0/8, fd00::/8,192.0.2.1' }).trustProxy, [
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.1/32',
+    ]);
+  });
+
+  for (const value of ['true', 'TRUE', '0', '11', '1.5', 'yes', '10.0.0.0/33', '10.0.0.0/8,', 'loopback']) {
+    test(`TRUST_PROXY=${value} stops start-up with one line naming the variable`, () => {
+      assert.throws(
+        () => parseConfig({ TRUST_PROXY: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.includes('TRUST_PROXY') &&
+          !error.message.includes('\n'),
+      );
+    });
+  }
+
+  test('true is refused with the reason', () => {
+    assert.throws(() => parseConfig({ TRUST_PROXY: 'true' }), /client/);
+  });
+});

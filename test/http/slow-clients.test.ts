@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startServe } from '../helpers/cli.js';
+import { until } from '../helpers/factories.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+const TIMEOUT_MS = 500;
+// Node checks for expired requests on an interval; the cut may come that much after the timeout.
+const CUT_WITHIN_MS = TIMEOUT_MS * 4;
+
+/** A raw client connection: what the server sent, and whether (and when) it hung up. */
+function rawClient(port: number) {
+  const socket: Socket = connect({ host: '127.0.0.1', port });
+  const openedAt = Date.now();
+  const state = { received: '', closedAfterMs: null as number | null };
+  socket.on('data', (chunk) => {
+    state.received += chunk.toString();
+  });
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    state.closedAfterMs = Date.now() - openedAt;
+  });
+  return {
+    socket,
+    state,
+    write: (text: string) => new Promise<void>((resolve) => socket.write(text, () => resolve())),
+    /** Waits until the server ends the connection; fails after `ms`. */
+    cut: async (ms: number) => {
+      await until(() => state.closedAfterMs !== null, 'the server to cut the connection', ms);
+      return state.closedAfterMs ?? Number.POSITIVE_INFINITY;
+    },
+  };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const LOGIN_HEAD = (length: number) =>
+  `POST /api/v1/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', () => {
+  let h: Harness;
+  let port: number;
+  const clients: Array<ReturnType<typeof rawClient>> = [];
+  const client = () => {
+    const c = rawClient(port);
+    clients.push(c);
+    return c;
+  };
+
+  before(async () => {
+    h = await startHarness({ env: { REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    port = Number(new URL(h.baseUrl).port);
+  });
+  after(async () => {
+    for (const c of clients) c.socket.destroy();
+    await h.close();
+  });
+
+  test('a sign-in whose body never finishes arriving', async (t) => {
+    const body = JSON.stringify({ email: 'someone@example.com', password: 'a password' });
+    const c = client();
+    await c.write(LOGIN_HEAD(body.length) + body.slice(0, 10));
+    const ms = await c.cut(CUT_WITHIN_MS);
+    t.diagnostic(`cut after ${ms} ms, answered ${JSON.stringify(c.state.received.split('\r\n')[0])}`);
+    assert.ok(ms >= TIMEOUT_MS - 50, `cut after ${ms} ms, before the timeout`);
+    assert.ok(c.state.received === '' || c.state.received.startsWith('HTTP/1.1 408'), c.state.received);
+  });
+
+  test('headers that never end', async (t) => {
+    const c = client();
+    await c.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+    t.diagnostic(`cut after ${await c.cut(CUT_WITHIN_MS)} ms`);
+  });
+
+  test('a body dripped one byte at a time, forever', async (t) => {
+    const c = client();
+    await c.write(LOGIN_HEAD(100_000));
+    const drip = (async () => {
+      while (c.state.closedAfterMs === null && !c.socket.destroyed) {
+        await c.write(' ');
+        await pause(50);
+      }
+    })();
+    const ms = await c.cut(CUT_WITHIN_MS);
+    await drip;
+    t.diagnostic(`cut after ${ms} ms`);
+  });
+
+  test('a connection that sends nothing', async (t) => {
+    const c = client();
+    t.diagnostic(`cut after ${await c.cut(CUT_WITHIN_MS)} ms`);
+  });
+
+  test('a slow but complete request is answered', async () => {
+    const body = JSON.stringify({ email: 'slow@example.com', password: 'a password' });
+    const c = client();
+    await c.write(LOGIN_HEAD(body.length));
+    for (let i = 0; i < body.length; i += 20) {
+      await pause(TIMEOUT_MS / 10);
+      await c.write(body.slice(i, i + 20));
+    }
+    await until(() => c.state.received.includes('\r\n\r\n'), 'an answer');
+    assert.match(c.state.received, /^HTTP\/1\.1 401 /);
+  });
+
+  test('idle keep-alive connections close after at most 75 s; header time within the request time', () => {
+    const server = h.app.server;
+    assert.ok(
+      server.keepAliveTimeout > 0 && server.keepAliveTimeout <= 75_000,
+      String(server.keepAliveTimeout),
+    );
+    assert.equal(server.requestTimeout, TIMEOUT_MS);
+    assert.ok(
+      server.headersTimeout > 0 && server.headersTimeout <= TIMEOUT_MS,
+      String(server.headersTimeout),
+    );
+  });
+});
+
+test('hubgate serve cuts slow clients off the same way', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hubgate-slow-'));
+  const server = await startServe({ DATA_DIR: dataDir, REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) });
+  try {
+    const c = rawClient(Number(new URL(server.baseUrl).port));
+    await c.write(LOGIN_HEAD(100));
+    await c.cut(CUT_WITHIN_MS);
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
