@@ -18,6 +18,21 @@ const UserSchema = Type.Object({
   tenantId: Type.String(),
 });
 
+const TenantSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  entitlements: Type.Array(Type.String()),
+});
+
+/** "The sign-in answer" of contract §4: what every way of signing in returns with its cookies. */
+const SignInAnswer = Type.Object({
+  user: UserSchema,
+  tenant: TenantSchema,
+  csrfToken: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+  authMethod: Type.String(),
+});
+
 const tags = ['sign-in'];
 
 /** The session a route was called with (the gate has put it there for session-class routes). */
@@ -44,7 +59,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             email: Type.String({ minLength: 1, maxLength: 254 }),
             password: Type.String({ minLength: 1, maxLength: 1024 }),
           }),
-          response: { 200: Type.Object({ user: UserSchema, csrfToken: Type.String() }) },
+          response: { 200: SignInAnswer },
         },
       },
       async (request, reply) => {
@@ -56,7 +71,14 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const signedIn = await signInWithPassword(ctx, auditOrigin(request, ctx.now()), request.body);
         const csrfToken = issueCsrfToken(ctx.keyring, signedIn.sessionId);
         setSessionCookies(reply, signedIn.token, csrfToken, signedIn.expiresAt);
-        return { user: signedIn.user, csrfToken };
+        const tenant = await getTenant(ctx, signedIn.user.tenantId);
+        return {
+          user: signedIn.user,
+          tenant: { id: tenant.id, name: tenant.name, entitlements: tenant.entitlements },
+          csrfToken,
+          expiresAt: signedIn.expiresAt.toISOString(),
+          authMethod: 'password',
+        };
       },
     );
 
@@ -70,11 +92,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: {
             200: Type.Object({
               user: UserSchema,
-              tenant: Type.Object({
-                id: Type.String(),
-                name: Type.String(),
-                entitlements: Type.Array(Type.String()),
-              }),
+              tenant: TenantSchema,
               csrfToken: Type.String(),
               authMethod: Type.String(),
             }),

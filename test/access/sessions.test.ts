@@ -42,6 +42,15 @@ describe('password sign-in', () => {
       tenantId: tenant.id,
     });
     assert.match(response.body.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+    // The rest of the sign-in answer: the tenant as the session route shows it, when it ends, how.
+    assert.deepEqual(response.body.tenant, {
+      id: tenant.id,
+      name: tenant.name,
+      entitlements: tenant.entitlements,
+    });
+    assert.equal(response.body.authMethod, 'password');
+    const expiresIn = Date.parse(response.body.expiresAt) - Date.now();
+    assert.ok(expiresIn > 11.9 * 3600_000 && expiresIn <= 12 * 3600_000, response.body.expiresAt);
     const cookies = response.headers.getSetCookie();
     const access = cookies.find((c) => c.startsWith('svc_access='));
     const csrf = cookies.find((c) => c.startsWith('__Host-svc_csrf='));

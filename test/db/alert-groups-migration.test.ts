@@ -36,7 +36,8 @@ test('notices written before grouping become groups of one', async () => {
       );
     }
 
-    assert.deepEqual(await migrateToLatest(database), ['0006_alert_groups']);
+    const applied = await migrateToLatest(database);
+    assert.equal(applied[0], '0006_alert_groups', applied.join());
     const rows = await db.selectFrom('alert_notifications').selectAll().orderBy('id').execute();
     const byId = new Map(rows.map((row) => [row.id, row]));
     const resolved = byId.get('ntf_resolved');
