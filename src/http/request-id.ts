@@ -27,7 +27,7 @@ export function newRequestId(): string {
 }
 
 // Fastify keeps a request's headers until it answers: whoever must answer for it without Fastify
-// (a request that timed out while its body was arriving) finds its ID here.
+// (a request cut off while its body was arriving: a timeout, a bad chunk) finds its ID here.
 const ids = new WeakMap<IncomingMessage, string>();
 
 export function generateRequestId(request: IncomingMessage): string {
