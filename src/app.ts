@@ -24,6 +24,7 @@ import { registerTextChecks } from './http/text.js';
 import {
   answerClientError,
   answerFrameworkError,
+  registerNodeAnswers,
   registerUnplaceable,
   rewriteUnplaceable,
 } from './http/unplaceable.js';
@@ -76,7 +77,10 @@ function slowClientLimits(requestTimeoutMs: number) {
     connectionsCheckingInterval: Math.min(1_000, Math.ceil(requestTimeoutMs / 4)),
   };
   // Fastify sets the first and the third on the server it creates, the others only through `http`.
-  return { requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout, http: limits };
+  // Node's own answer to a request without Host is a bare 400: it is refused before routing instead,
+  // as problem details with a request ID (http/unplaceable.ts).
+  const http = { ...limits, requireHostHeader: false };
+  return { requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout, http };
 }
 
 /** proxy-addr's trust rule for "the last `hops` hops": hop 0 is the peer itself. */
@@ -100,6 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError(deps.logger, metrics),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  registerNodeAnswers(app);
 
   const db = deps.database.kysely;
   const logBackgroundError = (error: unknown) =>

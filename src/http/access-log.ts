@@ -1,7 +1,20 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The status nginx made the convention for "the client closed the request before the answer". */
 export const CLIENT_CLOSED_REQUEST = 499;
+
+// Requests the server answered itself and cut off before they fully arrived (a timeout, a body
+// Node could not parse), with the status they were answered.
+const cutOff = new WeakMap<IncomingMessage, number>();
+
+/** The request was answered `status` and its connection closed: it ends as an abort, not the client's. */
+export function markCutOff(request: IncomingMessage, status: number): void {
+  cutOff.set(request, status);
+}
+
+/** The status an unfinished request is logged and counted with: what the server answered, else 499. */
+export const abortStatus = (request: IncomingMessage): number => cutOff.get(request) ?? CLIENT_CLOSED_REQUEST;
 
 /**
  * One log line per request, written when the response is done. Fastify's default is two lines
@@ -23,9 +36,9 @@ export function registerAccessLog(app: FastifyInstance): void {
     line(request, reply.statusCode, Math.round(reply.elapsedTime * 10) / 10);
     done();
   });
-  // A request whose client left before it had fully arrived has no response to wait for.
+  // A request that never fully arrived (its client left, or it timed out) has no response to wait for.
   app.addHook('onRequestAbort', (request, done) => {
-    line(request, CLIENT_CLOSED_REQUEST);
+    line(request, abortStatus(request.raw));
     done();
   });
 }

@@ -30,13 +30,14 @@ const carriesBody = (route: RouteOptions): boolean => methodsOf(route).some((m) 
  * The error codes a route can answer, derived from what it declares: its access rule (who may be
  * refused, and how), its schema (what can fail validation or lookup), its methods (what carries a
  * body), and the problems its domain declares. Answers every route can give (400 for a malformed
- * URL, 500, 503) are in every operation.
+ * URL or an oversized or Host-less head, 408 for a request that did not arrive in time, 500, 503)
+ * are in every operation.
  */
 function problemsOf(route: RouteOptions): ProblemCode[] {
   const rule = route.config?.access as AccessRule | undefined;
   const schema = (route.schema ?? {}) as FastifySchema;
   const unsafe = carriesBody(route);
-  const codes = new Set<ProblemCode>(['validation_failed', 'internal', 'unavailable']);
+  const codes = new Set<ProblemCode>(['validation_failed', 'request_timeout', 'internal', 'unavailable']);
   const add = (...more: ProblemCode[]) => more.forEach((code) => codes.add(code));
 
   if (rule && !(rule.class === 'public' && rule.unlimited)) add('rate_limited');

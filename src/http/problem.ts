@@ -17,6 +17,9 @@ export const PROBLEMS = {
   role_forbidden: { status: 403, title: 'Role forbidden' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
+  // Not in contract §3's table: §14 lets a request that never finishes arriving end in 408, and
+  // every error is problem details, so the 408 needs a code of its own.
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },

@@ -26,8 +26,16 @@ export function newRequestId(): string {
   return out;
 }
 
+// Fastify keeps a request's headers until it answers: whoever must answer for it without Fastify
+// (a request cut off while its body was arriving: a timeout, a bad chunk) finds its ID here.
+const ids = new WeakMap<IncomingMessage, string>();
+
 export function generateRequestId(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
-  if (typeof incoming === 'string' && SAFE_INCOMING.test(incoming)) return incoming;
-  return newRequestId();
+  const id = typeof incoming === 'string' && SAFE_INCOMING.test(incoming) ? incoming : newRequestId();
+  ids.set(request, id);
+  return id;
 }
+
+/** The ID Fastify gave this request, if it reached Fastify. */
+export const requestIdOf = (request: IncomingMessage): string | undefined => ids.get(request);

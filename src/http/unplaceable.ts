@@ -1,11 +1,12 @@
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { countHttpRequest, type Metrics } from '../platform/metrics.js';
+import { markCutOff } from './access-log.js';
 import { problemBody } from './error-handler.js';
 import { fieldProblem, HttpProblem } from './problem.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId, requestIdOf } from './request-id.js';
 
 /**
  * Requests the router cannot place (contract §14) are answered by the not-found route, so that
@@ -39,15 +40,28 @@ function refuse(request: IncomingMessage, problem: HttpProblem): void {
   request.url = UNPLACEABLE_PATH;
 }
 
+/**
+ * What no route can take, known before routing: CONNECT (this service is no proxy), an HTTP/1.1
+ * request without Host (RFC 9112 §3.2; Node's own check answers without a request ID, so it is
+ * off), and dot segments.
+ */
+function refusedBeforeRouting(request: IncomingMessage, url: string): HttpProblem | undefined {
+  if (request.method === 'CONNECT') return noSuchRoute();
+  if (request.headers.host === undefined && request.httpVersion === '1.1')
+    return fieldProblem('headers.host', 'is required in HTTP/1.1');
+  const query = url.indexOf('?');
+  return hasDotSegment(query === -1 ? url : url.slice(0, query)) ? noSuchRoute() : undefined;
+}
+
 /** Fastify's `rewriteUrl`: runs before routing, on every request. */
 export function rewriteUnplaceable(request: IncomingMessage): string {
   const earlier = refused.get(request);
   // Sent back to the router by frameworkErrors: the access log shows what the client asked for.
   if (earlier) (request as { originalUrl?: string }).originalUrl = earlier.url;
   const url = request.url ?? '/';
-  const query = url.indexOf('?');
-  if (earlier || !hasDotSegment(query === -1 ? url : url.slice(0, query))) return url;
-  refuse(request, noSuchRoute());
+  const problem = earlier ? undefined : refusedBeforeRouting(request, url);
+  if (!problem) return url;
+  refuse(request, problem);
   return UNPLACEABLE_PATH;
 }
 
@@ -78,47 +92,95 @@ export function registerUnplaceable(app: FastifyInstance): void {
 }
 
 /**
- * Fastify's `clientErrorHandler`: a request Node's parser refused before any route could see it.
- * A method it does not know (`get`, `FOO`) is an unknown method, so 404 like any other; other
- * malformed requests are 400. Timeouts (408) and oversized headers (431) keep their status.
- * Each is answered in problem format with a request ID, logged and counted.
+ * Requests Node would answer itself, bare (no request ID, not logged, not counted), go through the
+ * router like any other: CONNECT, which Node hands over as a raw socket (and destroys unanswered
+ * when no one listens), is refused there (404); an `Expect` other than `100-continue`, which Node
+ * answers 417, is ignored as RFC 9110 §10.1.1 allows: the request is answered as without it.
+ */
+export function registerNodeAnswers(app: FastifyInstance): void {
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    app.routing(request, response),
+  );
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket);
+    // Nothing else will read from this socket: it ends with the answer.
+    response.on('finish', () => socket.destroySoon());
+    app.routing(request, response);
+  });
+}
+
+/** The problem for what Node's parser refused; a method it does not know is 404 like any other. */
+function clientProblem(code: string | undefined): HttpProblem {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new HttpProblem('request_timeout', 'The request did not arrive in time.');
+    case 'HPE_HEADER_OVERFLOW':
+      // A URL too long to read is a malformed URL (contract §14), and headers that large are no better.
+      return new HttpProblem(
+        'validation_failed',
+        `The request line and headers are longer than ${maxHeaderSize} bytes.`,
+      );
+    case 'HPE_INVALID_METHOD':
+      return noSuchRoute();
+    default:
+      return new HttpProblem('validation_failed', 'The request is not valid HTTP/1.1.');
+  }
+}
+
+function writeProblem(socket: Socket, problem: HttpProblem, requestId: string): void {
+  const body = JSON.stringify(problemBody(problem, requestId));
+  const head = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+    `x-request-id: ${requestId}`,
+    'x-content-type-options: nosniff',
+    'content-type: application/problem+json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+  ];
+  if (socket.writable) socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * A request a route is already on, whose body Node could not read (it timed out, or is not valid
+ * HTTP/1.1), is answered with that request's ID; the route's abort hooks log and count it with
+ * that status. Once its answer has begun, or if its body had fully arrived (the error is then a
+ * pipelined request's behind it), nothing can be written without corrupting the stream.
+ */
+function answerInFlight(error: ConnectionError, socket: Socket, response: ServerResponse): void {
+  const requestId = requestIdOf(response.req);
+  if (!response.headersSent && !response.req.complete && requestId !== undefined) {
+    const problem = clientProblem(error.code);
+    markCutOff(response.req, problem.status);
+    writeProblem(socket, problem, requestId);
+  }
+  socket.destroy(error);
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's parser refused before any route could see it,
+ * or one that did not fully arrive in time. Each is answered in problem format with a request ID,
+ * logged and counted, then its connection is closed.
  */
 export function answerClientError(log: Logger, metrics: Metrics) {
   return (error: ConnectionError, socket: Socket): void => {
-    // The client is gone: there is no one to answer.
     // The client is gone, or ended its side mid-request (its request is logged and counted as
     // aborted, 499, by the hooks of the route it was on): there is no one to answer.
     if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE' || socket.destroyed) {
       socket.destroy();
       return;
     }
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (inFlight) {
+      answerInFlight(error, socket, inFlight);
+      return;
+    }
     const requestId = newRequestId();
-    const status =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? 408
-        : error.code === 'HPE_HEADER_OVERFLOW'
-          ? 431
-          : error.code === 'HPE_INVALID_METHOD'
-            ? 404
-            : 400;
-    const problem =
-      status === 404
-        ? noSuchRoute()
-        : status === 400
-          ? new HttpProblem('validation_failed', 'The request is not valid HTTP/1.1.')
-          : undefined;
-    const body = problem ? JSON.stringify(problemBody(problem, requestId)) : '';
-    const head = [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      `x-request-id: ${requestId}`,
-      'x-content-type-options: nosniff',
-      ...(problem ? ['content-type: application/problem+json; charset=utf-8'] : []),
-      `content-length: ${Buffer.byteLength(body)}`,
-      'connection: close',
-    ];
-    log.info({ requestId, method: 'UNPARSED', statusCode: status, ms: 0 }, 'request');
-    countHttpRequest(metrics, { method: 'UNPARSED', route: 'unmatched', status, seconds: 0 });
-    if (socket.writable) socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+    const problem = clientProblem(error.code);
+    log.info({ requestId, method: 'UNPARSED', statusCode: problem.status, ms: 0 }, 'request');
+    countHttpRequest(metrics, { method: 'UNPARSED', route: 'unmatched', status: problem.status, seconds: 0 });
+    writeProblem(socket, problem, requestId);
     socket.destroy(error);
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
-import { CLIENT_CLOSED_REQUEST } from '../http/access-log.js';
+import { abortStatus } from '../http/access-log.js';
 import { within } from '../deadline.js';
 import { type QueueFigures, readQueue } from './monitoring-store.js';
 
@@ -95,7 +95,12 @@ export function registerHttpMetrics(app: FastifyInstance, metrics: Metrics): voi
   });
   app.addHook('onRequestAbort', (request, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    countHttpRequest(metrics, { method: request.method, route, status: CLIENT_CLOSED_REQUEST, seconds: 0 });
+    countHttpRequest(metrics, {
+      method: request.method,
+      route,
+      status: abortStatus(request.raw),
+      seconds: 0,
+    });
     done();
   });
 }

@@ -60,20 +60,60 @@ describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', ()
     await h.close();
   });
 
+  /** The sum of `hubgate_http_requests_total` over the series with status 408 and this route. */
+  const timeouts = async (route: string) => {
+    const metrics = await h.request('GET', '/metrics', { token: h.platformToken });
+    return [...metrics.text.matchAll(/^hubgate_http_requests_total\{([^}]*)\} (\d+)$/gm)]
+      .filter((m) => m[1]?.includes('status="408"') && m[1].includes(`route="${route}"`))
+      .reduce((sum, m) => sum + Number(m[2]), 0);
+  };
+
+  /** Answered 408 in problem details with a request ID, then logged once and counted once. */
+  async function assertTimedOut(c: ReturnType<typeof rawClient>, route: string, countedBefore: number) {
+    const [head = '', body = ''] = c.state.received.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 408 /, c.state.received);
+    assert.match(head, /^content-type: application\/problem\+json/im, head);
+    const requestId = /^x-request-id: (\S+)/im.exec(head)?.[1];
+    assert.ok(requestId, `no X-Request-Id: ${head}`);
+    assert.deepEqual(
+      { ...JSON.parse(body), detail: undefined },
+      {
+        type: 'about:blank',
+        title: 'Request timeout',
+        status: 408,
+        code: 'request_timeout',
+        detail: undefined,
+        requestId,
+      },
+    );
+    const lines = () =>
+      h
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"') && l.includes(`"requestId":"${requestId}"`));
+    await until(() => lines().length > 0, 'the access line');
+    assert.equal(lines().length, 1, lines().join('\n'));
+    assert.match(lines()[0] ?? '', /"statusCode":408/);
+    assert.equal((await timeouts(route)) - countedBefore, 1, 'counted once, as 408');
+  }
+
   test('a sign-in whose body never finishes arriving', async (t) => {
     const body = JSON.stringify({ email: 'someone@example.com', password: 'a password' });
+    const before = await timeouts('/api/v1/auth/login');
     const c = client();
     await c.write(LOGIN_HEAD(body.length) + body.slice(0, 10));
     const ms = await c.cut(CUT_WITHIN_MS);
     t.diagnostic(`cut after ${ms} ms, answered ${JSON.stringify(c.state.received.split('\r\n')[0])}`);
     assert.ok(ms >= TIMEOUT_MS - 50, `cut after ${ms} ms, before the timeout`);
-    assert.ok(c.state.received === '' || c.state.received.startsWith('HTTP/1.1 408'), c.state.received);
+    await assertTimedOut(c, '/api/v1/auth/login', before);
   });
 
   test('headers that never end', async (t) => {
+    const before = await timeouts('unmatched');
     const c = client();
     await c.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     t.diagnostic(`cut after ${await c.cut(CUT_WITHIN_MS)} ms`);
+    await assertTimedOut(c, 'unmatched', before);
   });
 
   test('a body dripped one byte at a time, forever', async (t) => {
