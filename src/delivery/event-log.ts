@@ -66,7 +66,7 @@ export async function connectionEventLog(
     connectionId,
     query.status,
     limit,
-    decodeCursor(query.cursor),
+    decodeCursor(query.cursor, 'dlv'),
   );
   const attempts = await attemptsOf(
     db,
