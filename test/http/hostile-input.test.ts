@@ -427,6 +427,88 @@ describe('lists: limit and cursor', () => {
   });
 });
 
+describe('prototype keys', () => {
+  // Each row: a route, a credential, the raw body, and the field the 400 must name.
+  const cases = () => [
+    {
+      path: '/api/v1/auth/login',
+      auth: {},
+      raw: '{"email":"a@b.c","password":"x","__proto__":{"x":1}}',
+      field: '__proto__',
+    },
+    {
+      path: '/api/v1/platform/tenants',
+      auth: { token: h.platformToken },
+      raw: '{"name":"y","\\u005f_proto__":{"polluted":true}}',
+      field: '__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"a":{"__proto__":{"polluted":true}}}}',
+      field: 'data.a.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"list":[1,{"__proto__":null}]}}',
+      field: 'data.list.1.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"a\\u0000":{"__proto__":1}}}',
+      field: 'data.a\uFFFD.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"constructor":{"prototype":{"polluted":true}}}}',
+      field: 'data.constructor.prototype',
+    },
+    {
+      path: '/api/v1/platform/tenants',
+      auth: { token: h.platformToken },
+      raw: '{"name":"y","constructor":{"prototype":{"polluted":true}}}',
+      field: 'constructor.prototype',
+    },
+  ];
+
+  test('a __proto__ or constructor.prototype key is 400 validation_failed naming it, at any depth', async () => {
+    const tenants = async () => (await h.database.kysely.selectFrom('tenants').select('id').execute()).length;
+    const before = await tenants();
+    for (const c of cases()) {
+      const response = await h.request('POST', c.path, {
+        ...c.auth,
+        rawBody: c.raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'validation_failed', `${c.path} ${c.raw}`);
+      assert.deepEqual(response.body.errors, [{ path: c.field, message: 'is not allowed' }], c.raw);
+    }
+    assert.equal(await tenants(), before, 'a tenant was created');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype polluted');
+  });
+
+  test('the same words as values, and a constructor key without a prototype, are plain data', async () => {
+    const response = await h.request('POST', '/api/v1/integrations/events', {
+      session,
+      rawBody: '{"type":"order.created","data":{"note":"__proto__","constructor":{"name":"prototype"}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(response.status, 202, response.text);
+  });
+
+  test('JSON that does not parse is still invalid_json, whatever keys it holds', async () => {
+    const response = await h.request('POST', '/api/v1/platform/tenants', {
+      token: h.platformToken,
+      rawBody: '{"__proto__":{"x":1},"name":"y"',
+      headers: { 'content-type': 'application/json' },
+    });
+    assertProblem(response, 400, 'invalid_json', 'unterminated');
+  });
+});
+
 describe('nesting', () => {
   const nested = (levels: number): unknown => {
     let value: unknown = { leaf: true };
