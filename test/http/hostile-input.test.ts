@@ -392,6 +392,23 @@ describe('lists: limit and cursor', () => {
     }
   });
 
+  test('a bad cursor is 400 before the list owner is looked up (validation before 404, §3)', async () => {
+    const unknown = '/api/v1/integrations/connections/con_AAAAAAAAAAAAAAAAAAAAAA/events';
+    const response = await h.request(
+      'GET',
+      `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'con')}`,
+      {
+        session,
+      },
+    );
+    assertProblem(response, 400, 'validation_failed', unknown);
+    assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+    const fine = await h.request('GET', `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'dlv')}`, {
+      session,
+    });
+    assertProblem(fine, 404, 'not_found', unknown);
+  });
+
   test("another tenant's cursor is a position in this tenant's own list", async () => {
     const other = await makeSignedInTenant(h);
     const ours = new Set<string>();
