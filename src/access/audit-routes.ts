@@ -40,7 +40,7 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           ctx.db,
           sessionOf(request.principal).tenantId,
           limit,
-          decodeCursor(request.query.cursor),
+          decodeCursor(request.query.cursor, 'aud'),
         );
         return toPage(rows, limit, (row) => ({
           id: row.id,

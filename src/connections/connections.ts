@@ -130,7 +130,7 @@ export async function listConnections(
   query: PageQuery,
 ): Promise<Page<Connection>> {
   const limit = query.limit ?? 20;
-  const rows = await listConnectionRows(deps.ctx.db, scope, limit, decodeCursor(query.cursor));
+  const rows = await listConnectionRows(deps.ctx.db, scope, limit, decodeCursor(query.cursor, 'con'));
   return toPage(rows, limit, toConnection);
 }
 

@@ -58,16 +58,11 @@ export async function connectionEventLog(
   query: PageQuery & { status?: DeliveryStatus },
 ): Promise<Page<DeliveryLogEntry>> {
   const { db } = deps.ctx;
+  // A bad cursor is a validation failure, which contract §3 answers before the lookup's 404.
+  const after = decodeCursor(query.cursor, 'dlv');
   await connectionOr404(db, scope, connectionId);
   const limit = query.limit ?? 20;
-  const rows = await listDeliveryRows(
-    db,
-    scope,
-    connectionId,
-    query.status,
-    limit,
-    decodeCursor(query.cursor),
-  );
+  const rows = await listDeliveryRows(db, scope, connectionId, query.status, limit, after);
   const attempts = await attemptsOf(
     db,
     rows.slice(0, limit).map((r) => r.id),

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { fieldProblem, HttpProblem } from './problem.js';
-import { textProblem } from './text.js';
+import { printable, textProblem } from './text.js';
 
 /**
  * How deep any request body may nest. Everything that walks a parsed body recursively
@@ -61,6 +61,47 @@ export function nestingDepth(value: unknown): number {
 }
 
 /**
+ * The parsed body, or the 400 that refuses it. secure-json-parse refuses a `__proto__` key, and a
+ * `constructor` key holding a `prototype` key, anywhere, so that no such key ever reaches an object
+ * the service merges or copies. It says only "forbidden": the text is then parsed once more,
+ * keeping those keys as inert own properties, only to tell JSON that does not parse (`invalid_json`)
+ * from parseable JSON with a refused key (`validation_failed` naming it, contract §3). That second
+ * value is walked and dropped, never handed on.
+ */
+function parseRefusingPrototypeKeys(text: string): unknown {
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    let inert: unknown;
+    try {
+      inert = secureJson.parse(text, undefined, { protoAction: 'ignore', constructorAction: 'ignore' });
+    } catch {
+      return new HttpProblem('invalid_json', 'The request body is not valid JSON.');
+    }
+    return fieldProblem(prototypeKeyPath(inert, []) ?? 'body', 'is not allowed');
+  }
+}
+
+/**
+ * The path (`data.a.__proto__`) of a key secure-json-parse refuses, outer objects first. The keys on
+ * the way are named as the text check names them (bad characters as U+FFFD).
+ */
+function prototypeKeyPath(node: unknown, path: string[]): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  const own = (key: string) => Object.prototype.hasOwnProperty.call(node, key);
+  if (own('__proto__')) return [...path, '__proto__'].join('.');
+  const ctor: unknown = own('constructor') ? (node as { constructor: unknown }).constructor : undefined;
+  if (ctor !== null && typeof ctor === 'object' && Object.prototype.hasOwnProperty.call(ctor, 'prototype')) {
+    return [...path, 'constructor', 'prototype'].join('.');
+  }
+  for (const [key, child] of Object.entries(node)) {
+    const found = prototypeKeyPath(child, [...path, printable(key)]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
  * JSON is the only request body accepted (anything else is a 415 from Fastify). An empty or absent
  * body reads as `{}`: `POST …/revoke` works whether or not a client sends a content type with it,
  * and a route whose body fields are all optional (rotate) needs none. Read as bytes, so that bytes
@@ -80,11 +121,9 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
       done(fieldProblem(tooDeep.field, `nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
       return;
     }
-    let parsed: unknown;
-    try {
-      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      done(new HttpProblem('invalid_json', 'The request body is not valid JSON.'), undefined);
+    const parsed = parseRefusingPrototypeKeys(text);
+    if (parsed instanceof HttpProblem) {
+      done(parsed, undefined);
       return;
     }
     const replacedBytes = !isUtf8(bytes);

@@ -1,5 +1,6 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import { Type } from 'typebox';
+import { type IdPrefix, isIdOf } from '../crypto/ids.js';
 import { HttpProblem } from './problem.js';
 
 /** `?limit=` and `?cursor=` of contract §2; spread into a route's querystring schema. */
@@ -24,32 +25,43 @@ export function encodeCursor(cursor: Cursor): string {
 }
 
 // A cursor holds what encodeCursor wrote: a millisecond UTC timestamp of a four-digit year (the
-// extended years JavaScript allows are outside what PostgreSQL parses) and an ID of this service.
+// extended years JavaScript allows are outside what PostgreSQL parses) and an ID of the list's items.
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const CURSOR_ID = /^[a-z]{3,4}_[0-9A-Za-z]{22}$/;
+// Every row is stamped from the service's clock, which has not run before the Unix epoch; 9999 is
+// the last year of the four-digit form. No tighter bound on "now": clocks are set back, and tests fix them.
+const EARLIEST = Date.parse('1970-01-01T00:00:00.000Z');
 
-export function decodeCursor(value: string | undefined): Cursor | undefined {
+/**
+ * The position a list's `?cursor=` names, or a 400 at `querystring.cursor` unless the text is
+ * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items).
+ * Base64 decoding and JSON.parse both skip what they do not need (padding, spaces, trailing bits,
+ * escapes), so the one test of "exactly" is re-encoding the decoded position.
+ */
+export function decodeCursor(value: string | undefined, prefix: IdPrefix): Cursor | undefined {
   if (value === undefined) return undefined;
-  const invalid = () =>
-    new HttpProblem('validation_failed', 'cursor: is not a cursor returned by this list', {
+  const cursor = parseCursor(value);
+  if (!cursor || !isIdOf(prefix, cursor.id) || encodeCursor(cursor) !== value) {
+    throw new HttpProblem('validation_failed', 'cursor: is not a cursor returned by this list', {
       errors: [{ path: 'querystring.cursor', message: 'is not a cursor returned by this list' }],
     });
+  }
+  return cursor;
+}
+
+function parseCursor(value: string): Cursor | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    return undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2) throw invalid();
+  if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
   const [at, id] = parsed as unknown[];
-  if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string' || !CURSOR_ID.test(id)) {
-    throw invalid();
-  }
+  if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string') return undefined;
   const createdAt = new Date(at);
-  // Round-tripping refuses dates that do not exist (02-30) and year 0, which PostgreSQL has not.
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || at.startsWith('0000')) {
-    throw invalid();
-  }
+  // Round-tripping refuses dates that do not exist (02-30).
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) return undefined;
+  if (createdAt.getTime() < EARLIEST) return undefined;
   return { createdAt, id };
 }
 

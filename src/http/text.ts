@@ -10,7 +10,7 @@ const NOT_TEXT_OR_REPLACED = /[\0\p{Cs}\uFFFD]/u;
 const MESSAGE = 'must be valid Unicode text without U+0000';
 
 /** A name as it may appear in an error path: the bad characters themselves never go back out. */
-const printable = (name: string) => name.replace(/[\0\p{Cs}]/gu, '\uFFFD');
+export const printable = (name: string) => name.replace(/[\0\p{Cs}]/gu, '\uFFFD');
 
 /**
  * The first string (value or object key) in `value` that is not acceptable text, as a 400 naming

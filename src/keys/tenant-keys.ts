@@ -130,7 +130,7 @@ export async function listApiKeys(
 ): Promise<Page<ApiKeyRecord>> {
   const limit = query.limit ?? 20;
   const now = ctx.now();
-  const rows = await listApiKeyRows(ctx.db, tenantId, limit, decodeCursor(query.cursor));
+  const rows = await listApiKeyRows(ctx.db, tenantId, limit, decodeCursor(query.cursor, 'key'));
   return toPage(rows, limit, (row) => toKeyRecord(row, now));
 }
 

@@ -68,7 +68,7 @@ export async function getTenant(ctx: AppContext, tenantId: string): Promise<Tena
 
 export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Page<Tenant>> {
   const limit = query.limit ?? 20;
-  const rows = await listTenantRows(ctx.db, limit, decodeCursor(query.cursor));
+  const rows = await listTenantRows(ctx.db, limit, decodeCursor(query.cursor, 'ten'));
   const entitlements = await entitlementsOf(
     ctx.db,
     rows.slice(0, limit).map((r) => r.id),

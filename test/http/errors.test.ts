@@ -29,13 +29,7 @@ function assertProblem(
 
 test('malformed JSON is 400 invalid_json, nothing written', async () => {
   const before = await countTenants();
-  for (const raw of [
-    '{"name": "x"',
-    '{name: "x"}',
-    'nul',
-    '{"name":"x"}}',
-    '{"__proto__": {"x": 1}, "name": "y"}',
-  ]) {
+  for (const raw of ['{"name": "x"', '{name: "x"}', 'nul', '{"name":"x"}}']) {
     const response = await h.request('POST', '/api/v1/platform/tenants', {
       token: h.platformToken,
       rawBody: raw,

@@ -273,14 +273,17 @@ describe('text in query strings and paths', () => {
 });
 
 describe('lists: limit and cursor', () => {
+  // Every list of the service, with the ID prefix of the items it pages through.
   const lists = () => [
-    { path: '/api/v1/platform/tenants', auth: { token: h.platformToken } },
-    { path: '/api/v1/platform/alerting/channels', auth: { token: h.platformToken } },
-    { path: '/api/v1/integrations/connections', auth: { session } },
-    { path: '/api/v1/company/api-keys', auth: { session } },
-    { path: `/api/v1/integrations/connections/${connectionId}/events`, auth: { session } },
-    { path: '/api/v1/company/audit-log', auth: { session } },
+    { path: '/api/v1/platform/tenants', prefix: 'ten', auth: { token: h.platformToken } },
+    { path: '/api/v1/platform/alerting/channels', prefix: 'chn', auth: { token: h.platformToken } },
+    { path: '/api/v1/integrations/connections', prefix: 'con', auth: { session } },
+    { path: '/api/v1/company/api-keys', prefix: 'key', auth: { session } },
+    { path: `/api/v1/integrations/connections/${connectionId}/events`, prefix: 'dlv', auth: { session } },
+    { path: '/api/v1/company/audit-log', prefix: 'aud', auth: { session } },
   ];
+  const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const position = (at: string, prefix: string) => cursor([at, `${prefix}_AAAAAAAAAAAAAAAAAAAAAA`]);
 
   test('limit accepts decimal digits only', async () => {
     for (const list of lists()) {
@@ -308,7 +311,6 @@ describe('lists: limit and cursor', () => {
   });
 
   test('a cursor that decodes to an impossible position is 400 validation_failed', async () => {
-    const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const impossible = [
       cursor(['-010000-01-01T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
       cursor(['+275760-09-13T00:00:00.000Z', 'ten_AAAAAAAAAAAAAAAAAAAAAA']),
@@ -335,6 +337,96 @@ describe('lists: limit and cursor', () => {
     }
   });
 
+  test('a cursor is exactly what the service wrote: no padding, spaces, trailing bytes or other spelling', async () => {
+    for (const list of lists()) {
+      const valid = position('2020-01-01T00:00:00.000Z', list.prefix);
+      const fine = await h.request('GET', `${list.path}?cursor=${valid}`, list.auth);
+      assert.equal(fine.status, 200, `${list.path}: ${fine.text}`);
+      const json = JSON.stringify(['2020-01-01T00:00:00.000Z', `${list.prefix}_AAAAAAAAAAAAAAAAAAAAAA`]);
+      for (const variant of [
+        `${valid}!!`,
+        `%20${valid}`,
+        `${valid}%20`,
+        `${valid}=`,
+        `${valid}%3D%3D`,
+        `${valid}==`,
+        `${valid}AA`,
+        Buffer.from(` ${json}`).toString('base64url'),
+        Buffer.from(json.replace('","', '", "')).toString('base64url'),
+        Buffer.from(json.replace('_A', '\\u005fA')).toString('base64url'),
+      ]) {
+        const response = await h.request('GET', `${list.path}?cursor=${variant}`, list.auth);
+        assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${variant}`);
+        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+      }
+    }
+  });
+
+  test('a cursor holds an ID of the list it is used on and a time in years 1970 to 9999', async () => {
+    for (const list of lists()) {
+      const others = lists()
+        .map((l) => l.prefix)
+        .filter((p) => p !== list.prefix);
+      for (const value of [
+        ...others.map((p) => position('2020-01-01T00:00:00.000Z', p)),
+        position('0001-01-01T00:00:00.000Z', list.prefix),
+        position('1969-12-31T23:59:59.999Z', list.prefix),
+        position('2020-01-01T00:00:00Z', list.prefix),
+        position('2020-01-01T00:00:00.000+00:00', list.prefix),
+        position('2020-01-01t00:00:00.000z', list.prefix),
+      ]) {
+        const response = await h.request('GET', `${list.path}?cursor=${value}`, list.auth);
+        const decoded = Buffer.from(value, 'base64url').toString();
+        assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${decoded}`);
+        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+      }
+      // The ends of the range are positions: before everything, and after everything.
+      for (const at of ['1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+        const response = await h.request(
+          'GET',
+          `${list.path}?cursor=${position(at, list.prefix)}`,
+          list.auth,
+        );
+        assert.equal(response.status, 200, `${list.path} ${at}: ${response.text}`);
+      }
+    }
+  });
+
+  test('a bad cursor is 400 before the list owner is looked up (validation before 404, §3)', async () => {
+    const unknown = '/api/v1/integrations/connections/con_AAAAAAAAAAAAAAAAAAAAAA/events';
+    const response = await h.request(
+      'GET',
+      `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'con')}`,
+      {
+        session,
+      },
+    );
+    assertProblem(response, 400, 'validation_failed', unknown);
+    assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+    const fine = await h.request('GET', `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'dlv')}`, {
+      session,
+    });
+    assertProblem(fine, 404, 'not_found', unknown);
+  });
+
+  test("another tenant's cursor is a position in this tenant's own list", async () => {
+    const other = await makeSignedInTenant(h);
+    const ours = new Set<string>();
+    for (const url of ['https://one.example.com/hook', 'https://two.example.com/hook']) {
+      ours.add((await makeWebhookConnection(h, other.session, url)).id);
+    }
+    const page = await h.request('GET', '/api/v1/integrations/connections?limit=1', {
+      session: other.session,
+    });
+    assert.equal(page.status, 200, page.text);
+    assert.ok(page.body.nextCursor);
+    const theirs = await h.request('GET', `/api/v1/integrations/connections?cursor=${page.body.nextCursor}`, {
+      session,
+    });
+    assert.equal(theirs.status, 200, theirs.text);
+    for (const item of theirs.body.data) assert.ok(!ours.has(item.id), 'another tenant’s connection listed');
+  });
+
   test('a cursor from a page still reads the next page', async () => {
     for (let i = 0; i < 3; i++) {
       await h.request('POST', '/api/v1/platform/tenants', {
@@ -349,6 +441,88 @@ describe('lists: limit and cursor', () => {
     });
     assert.equal(next.status, 200, next.text);
     assert.notEqual(next.body.data[0].id, first.body.data[0].id);
+  });
+});
+
+describe('prototype keys', () => {
+  // Each row: a route, a credential, the raw body, and the field the 400 must name.
+  const cases = () => [
+    {
+      path: '/api/v1/auth/login',
+      auth: {},
+      raw: '{"email":"a@b.c","password":"x","__proto__":{"x":1}}',
+      field: '__proto__',
+    },
+    {
+      path: '/api/v1/platform/tenants',
+      auth: { token: h.platformToken },
+      raw: '{"name":"y","\\u005f_proto__":{"polluted":true}}',
+      field: '__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"a":{"__proto__":{"polluted":true}}}}',
+      field: 'data.a.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"list":[1,{"__proto__":null}]}}',
+      field: 'data.list.1.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"a\\u0000":{"__proto__":1}}}',
+      field: 'data.a\uFFFD.__proto__',
+    },
+    {
+      path: '/api/v1/integrations/events',
+      auth: { session },
+      raw: '{"type":"order.created","data":{"constructor":{"prototype":{"polluted":true}}}}',
+      field: 'data.constructor.prototype',
+    },
+    {
+      path: '/api/v1/platform/tenants',
+      auth: { token: h.platformToken },
+      raw: '{"name":"y","constructor":{"prototype":{"polluted":true}}}',
+      field: 'constructor.prototype',
+    },
+  ];
+
+  test('a __proto__ or constructor.prototype key is 400 validation_failed naming it, at any depth', async () => {
+    const tenants = async () => (await h.database.kysely.selectFrom('tenants').select('id').execute()).length;
+    const before = await tenants();
+    for (const c of cases()) {
+      const response = await h.request('POST', c.path, {
+        ...c.auth,
+        rawBody: c.raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'validation_failed', `${c.path} ${c.raw}`);
+      assert.deepEqual(response.body.errors, [{ path: c.field, message: 'is not allowed' }], c.raw);
+    }
+    assert.equal(await tenants(), before, 'a tenant was created');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype polluted');
+  });
+
+  test('the same words as values, and a constructor key without a prototype, are plain data', async () => {
+    const response = await h.request('POST', '/api/v1/integrations/events', {
+      session,
+      rawBody: '{"type":"order.created","data":{"note":"__proto__","constructor":{"name":"prototype"}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(response.status, 202, response.text);
+  });
+
+  test('JSON that does not parse is still invalid_json, whatever keys it holds', async () => {
+    const response = await h.request('POST', '/api/v1/platform/tenants', {
+      token: h.platformToken,
+      rawBody: '{"__proto__":{"x":1},"name":"y"',
+      headers: { 'content-type': 'application/json' },
+    });
+    assertProblem(response, 400, 'invalid_json', 'unterminated');
   });
 });
 

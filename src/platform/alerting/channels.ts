@@ -171,7 +171,7 @@ export async function createChannel(
 
 export async function listChannels(ctx: AppContext, query: PageQuery): Promise<Page<Channel>> {
   const limit = query.limit ?? 20;
-  return toPage(await listChannelRows(ctx.db, limit, decodeCursor(query.cursor)), limit, toChannel);
+  return toPage(await listChannelRows(ctx.db, limit, decodeCursor(query.cursor, 'chn')), limit, toChannel);
 }
 
 export async function getChannel(ctx: AppContext, id: string): Promise<Channel> {
