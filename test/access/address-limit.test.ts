@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { Agent, fetch } from 'undici';
-import { addressBucket } from '../../src/access/gate.js';
+import { addressBucket } from '../../src/access/client-address.js';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
 import { makeKey, makeSignedInTenant, until } from '../helpers/factories.js';
