@@ -140,6 +140,37 @@ describe('TRUST_PROXY configuration', () => {
     ]);
   });
 
+  test('ranges are kept in their canonical form; IPv4-mapped ranges as the IPv4 range they are', () => {
+    assert.deepEqual(
+      parseConfig({ TRUST_PROXY: '10.0.0.0/8,fc00::/7,2a06:98c0::/29,::ffff:192.0.2.0/120' }).trustProxy,
+      ['10.0.0.0/8', 'fc00::/7', '2a06:98c0::/29', '192.0.2.0/24'],
+    );
+  });
+
+  // Ranges wide enough to hold clients, not only proxies: `true` in disguise.
+  for (const value of [
+    '0.0.0.0/1,128.0.0.0/1',
+    '0.0.0.0/0',
+    '10.0.0.0/8, 64.0.0.0/2',
+    '::/0',
+    '2000::/3',
+    'fc00::/6',
+    '::ffff:0:0/96',
+    '::ffff:0.0.0.0/97',
+    '::/64',
+  ]) {
+    test(`TRUST_PROXY=${value} is refused: it would trust addresses clients write`, () => {
+      assert.throws(
+        () => parseConfig({ TRUST_PROXY: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.startsWith('invalid TRUST_PROXY') &&
+          error.message.includes('addresses clients write') &&
+          !error.message.includes('\n'),
+      );
+    });
+  }
+
   for (const value of [
     'true',
     'TRUE',
