@@ -1,7 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
-import { type IpAddress, parseIpAddress } from './access/client-address.js';
+import type { IpAddress } from './access/client-address.js';
+import { parseIpLiteral } from './outbound/ssrf-policy.js';
 
 /**
  * The environment of contract §1, read once at start-up. Every variable is a string in the
@@ -147,7 +148,7 @@ const IPV4_MAPPED = ipaddr.parseCIDR('::ffff:0:0/96');
 /** The range an entry trusts, IPv4-mapped ranges as the IPv4 range they are (as proxy-addr reads them). */
 function proxyRange(part: string): [IpAddress, number] | undefined {
   const [, text = '', bits] = /^([^/]*)(?:\/([0-9]{1,3}))?$/.exec(part.trim()) ?? [];
-  const address = parseIpAddress(text);
+  const address = parseIpLiteral(text);
   if (!address) return undefined;
   const max = address.kind() === 'ipv4' ? 32 : 128;
   const prefix = bits === undefined ? max : Number(bits);

@@ -1,29 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
+import { parseIpLiteral } from '../outbound/ssrf-policy.js';
 
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
-
-const DOTTED_TAIL = /^(.*:)([^:]*\.[^:]*)$/;
-
-/**
- * An IP address literal, strictly: IPv4 in dotted-decimal only (inet_aton forms such as `10.1`,
- * `0x7f.0.0.1` or `012.0.0.1` are read differently by different parsers, so they are not
- * addresses), IPv6 with an optional dotted tail and zone (the zone names an interface of the
- * machine that wrote it, not a host, so it is dropped). An IPv6 dotted tail is rewritten to hex
- * first: ipaddr.js would read `::a.b.c.d` (IPv4-compatible) as `::ffff:a.b.c.d` (IPv4-mapped).
- */
-export function parseIpAddress(text: string): IpAddress | undefined {
-  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
-  let v6 = text.replace(/%[\w.~-]+$/, '');
-  const tail = DOTTED_TAIL.exec(v6);
-  if (tail) {
-    const [, head = '', dotted = ''] = tail;
-    if (!ipaddr.IPv4.isValidFourPartDecimal(dotted)) return undefined;
-    const [a = 0, b = 0, c = 0, d = 0] = ipaddr.IPv4.parse(dotted).octets;
-    v6 = `${head}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  return /^[0-9a-f:]+$/i.test(v6) && ipaddr.IPv6.isValid(v6) ? ipaddr.IPv6.parse(v6) : undefined;
-}
 
 /** An IPv4-mapped IPv6 address is the IPv4 address it carries; every other address is itself. */
 const unmapped = (address: IpAddress): IpAddress =>
@@ -33,14 +12,15 @@ const unmapped = (address: IpAddress): IpAddress =>
 
 /**
  * One X-Forwarded-For entry or socket address, in canonical form (IPv4 dotted-quad, IPv6 as
- * RFC 5952, IPv4-mapped as IPv4), or undefined when it is not an address. Some proxies write the
- * client's port (`203.0.113.7:1234`, `[2001:db8::1]:443`) or bracket IPv6; both are stripped.
+ * RFC 5952, IPv4-mapped as IPv4), or undefined when it is not an address: strictly parsed (no
+ * octal or other inet_aton forms). Some proxies write the client's port (`203.0.113.7:1234`,
+ * `[2001:db8::1]:443`) or bracket IPv6; both are stripped, and a zone is dropped.
  */
 export function canonicalAddress(entry: string): string | undefined {
   const bracketed = /^\[([^\]]+)\](?::[0-9]{1,5})?$/.exec(entry);
   const withPort = /^([0-9.]+):[0-9]{1,5}$/.exec(entry);
   const text = bracketed?.[1] ?? withPort?.[1] ?? entry;
-  const address = parseIpAddress(text);
+  const address = parseIpLiteral(text);
   // Brackets hold IPv6 only (RFC 3986).
   if (!address || (bracketed && address.kind() !== 'ipv6')) return undefined;
   return unmapped(address).toString();
@@ -61,7 +41,7 @@ export function clientAddress(request: FastifyRequest): string | null {
  * addresses share one allowance; an IPv4-mapped IPv6 address counts as the IPv4 address it is.
  */
 export function addressBucket(address: string | null): string {
-  const parsed = address === null ? undefined : parseIpAddress(address);
+  const parsed = address === null ? null : parseIpLiteral(address);
   if (!parsed) return 'ip:unknown';
   const client = unmapped(parsed);
   if (client.kind() === 'ipv4') return `ip:${client.toString()}`;
