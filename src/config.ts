@@ -1,6 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
+import type { IpAddress } from './access/client-address.js';
+import { parseIpLiteral } from './outbound/ssrf-policy.js';
 
 /**
  * The environment of contract §1, read once at start-up. Every variable is a string in the
@@ -135,11 +137,33 @@ function parseCidrs(raw: string | undefined): Config['delivery']['allowedCidrs']
   });
 }
 
-// Dotted-quad IPv4 only: inet_aton forms such as `10.1` or `012.0.0.1` mean something else than
-// an operator reading them would think.
-function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  const valid = text.includes(':') ? ipaddr.IPv6.isValid(text) : ipaddr.IPv4.isValidFourPartDecimal(text);
-  return valid ? ipaddr.parse(text) : undefined;
+// Proxies sit in the operator's network or a CDN's. None is wider than the widest private block
+// (10.0.0.0/8; for IPv6 the unique-local fc00::/7) or, elsewhere in IPv6, a /16 (CDNs publish /28
+// to /32). A wider range holds clients, whose X-Forwarded-For would be believed: `true` in disguise.
+const WIDEST_IPV4 = 8;
+const WIDEST_IPV6 = 16;
+const UNIQUE_LOCAL = ipaddr.parseCIDR('fc00::/7');
+const IPV4_MAPPED = ipaddr.parseCIDR('::ffff:0:0/96');
+
+/** The range an entry trusts, IPv4-mapped ranges as the IPv4 range they are (as proxy-addr reads them). */
+function proxyRange(part: string): [IpAddress, number] | undefined {
+  const [, text = '', bits] = /^([^/]*)(?:\/([0-9]{1,3}))?$/.exec(part.trim()) ?? [];
+  const address = parseIpLiteral(text);
+  if (!address) return undefined;
+  const max = address.kind() === 'ipv4' ? 32 : 128;
+  const prefix = bits === undefined ? max : Number(bits);
+  if (prefix > max) return undefined;
+  if (address.kind() === 'ipv6' && prefix >= 96 && address.match(IPV4_MAPPED)) {
+    return [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96];
+  }
+  return [address, prefix];
+}
+
+function holdsClients([address, prefix]: [IpAddress, number]): boolean {
+  if (address.kind() === 'ipv4') return prefix < WIDEST_IPV4;
+  // An IPv6 range around the IPv4-mapped block trusts every IPv4 client too.
+  if (prefix < 96 && IPV4_MAPPED[0].match(address, prefix)) return true;
+  return prefix < WIDEST_IPV6 && !(prefix >= UNIQUE_LOCAL[1] && address.match(UNIQUE_LOCAL));
 }
 
 function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
@@ -150,12 +174,15 @@ function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
     return hops;
   }
   return raw.split(',').map((part) => {
-    const [, text = '', bits] = /^([^/]*)(?:\/([0-9]{1,3}))?$/.exec(part.trim()) ?? [];
-    const address = parseAddress(text);
-    const max = address?.kind() === 'ipv4' ? 32 : 128;
-    const prefix = bits === undefined ? max : Number(bits);
-    if (!address || prefix > max) throw invalid('TRUST_PROXY', raw);
-    return `${address.toString()}/${prefix}`;
+    const range = proxyRange(part);
+    if (!range) throw invalid('TRUST_PROXY', raw);
+    if (holdsClients(range)) {
+      throw new ConfigError(
+        `invalid TRUST_PROXY=${JSON.stringify(raw)}: ${part.trim()} is wider than a proxy network ` +
+          `(at most /${WIDEST_IPV4} for IPv4, /${WIDEST_IPV6} for IPv6 outside fc00::/7) and would trust addresses clients write`,
+      );
+    }
+    return `${range[0].toString()}/${range[1]}`;
   });
 }
 

@@ -59,6 +59,7 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ REQUEST_TIMEOUT_MS: '30s' }, 'REQUEST_TIMEOUT_MS'],
   [{ AUDIT_RETENTION_DAYS: '0' }, 'AUDIT_RETENTION_DAYS'],
   [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+  [{ TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1' }, 'TRUST_PROXY'],
   [{ DATABASE_URL: 'mysql://root:hunter2@db/x' }, 'DATABASE_URL'],
 ];
 for (const [env, name] of bad) {

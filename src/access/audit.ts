@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
+import { clientAddress } from './client-address.js';
 import { actorOf } from './principal.js';
 
 export interface AuditEntry {
@@ -22,7 +23,7 @@ export interface AuditOrigin {
 }
 
 export function auditOrigin(request: FastifyRequest, at: Date): AuditOrigin {
-  return { ...actorOf(request.principal), ip: request.ip, requestId: request.id, at };
+  return { ...actorOf(request.principal), ip: clientAddress(request), requestId: request.id, at };
 }
 
 /** Writes one audit row; call it with the transaction that makes the change it records. */

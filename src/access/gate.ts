@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import ipaddr from 'ipaddr.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from '../http/problem.js';
+import { addressBucket, clientAddress } from './client-address.js';
 import { authenticate, type CredentialVerifiers, unauthenticated } from './authenticate.js';
 import { verifyCsrfToken } from './csrf.js';
 import { decide } from './decide.js';
@@ -38,20 +38,8 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
   return { method: String(route.method), url: route.url, access: rule };
 }
 
-/**
- * The bucket of a client address. An IPv6 client usually holds a whole /64, so its addresses
- * share one allowance; an IPv4-mapped IPv6 address counts as the IPv4 address it is.
- */
-export function addressBucket(ip: string): string {
-  if (!ipaddr.isValid(ip)) return `ip:${ip}`;
-  const address = ipaddr.process(ip);
-  if (address.kind() === 'ipv4') return `ip:${address.toString()}`;
-  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4);
-  return `ip:${new ipaddr.IPv6([...prefix, 0, 0, 0, 0]).toString()}/64`;
-}
-
 function bucketOf(principal: Principal | null, request: FastifyRequest): string {
-  if (!principal) return addressBucket(request.ip);
+  if (!principal) return addressBucket(clientAddress(request));
   if (principal.kind === 'session') return `session:${principal.sessionId}`;
   return `${principal.kind}:${principal.keyId}`;
 }
@@ -115,7 +103,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     // An address that has spent its allowance of unauthenticated and failed requests is refused
     // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
     // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
-    const address = addressBucket(request.ip);
+    const address = addressBucket(clientAddress(request));
     const pending = lookups.get(address) ?? 0;
     enforce(reply, deps.limiter.peek(address, now, pending), true);
     lookups.set(address, pending + 1);

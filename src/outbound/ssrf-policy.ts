@@ -131,8 +131,9 @@ const DOTTED_TAIL = /^(.*:)([^:]*\.[^:]*)$/;
  * `2130706433`) are read differently by different parsers, so they are not addresses here (URL
  * parsing has already normalised them). An IPv6 dotted tail is rewritten to hex first: ipaddr.js
  * would read `::a.b.c.d` (IPv4-compatible, deprecated) as `::ffff:a.b.c.d` (IPv4-mapped).
+ * Also the parser of client addresses and TRUST_PROXY, so every address is read one way.
  */
-function parse(address: string): Address | null {
+export function parseIpLiteral(address: string): Address | null {
   const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
   if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare);
   let v6 = bare;
@@ -148,7 +149,7 @@ function parse(address: string): Address | null {
 
 /** Verdict for one IP address literal (IPv4 in dotted decimal, or IPv6, with or without brackets). */
 export function checkAddress(address: string, allowedCidrs: Cidr[]): AddressVerdict {
-  const ip = parse(address);
+  const ip = parseIpLiteral(address);
   if (ip === null) return { allowed: false, range: 'not an IP address' };
   if (exempted(ip, allowedCidrs)) return { allowed: true };
   return judge(ip);

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { Agent, fetch } from 'undici';
-import { addressBucket } from '../../src/access/gate.js';
+import { addressBucket } from '../../src/access/client-address.js';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
 import { makeKey, makeSignedInTenant, until } from '../helpers/factories.js';
@@ -49,7 +49,7 @@ describe('credential guessing is limited per client address before any database 
   let h: Harness;
   let testDatabase: TestDatabase;
   const recorder = queryRecorder();
-  const pings = { inFlight: 0, most: 0 };
+  const pings = { inFlight: 0, most: 0, total: 0 };
 
   before(async () => {
     testDatabase = await createTestDatabase();
@@ -57,6 +57,7 @@ describe('credential guessing is limited per client address before any database 
       ...testDatabase.database,
       kysely: testDatabase.database.kysely.withPlugin(recorder.plugin),
       ping: async () => {
+        pings.total += 1;
         pings.most = Math.max(pings.most, ++pings.inFlight);
         try {
           await testDatabase.database.ping();
@@ -163,13 +164,37 @@ describe('credential guessing is limited per client address before any database 
     assert.equal(requestWork(recorder.seen.slice(flood)).length, 0);
   });
 
+  test('readiness checks from one address are limited like other unauthenticated requests; liveness is not', async () => {
+    const prober = from('127.0.0.5');
+    const get = (path: string) => fetch(`${h.baseUrl}${path}`, { dispatcher: prober });
+    for (let i = 0; i < LIMIT; i++) assert.equal((await get('/readyz')).status, 200, `check ${i}`);
+    const before = pings.total;
+    for (let i = 0; i < 20; i++) {
+      const refused = await get('/readyz');
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    }
+    assert.equal(pings.total - before, 0, 'a refused check pings nothing');
+    // /healthz does no database work and stays open to probes.
+    assert.equal((await get('/healthz')).status, 200);
+    // The published document says so.
+    const paths = (h.app.swagger() as { paths: Record<string, { get: { responses: object } }> }).paths;
+    assert.ok('429' in paths['/readyz']!.get.responses);
+    assert.ok(!('429' in paths['/healthz']!.get.responses));
+  });
+
   // An embedded ping finishes before the next request is even read, so only PostgreSQL can show it.
   test(
     'a flood of readiness checks holds one database ping at a time',
     { skip: ENGINE !== 'postgres' },
     async () => {
       pings.most = 0;
-      const answers = await Promise.all(Array.from({ length: 100 }, () => fetch(`${h.baseUrl}/readyz`)));
+      // Ten probers with ten checks each: within every address's allowance.
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, p) => from(`127.0.0.${10 + p}`)).flatMap((prober) =>
+          Array.from({ length: 10 }, () => fetch(`${h.baseUrl}/readyz`, { dispatcher: prober })),
+        ),
+      );
       for (const r of answers) assert.equal(r.status, 200);
       assert.equal(pings.most, 1, `${pings.most} pings at once`);
     },

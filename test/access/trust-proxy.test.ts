@@ -75,6 +75,56 @@ describe('TRUST_PROXY decides which X-Forwarded-For entry is the client', () => 
       assert.equal(await seenAs(h, FORGED), '127.0.0.1');
     });
   });
+
+  test('the chosen entry is recorded in its canonical form; one that is not an address is the peer', async () => {
+    await withApp({ TRUST_PROXY: '127.0.0.1/32' }, async (h) => {
+      const seen: Record<string, string> = {
+        '203.0.113.7:1234': '203.0.113.7',
+        '[2001:db8::1]': '2001:db8::1',
+        '[2001:DB8:0:0:0:0:0:1]:443': '2001:db8::1',
+        '::ffff:198.51.100.9': '198.51.100.9',
+        // Not addresses: a client could invent a new one for every request.
+        garbage: '127.0.0.1',
+        '198.051.100.050': '127.0.0.1',
+        '0x7f.0.0.2': '127.0.0.1',
+        '203.0.113.7:http': '127.0.0.1',
+        '[198.51.100.9]': '127.0.0.1',
+      };
+      for (const [sent, recorded] of Object.entries(seen)) {
+        assert.equal(await seenAs(h, `6.6.6.6, ${sent}`), recorded, sent);
+      }
+    });
+  });
+
+  test("every spelling of one address shares its rate limit; every non-address shares the peer's", async () => {
+    const LIMIT = 4;
+    await withApp({ TRUST_PROXY: '127.0.0.1/32', RATE_LIMIT_PER_MINUTE: String(LIMIT) }, async (h) => {
+      // A window of its own (the earlier apps counted 127.0.0.1 in the shared rows of this minute),
+      // fixed, so the test stays inside it however slow the machine.
+      h.setNow(new Date(Math.floor(Date.now() / 60_000) * 60_000 + 3_600_000));
+      const guess = (forwardedFor: string) =>
+        h.request('GET', '/api/v1/automation/health', {
+          token: 'tnt_garbage',
+          headers: { 'x-forwarded-for': forwardedFor },
+        });
+      const spend = async (forwardedFor: string) => {
+        for (let i = 0; i < LIMIT; i++) assert.equal((await guess(forwardedFor)).status, 401, forwardedFor);
+        assert.equal((await guess(forwardedFor)).status, 429, forwardedFor);
+      };
+      const refused = async (forms: string[]) => {
+        for (const form of forms) assert.equal((await guess(form)).status, 429, form);
+      };
+
+      await spend('198.51.100.50');
+      await refused(['198.51.100.50:1234', '::ffff:198.51.100.50', '[::ffff:c633:6432]:80']);
+      await spend('2001:db8:1:2::1');
+      await refused(['[2001:db8:1:2::1]', '[2001:DB8:1:2:0:0:0:99]:443', '2001:db8:1:2:ffff::1']);
+      await spend('garbage-0');
+      await refused(['garbage-1', '198.051.100.050', '[not-an-address]', '', '127.0.0.1']);
+      // …and a different address is a different client.
+      assert.equal((await guess('198.51.100.51')).status, 401);
+    });
+  });
 });
 
 describe('TRUST_PROXY configuration', () => {
@@ -90,7 +140,49 @@ describe('TRUST_PROXY configuration', () => {
     ]);
   });
 
-  for (const value of ['true', 'TRUE', '0', '11', '1.5', 'yes', '10.0.0.0/33', '10.0.0.0/8,', 'loopback']) {
+  test('ranges are kept in their canonical form; IPv4-mapped ranges as the IPv4 range they are', () => {
+    assert.deepEqual(
+      parseConfig({ TRUST_PROXY: '10.0.0.0/8,fc00::/7,2a06:98c0::/29,::ffff:192.0.2.0/120' }).trustProxy,
+      ['10.0.0.0/8', 'fc00::/7', '2a06:98c0::/29', '192.0.2.0/24'],
+    );
+  });
+
+  // Ranges wide enough to hold clients, not only proxies: `true` in disguise.
+  for (const value of [
+    '0.0.0.0/1,128.0.0.0/1',
+    '0.0.0.0/0',
+    '10.0.0.0/8, 64.0.0.0/2',
+    '::/0',
+    '2000::/3',
+    'fc00::/6',
+    '::ffff:0:0/96',
+    '::ffff:0.0.0.0/97',
+    '::/64',
+  ]) {
+    test(`TRUST_PROXY=${value} is refused: it would trust addresses clients write`, () => {
+      assert.throws(
+        () => parseConfig({ TRUST_PROXY: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.startsWith('invalid TRUST_PROXY') &&
+          error.message.includes('addresses clients write') &&
+          !error.message.includes('\n'),
+      );
+    });
+  }
+
+  for (const value of [
+    'true',
+    'TRUE',
+    '0',
+    '11',
+    '1.5',
+    'yes',
+    '10.0.0.0/33',
+    '10.0.0.0/8,',
+    'loopback',
+    '010.0.0.0/8',
+  ]) {
     test(`TRUST_PROXY=${value} stops start-up with one line naming the variable`, () => {
       assert.throws(
         () => parseConfig({ TRUST_PROXY: value }),
