@@ -68,7 +68,7 @@ const SLICE_MS = 10;
  * - compiling and the DFA's set-up: ~10 µs per RE2 instruction (`(?i)(?:[\pL\pN\pM\pS]){n}`),
  *   where a repeat makes a short text a long program (`(?:\pL…){1000}`, 310 characters, is 100,000
  *   instructions and a second), so one value compiles to at most MAX_PATTERN_PROGRAM_SIZE
- *   instructions (~20 ms) and a document to MAX_DOCUMENT_PROGRAM_SIZE (~0.2 s), as
+ *   instructions (~20 ms) and a document to MAX_DOCUMENT_PROGRAM_SIZE (~0.15 s), as
  *   `programSizeBound` counts them (never fewer than RE2).
  * Ordinary documents are far below: `Delivery.*` is 10 characters and 15 instructions, a 30-ID
  * alternation ~950 of each.

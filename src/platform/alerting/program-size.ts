@@ -1,7 +1,7 @@
 /**
  * An upper bound of the RE2 instructions an expression compiles to, read from its text alone, so
  * that what would take long to compile is refused before it is compiled. Compile time grows with the
- * program (up to ~7 µs per instruction for case-folded Unicode classes), and a short text can make a
+ * program (up to ~10 µs per instruction for case-folded Unicode classes), and a short text can make a
  * long program: `(?:\pL…){1000}` of 310 characters compiles to 100,000 instructions in about a second.
  *
  * RE2's own estimate (`calcSize` in Go's regexp/syntax) on a rough reading of the syntax: every atom

@@ -57,7 +57,7 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
     assert.equal(response.body.errors.length, 1, 'one refusal is enough');
     assert.equal(response.body.errors[0].path, 'rules.0.matchers.0.value');
     assert.match(response.body.errors[0].message, /RE2/);
-    assert.ok(ms < 2_000, `answered after ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 5_000, `answered after ${ms.toFixed(0)} ms`);
   });
 
   test("the same document with valid expressions: 400 at the document's bound, before compiling them", async () => {
@@ -67,7 +67,7 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
     assert.equal(response.status, 400, response.text);
     assert.equal(response.body.errors.length, 1, response.text);
     assert.match(response.body.errors[0].message, /6000 characters/);
-    assert.ok(ms < 2_000, `answered after ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 5_000, `answered after ${ms.toFixed(0)} ms`);
   });
 
   test('one short expression with a long program is refused before it is compiled', async () => {

@@ -239,7 +239,7 @@ describe('alert routing rules: GET and PUT', () => {
     }
   });
 
-  /** Distinct (no cache helps) patterns of Unicode classes: the most compile time per RE2 instruction. */
+  /** Distinct (no cache helps) patterns of Unicode classes: much compile time per RE2 instruction. */
   const costlyMatchers = (count: number, repeat: number) => {
     const salt = newId('rul').slice(4, 12);
     return Array.from({ length: count }, (_, m) => ({
