@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RE2JS, RE2JSException } from 're2js';
+import { programSizeBound } from './program-size.js';
 
 /** The four label matcher operators, as Alertmanager spells them. */
 export const MATCHER_OPS = ['=', '!=', '=~', '!~'] as const;
@@ -58,45 +59,97 @@ function cachedPattern(value: string): RE2JS | string {
 const SLICE_MS = 10;
 
 /**
- * The RE2 instructions all distinct patterns of one document may compile to. Time and memory grow
- * with them (up to ~30 ms and ~0.2 KiB per instruction for Unicode classes): this bounds a document
- * to about a second and a few MiB, where 2,000 matchers of 1,000 characters could take a minute and a
- * gigabyte. Ordinary documents use a few thousand (a 30-ID alternation is ~200).
+ * What compiling costs is bounded before anything is compiled, from the text (contract §14: nothing a
+ * client sends may cost more than its own request), and the same for values RE2 refuses. Measured on
+ * this machine (2 cores, warm; ×2–3 when busy), the costliest per unit:
+ * - parsing: ~35 µs per character of case-folded Unicode classes (`(?i)\pL\pL…`), so a value of
+ *   1,000 characters (the schema's bound) holds the event loop ~35 ms, and a document's distinct
+ *   values hold MAX_DOCUMENT_PATTERN_LENGTH characters in all (~0.3 s);
+ * - compiling and the DFA's set-up: ~10 µs per RE2 instruction (`(?i)(?:[\pL\pN\pM\pS]){n}`),
+ *   where a repeat makes a short text a long program (`(?:\pL…){1000}`, 310 characters, is 100,000
+ *   instructions and a second), so one value compiles to at most MAX_PATTERN_PROGRAM_SIZE
+ *   instructions (~20 ms) and a document to MAX_DOCUMENT_PROGRAM_SIZE (~0.15 s), as
+ *   `programSizeBound` counts them (never fewer than RE2).
+ * Ordinary documents are far below: `Delivery.*` is 10 characters and 15 instructions, a 30-ID
+ * alternation ~950 of each.
  */
-export const MAX_DOCUMENT_PROGRAM_SIZE = 50_000;
+export const MAX_DOCUMENT_PATTERN_LENGTH = 6_000;
+export const MAX_PATTERN_PROGRAM_SIZE = 2_000;
+export const MAX_DOCUMENT_PROGRAM_SIZE = 15_000;
+
+/** The first matcher of a document refused (its index among the matchers), and why. */
+export interface MatcherRefusal {
+  index: number;
+  message: string;
+}
+
+/**
+ * The first regex matcher that takes the document over a bound, read from the text alone (nothing is
+ * compiled). Values RE2 refuses count too: parsing them costs as much. A repeated value counts once.
+ */
+function firstOverBounds(matchers: readonly Matcher[]): MatcherRefusal | undefined {
+  const counted = new Set<string>();
+  let length = 0;
+  let size = 0;
+  for (const [index, { op, value }] of matchers.entries()) {
+    if (!isRegexOp(op) || counted.has(value)) continue;
+    counted.add(value);
+    const own = programSizeBound(value);
+    length += value.length;
+    size += own;
+    if (own > MAX_PATTERN_PROGRAM_SIZE) {
+      return {
+        index,
+        message: `compiles to more than ${MAX_PATTERN_PROGRAM_SIZE} RE2 instructions (up to ${own}): use fewer or smaller repeats`,
+      };
+    }
+    if (length > MAX_DOCUMENT_PATTERN_LENGTH) {
+      return {
+        index,
+        message:
+          `takes the document's regular expressions over ${MAX_DOCUMENT_PATTERN_LENGTH} characters ` +
+          `(${length} so far): shorten or share patterns`,
+      };
+    }
+    if (size > MAX_DOCUMENT_PROGRAM_SIZE) {
+      return {
+        index,
+        message:
+          `takes the document's regular expressions over ${MAX_DOCUMENT_PROGRAM_SIZE} RE2 instructions ` +
+          `(up to ${size} so far): simplify or share patterns`,
+      };
+    }
+  }
+  return undefined;
+}
 
 /**
  * Compiles the regex matchers of one document, leaving them cached for `matches`, without holding
- * the event loop for more than a slice (one compile) at a time. Returns why each matcher is refused,
- * by index: RE2 cannot compile it, or it takes the document over MAX_DOCUMENT_PROGRAM_SIZE (then
- * nothing after it is compiled; a document stored before the bound compiles the rest when routed).
+ * the event loop for more than a slice (one compile) at a time. Returns the first matcher refused:
+ * RE2 cannot compile it, or it takes the document over a bound (then nothing from it on is compiled).
+ * Compiling stops at the first value RE2 refuses (one is enough for a 400) unless `keepGoing`: a
+ * document stored before RE2 may hold one, and its other patterns are still wanted ready.
  */
-export async function compileMatchers(matchers: readonly Matcher[]): Promise<Array<string | undefined>> {
-  const errors: Array<string | undefined> = matchers.map(() => undefined);
-  const counted = new Set<string>();
-  let size = 0;
+export async function compileMatchers(
+  matchers: readonly Matcher[],
+  { keepGoing = false } = {},
+): Promise<MatcherRefusal | undefined> {
+  const overBounds = firstOverBounds(matchers);
+  let refused: MatcherRefusal | undefined;
   let sliceStart = performance.now();
-  for (const [i, matcher] of matchers.entries()) {
-    if (!isRegexOp(matcher.op) || counted.has(matcher.value)) continue;
+  for (const [index, { op, value }] of matchers.slice(0, overBounds?.index).entries()) {
+    if (!isRegexOp(op)) continue;
     if (performance.now() - sliceStart > SLICE_MS) {
       await nextTurn();
       sliceStart = performance.now();
     }
-    const pattern = cachedPattern(matcher.value);
+    const pattern = cachedPattern(value);
     if (typeof pattern === 'string') {
-      errors[i] = pattern;
-      continue;
-    }
-    counted.add(matcher.value);
-    size += pattern.programSize();
-    if (size > MAX_DOCUMENT_PROGRAM_SIZE) {
-      errors[i] =
-        `takes the document's regular expressions over ${MAX_DOCUMENT_PROGRAM_SIZE} RE2 instructions ` +
-        `(${size} so far): simplify or share patterns`;
-      break;
+      refused ??= { index, message: pattern };
+      if (!keepGoing) break;
     }
   }
-  return errors;
+  return refused ?? overBounds;
 }
 
 /**

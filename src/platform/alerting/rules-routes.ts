@@ -5,7 +5,13 @@ import { auditOrigin } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
 import { ID_PATTERN } from '../../crypto/ids.js';
 import { Nullable, StrictObject } from '../../http/schemas.js';
-import { LABEL_NAME_PATTERN, MATCHER_OPS, MAX_DOCUMENT_PROGRAM_SIZE } from './matchers.js';
+import {
+  LABEL_NAME_PATTERN,
+  MATCHER_OPS,
+  MAX_DOCUMENT_PATTERN_LENGTH,
+  MAX_DOCUMENT_PROGRAM_SIZE,
+  MAX_PATTERN_PROGRAM_SIZE,
+} from './matchers.js';
 import { parseIfMatch, readRoutingDocument, replaceRoutingDocument, type RoutingDocument } from './rules.js';
 
 // Bounds of one document: generous for a platform's handful of alerts, small enough that routing an
@@ -105,8 +111,10 @@ export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary: 'Replace the alert routing document',
           description:
             'Replaces the defaults and every rule. With If-Match (the revision, bare or quoted, or *), a ' +
-            'document changed since is 409 conflict; without it the last write wins. The distinct =~/!~ ' +
-            `expressions of a document compile to at most ${MAX_DOCUMENT_PROGRAM_SIZE} RE2 instructions.`,
+            'document changed since is 409 conflict; without it the last write wins. Each =~/!~ expression ' +
+            `compiles to at most ${MAX_PATTERN_PROGRAM_SIZE} RE2 instructions; the distinct ones of a document ` +
+            `hold at most ${MAX_DOCUMENT_PATTERN_LENGTH} characters and ${MAX_DOCUMENT_PROGRAM_SIZE} instructions ` +
+            'in all (else 400 naming the first expression over).',
           headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200 })) }),
           body: StrictObject({
             defaults: DefaultsSchema,

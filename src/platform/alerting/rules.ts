@@ -64,7 +64,10 @@ export async function readRoutingDocument(db: Kysely<DB>): Promise<RoutingDocume
   const stored = row.document as unknown as Omit<RoutingDocument, 'revision'>;
   // Compiled here, a slice at a time, so that routing (synchronous, inside the engine's transaction)
   // finds every pattern ready, also in a process that did not take the PUT.
-  await compileMatchers(stored.rules.flatMap((rule) => rule.matchers));
+  await compileMatchers(
+    stored.rules.flatMap((rule) => rule.matchers),
+    { keepGoing: true },
+  );
   return { revision: row.revision, defaults: stored.defaults, rules: stored.rules };
 }
 
@@ -98,7 +101,10 @@ export function routeAlert(
   return [...routes].map(([channelId, repeatIntervalSeconds]) => ({ channelId, repeatIntervalSeconds }));
 }
 
-/** The checks a schema cannot make without the database: regexes compile, rule IDs are unique. */
+/**
+ * The checks a schema cannot make without the database: rule IDs are unique, regexes compile within
+ * the document's bounds (the first refused only: one is enough, and compiling the rest costs).
+ */
 async function documentErrors(input: RoutingInput): Promise<FieldError[]> {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
@@ -110,11 +116,9 @@ async function documentErrors(input: RoutingInput): Promise<FieldError[]> {
   const located = input.rules.flatMap((rule, r) =>
     rule.matchers.map((matcher, m) => ({ matcher, path: `rules.${r}.matchers.${m}.value` })),
   );
-  const messages = await compileMatchers(located.map(({ matcher }) => matcher));
-  messages.forEach((message, i) => {
-    const path = located[i]?.path;
-    if (message && path) errors.push({ path, message });
-  });
+  const refused = await compileMatchers(located.map(({ matcher }) => matcher));
+  const path = refused && located[refused.index]?.path;
+  if (refused && path) errors.push({ path, message: refused.message });
   return errors;
 }
 

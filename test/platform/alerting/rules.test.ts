@@ -239,7 +239,7 @@ describe('alert routing rules: GET and PUT', () => {
     }
   });
 
-  /** Distinct (no cache helps) patterns of Unicode classes: the most compile time per RE2 instruction. */
+  /** Distinct (no cache helps) patterns of Unicode classes: much compile time per RE2 instruction. */
   const costlyMatchers = (count: number, repeat: number) => {
     const salt = newId('rul').slice(4, 12);
     return Array.from({ length: count }, (_, m) => ({
@@ -255,32 +255,7 @@ describe('alert routing rules: GET and PUT', () => {
       channelIds: [],
     }));
 
-  test('a PUT of costly patterns (within the bound) does not stall other requests while they compile', async () => {
-    // About 30 ms each: all at once they would hold the event loop for more than a second.
-    const saving = put({
-      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
-      rules: asRules(costlyMatchers(50, 900)),
-    });
-    let done = false;
-    void saving.finally(() => {
-      done = true;
-    });
-    let slowest = 0;
-    let probes = 0;
-    while (!done) {
-      const started = performance.now();
-      const health = await h.request('GET', '/healthz');
-      assert.equal(health.status, 200);
-      slowest = Math.max(slowest, performance.now() - started);
-      probes += 1;
-    }
-    const saved = await saving;
-    assert.equal(saved.status, 200, saved.text);
-    assert.ok(probes > 1, `${probes} probes`);
-    assert.ok(slowest < 1_000, `a request waited ${slowest.toFixed(0)} ms`);
-  });
-
-  test('regexes over 50,000 RE2 instructions in one document: 400 naming the matcher that goes over', async () => {
+  test('regexes over 15,000 RE2 instructions in one document: 400 naming the matcher that goes over', async () => {
     const current = await get();
     // 2,000 matchers of this kind would have taken a minute and a gigabyte to compile.
     const response = await put({
@@ -290,9 +265,9 @@ describe('alert routing rules: GET and PUT', () => {
     assert.equal(response.status, 400, response.text);
     assert.equal(response.body.code, 'validation_failed');
     assert.equal(response.body.errors.length, 1, response.text);
-    // Each compiles to about 1,000 instructions: the 51st goes over.
-    assert.match(response.body.errors[0].path, /^rules\.2\.matchers\.(9|10|11)\.value$/);
-    assert.match(response.body.errors[0].message, /50000 RE2 instructions/);
+    // Each compiles to about 1,000 instructions: the 15th goes over.
+    assert.match(response.body.errors[0].path, /^rules\.0\.matchers\.(13|14|15)\.value$/);
+    assert.match(response.body.errors[0].message, /15000 RE2 instructions/);
     assert.deepEqual((await get()).body, current.body);
 
     // The same pattern many times counts once.
