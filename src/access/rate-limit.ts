@@ -105,7 +105,10 @@ export function createRateLimiter(
       const count = counted(state);
       // Once over, a bucket stays over for its window: the shared row has nothing to add, and a
       // flood of refused requests must not cost a write each.
-      if (count <= limit && Date.now() - state.syncedAt >= syncMs) await exchange(bucket, state);
+      // Sharing the count is best effort: with the database gone, this process still counts on its
+      // own, and the request goes on to answer for itself (503 where it needs the database).
+      if (count <= limit && Date.now() - state.syncedAt >= syncMs)
+        await exchange(bucket, state).catch(onError);
       const total = Math.max(count, counted(state));
       return answer(total <= limit, total, windowStart, now);
     },
