@@ -35,6 +35,7 @@ if (selectors.length === 0) {
   if (run(process.execPath, ['--import', 'tsx', 'scripts/lint-openapi.ts']) !== 0) process.exit(1);
 }
 
+console.error(`node ${process.version} (${process.execPath})`);
 const engines = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
 const totals = { pass: 0, fail: 0, skipped: 0 };
 let failed = false;

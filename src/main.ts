@@ -1,46 +1,14 @@
 #!/usr/bin/env node
-import { platformKey } from './cli/platform-key.js';
-import { serve } from './cli/serve.js';
-import { worker } from './cli/worker.js';
-import { USAGE, UsageError } from './cli/usage.js';
-import { parseConfig } from './config.js';
-import { openStorage } from './db/storage.js';
+// The entry point checks the runtime before anything else loads: dependencies such as undici 8
+// crash at import on an older Node, and a stack trace from one of them would not say what is wrong.
+const MINIMUM_NODE_MAJOR = 22;
 
-async function migrate(): Promise<void> {
-  const { database } = await openStorage(parseConfig(), undefined, { migrate: true });
-  await database.close();
-  process.stdout.write('database schema is up to date\n');
-}
-
-async function main(argv: string[]): Promise<void> {
-  const [command, ...args] = argv;
-  switch (command) {
-    case 'serve':
-      return serve(parseConfig());
-    case 'worker':
-      return worker(parseConfig());
-    case 'migrate':
-      return migrate();
-    case 'platform-key':
-      return platformKey(parseConfig(), args);
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
-  }
-}
-
-main(process.argv.slice(2)).catch((error: unknown) => {
-  // One clear line, never a stack trace, for what a user can fix; usage errors exit 2.
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof UsageError) {
-    process.stderr.write(`hubgate: ${message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`hubgate: ${message}\n`);
+const major = Number(process.versions.node.split('.')[0]);
+if (major < MINIMUM_NODE_MAJOR) {
+  process.stderr.write(
+    `hubgate: Node ${process.versions.node} is too old; hubgate needs Node ${MINIMUM_NODE_MAJOR} or newer (npm scripts and npx use the Node 24 that npm ci installs)\n`,
+  );
   process.exit(1);
-});
+}
+const { main } = await import('./cli/run.js');
+main(process.argv.slice(2));

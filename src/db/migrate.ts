@@ -1,4 +1,4 @@
-import { Migrator } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import type { Database } from './database.js';
 import { MIGRATIONS } from './migrations/index.js';
 

@@ -55,6 +55,9 @@ const MonitoringSchema = Type.Object({
     heapUsedBytes: Count,
     eventLoopLagMs: Type.Number({ minimum: 0, description: 'p99 over the last minute' }),
   }),
+  runtime: Type.Object({
+    node: Type.String({ description: 'The Node.js version this process runs on, e.g. 24.21.0' }),
+  }),
   tenants: NullableCount,
   connections: Type.Object({ active: NullableCount, disabled: NullableCount }),
 });

@@ -39,6 +39,7 @@ export interface MonitoringSnapshot {
   };
   http: { requests: number; errors5xx: number };
   process: { rssBytes: number; heapUsedBytes: number; eventLoopLagMs: number };
+  runtime: { node: string };
   tenants: number | null;
   connections: { active: number | null; disabled: number | null };
 }
@@ -165,6 +166,7 @@ export async function takeSnapshot(
     deliveries: { windowSeconds: DELIVERY_WINDOW_SECONDS, ...figures.deliveries },
     http,
     process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: eventLoop.lagMs() },
+    runtime: { node: process.versions.node },
     tenants: figures.tenants,
     connections: figures.connections,
   };

@@ -97,6 +97,7 @@ describe('GET /api/v1/platform/monitoring', () => {
       'deliveries',
       'http',
       'process',
+      'runtime',
       'tenants',
       'connections',
     ]);
@@ -116,6 +117,9 @@ describe('GET /api/v1/platform/monitoring', () => {
     assert.ok(before.process.rssBytes > 0 && Number.isInteger(before.process.rssBytes));
     assert.ok(before.process.heapUsedBytes > 0 && before.process.heapUsedBytes <= before.process.rssBytes);
     assert.ok(before.process.eventLoopLagMs >= 0);
+    // The app runs in this test's process: it reports the Node that runs it (24 under npm test).
+    assert.deepEqual(before.runtime, { node: process.versions.node });
+    assert.match(before.runtime.node, /^\d+\.\d+\.\d+$/);
     assert.equal(before.tenants, 3);
     assert.deepEqual(before.connections, { active: 0, disabled: 0 });
     // Every request `h` answered so far (the first test's included), none of them a 5xx.
@@ -222,6 +226,7 @@ describe('GET /api/v1/platform/monitoring', () => {
       'deliveries',
       'http',
       'process',
+      'runtime',
       'tenants',
       'connections',
     ]);
