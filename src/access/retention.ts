@@ -3,10 +3,10 @@ import type { AppContext } from '../context.js';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { DB } from '../db/schema.js';
 import { errorFields } from '../logger.js';
+import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { SIGN_IN_FAILURE_WINDOW_MS } from './sign-in.js';
 
 const DAY_MS = 86_400_000;
-const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * Deletes sign-in failures whose window has passed (they lock nothing any more) and audit entries
@@ -43,23 +43,12 @@ export function startAccessRetention(
   ctx: Pick<AppContext, 'config' | 'db' | 'log' | 'now'>,
   intervalMs = RETENTION_INTERVAL_MS,
 ): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    running ??= purgeAccessRecords(ctx.db, ctx.now(), ctx.config.auditRetentionDays)
+  return runEvery(intervalMs, () =>
+    purgeAccessRecords(ctx.db, ctx.now(), ctx.config.auditRetentionDays)
       .then((purged) => {
         if (purged.signInFailures + purged.auditEntries > 0)
           ctx.log.info(purged, 'expired access records deleted');
       })
-      .catch((error: unknown) => ctx.log.warn(errorFields(error), 'access records purge failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+      .catch((error: unknown) => ctx.log.warn(errorFields(error), 'access records purge failed')),
+  );
 }

@@ -1,7 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { DB } from '../db/schema.js';
-
-const BATCH = 1_000;
 
 /**
  * Deletes finished deliveries (delivered, failed, cancelled) last changed before the cutoff, then
@@ -12,28 +11,22 @@ export async function purgeExpired(
   db: Kysely<DB>,
   cutoff: Date,
 ): Promise<{ deliveries: number; events: number }> {
-  let deliveries = 0;
-  for (;;) {
-    const result = await sql`
+  const deliveries = await deleteInBatches(
+    db,
+    (batch) => sql`
       delete from deliveries where id in (
         select id from deliveries
         where status in ('delivered', 'failed', 'cancelled') and updated_at < ${cutoff}
-        limit ${BATCH})`.execute(db);
-    const n = Number(result.numAffectedRows ?? 0);
-    deliveries += n;
-    if (n < BATCH) break;
-  }
-  let events = 0;
-  for (;;) {
-    const result = await sql`
+        limit ${batch})`,
+  );
+  const events = await deleteInBatches(
+    db,
+    (batch) => sql`
       delete from events where id in (
         select e.id from events e
         where e.created_at < ${cutoff}
           and not exists (select 1 from deliveries d where d.event_id = e.id)
-        limit ${BATCH})`.execute(db);
-    const n = Number(result.numAffectedRows ?? 0);
-    events += n;
-    if (n < BATCH) break;
-  }
+        limit ${batch})`,
+  );
   return { deliveries, events };
 }

@@ -13,6 +13,7 @@ import { retryDelaySeconds } from './retry.js';
 import { signatureHeaders } from './signing.js';
 import type { DeliveryRow } from './store.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
+import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 
 export interface WorkerOptions {
   /** Attempts in flight at once. */
@@ -42,7 +43,6 @@ type ClaimedRow = DeliveryRow &
 type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
-const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
@@ -317,19 +317,17 @@ export async function startDeliveryWorkers(
   worker.start();
   // Retention runs beside the workers, never inside their loop; several processes may run it at once.
   const { ctx } = deps;
-  const purge = () => {
+  const retention = runEvery(options.retentionIntervalMs ?? RETENTION_INTERVAL_MS, () => {
     const cutoff = new Date(ctx.now().getTime() - ctx.config.delivery.retentionDays * 86_400_000);
-    purgeExpired(ctx.db, cutoff)
+    return purgeExpired(ctx.db, cutoff)
       .then((purged) => {
         if (purged.deliveries + purged.events > 0) ctx.log.info(purged, 'expired deliveries deleted');
       })
       .catch((error: unknown) => ctx.log.warn(errorFields(error), 'purge failed'));
-  };
-  const retention = setInterval(purge, options.retentionIntervalMs ?? RETENTION_INTERVAL_MS);
-  retention.unref();
+  });
   return {
     async stop() {
-      clearInterval(retention);
+      await retention.stop();
       await unlisten?.();
       await worker.stop();
     },
