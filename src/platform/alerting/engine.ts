@@ -12,7 +12,7 @@ import type { ChannelKind } from './kinds.js';
 import type { AlertInstance, ChannelSender } from './notification.js';
 import { type ChannelState, NoticePlans, type Waiting } from './notice-plans.js';
 import { enqueueNotice, sendDueNotifications } from './outbox.js';
-import { readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
+import { prepareRouting, readRoutingDocument, routeAlert, type RoutingDocument } from './rules.js';
 
 export type EngineContext = Pick<
   AppContext,
@@ -82,7 +82,7 @@ export function startAlertEngine(ctx: EngineContext, sender: ChannelSender) {
     if (!leader) return;
     const [conditions, doc, channels] = await Promise.all([
       evaluateConditions(db, now, config.alerts),
-      readRoutingDocument(db),
+      readRoutingDocument(db).then(prepareRouting),
       allChannelRows(db),
     ]);
     lastRead = { doc, channels };

@@ -11,7 +11,7 @@ type NotificationRow = Selectable<AlertNotificationsTable>;
 
 // Alertmanager's webhook has `truncatedAlerts` for this: a notice lists at most this many alerts
 // (firing first), and says how many more its group has.
-export const MAX_ALERTS_PER_NOTICE = 100;
+const MAX_ALERTS_PER_NOTICE = 100;
 
 /** What a channel is to be told of one group: the alerts, firing first. */
 export interface GroupNotice {
@@ -102,6 +102,7 @@ export async function sendDueNotifications(
   if (claimed.rows.length === 0) return 0;
   const channels = new Map((await allChannelRows(db)).map((row) => [row.id, row]));
   const schedule = config.alerts.retryScheduleSeconds;
+  const gone = new Set<string>();
   await Promise.all(
     claimed.rows.map(async (notice) => {
       const claim = { db, id: notice.id, until: claimUntil };
@@ -110,7 +111,7 @@ export async function sendDueNotifications(
         // Deleted or switched off since: nothing to send any more, and the channel counts as never
         // told, so once enabled again it hears of the alerts still firing at the next evaluation.
         await finish(claim, 'failed', notice.attempts, null, 'the channel is gone or disabled');
-        await db.deleteFrom('alert_channel_state').where('channel_id', '=', notice.channel_id).execute();
+        gone.add(notice.channel_id);
         return;
       }
       const result = await sender.send(openChannel(ctx, channel), {
@@ -141,6 +142,12 @@ export async function sendDueNotifications(
       }
     }),
   );
+  // Once per channel, not once per notice of it.
+  if (gone.size > 0)
+    await db
+      .deleteFrom('alert_channel_state')
+      .where('channel_id', 'in', [...gone])
+      .execute();
   return claimed.rows.length;
 }
 

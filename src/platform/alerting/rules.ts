@@ -62,13 +62,20 @@ export async function readRoutingDocument(db: Kysely<DB>): Promise<RoutingDocume
   if (!row) return initialDocument();
   // Only replaceRoutingDocument writes the column, always in this shape.
   const stored = row.document as unknown as Omit<RoutingDocument, 'revision'>;
-  // Compiled here, a slice at a time, so that routing (synchronous, inside the engine's transaction)
-  // finds every pattern ready, also in a process that did not take the PUT.
+  return { revision: row.revision, defaults: stored.defaults, rules: stored.rules };
+}
+
+/**
+ * Compiles the document's patterns a slice at a time, so that routing (synchronous, inside the
+ * engine's transaction) finds every one ready, also in a process that did not take the PUT. Only the
+ * engine needs it: reads for the API and for a channel delete leave patterns to be compiled on use.
+ */
+export async function prepareRouting(doc: RoutingDocument): Promise<RoutingDocument> {
   await compileMatchers(
-    stored.rules.flatMap((rule) => rule.matchers),
+    doc.rules.flatMap((rule) => rule.matchers),
     { keepGoing: true },
   );
-  return { revision: row.revision, defaults: stored.defaults, rules: stored.rules };
+  return doc;
 }
 
 /** Channel IDs any rule or the defaults use (DELETE of a channel in use is 409). */

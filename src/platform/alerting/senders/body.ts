@@ -83,11 +83,7 @@ export function alertmanagerBody(
 }
 
 /** A label or annotation every alert of the notification holds with the same value. */
-export function shared(
-  notification: Notification,
-  of: 'labels' | 'annotations',
-  name: string,
-): string | undefined {
+function shared(notification: Notification, of: 'labels' | 'annotations', name: string): string | undefined {
   return common(notification.alerts.map((alert) => alert[of]))[name];
 }
 

@@ -8,9 +8,6 @@ import { failed, fromHttp, type KindSender, stringField } from './shared.js';
 const MAX_SECTION_TEXT = 3000;
 const MAX_ALERT_BLOCKS = 20;
 
-/** mrkdwn escaping: Slack reads `&`, `<` and `>` as markup (links, mentions). */
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
 const cut = (text: string) =>
   text.length > MAX_SECTION_TEXT ? `${text.slice(0, MAX_SECTION_TEXT - 1)}…` : text;
 
@@ -46,13 +43,11 @@ export function slackMessage(notification: Notification, now: Date) {
     return dataSection(lines.join('\n'));
   });
   const more = alertCount(notification) - Math.min(notification.alerts.length, MAX_ALERT_BLOCKS);
+  // The title is escaped already (inline: `<`, `>` and `&` too), so Slack reads no markup in it.
+  const heading = title(notification);
   return {
-    text: escape(title(notification)),
-    blocks: [
-      section(`*${escape(title(notification))}*`),
-      ...alertBlocks,
-      ...(more > 0 ? [section(`…and ${more} more`)] : []),
-    ],
+    text: heading,
+    blocks: [section(`*${heading}*`), ...alertBlocks, ...(more > 0 ? [section(`…and ${more} more`)] : [])],
   };
 }
 
