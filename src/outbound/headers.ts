@@ -27,7 +27,13 @@ export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
  */
 export const HEADER_VALUE_PATTERN = '^[\\t\\u0020-\\u007e\\u0080-\\u00ff]*$';
 
-/** Node's own checks, authoritative: true when the client would send the header as given. */
+/** An HTTP header name (RFC 9110 token), 1–100 characters: what Node's clients accept as a name. */
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$";
+
+/**
+ * Node's own checks, authoritative: true when the client would send the header as given. The
+ * patterns above are what request schemas use; test/outbound/headers.test.ts holds them to these.
+ */
 export function isSendableHeaderName(name: string): boolean {
   return passes(() => validateHeaderName(name));
 }

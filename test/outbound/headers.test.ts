@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
   isSendableHeaderName,
   isSendableHeaderValue,
@@ -33,4 +34,10 @@ test('header names: tokens only', () => {
     assert.equal(isSendableHeaderName(name), true);
   for (const name of ['', 'X Api', 'X:Api', 'X-\u00c4pi', '(X)', 'a\u0000'])
     assert.equal(isSendableHeaderName(name), false);
+  // The schema pattern agrees with Node's check on every character of Latin-1.
+  const pattern = new RegExp(HEADER_NAME_PATTERN, 'u');
+  for (let code = 0; code < 0x100; code++) {
+    const name = `X${String.fromCharCode(code)}`;
+    assert.equal(pattern.test(name), isSendableHeaderName(name), `character ${code.toString(16)}`);
+  }
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type TObject, Type } from 'typebox';
-import { HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
 
 /** The five channel kinds of contract §9. */
 export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
@@ -101,7 +101,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
       ),
       headers: Type.Optional(
         Type.Record(
-          Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$" }),
+          Type.String({ pattern: HEADER_NAME_PATTERN }),
           Type.String({ maxLength: 4096, pattern: HEADER_VALUE_PATTERN }),
           { maxProperties: 20, additionalProperties: false },
         ),
