@@ -103,7 +103,7 @@ export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebo
     app.post(
       '/api/v1/integrations/connections',
       {
-        config: rule('OPERATOR'),
+        config: { ...rule('OPERATOR'), openapi: { problems: ['destination_forbidden'] } },
         schema: {
           tags,
           summary: 'Create a connection to a connector; URL fields must pass the SSRF policy',
@@ -156,7 +156,10 @@ export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebo
       {
         config: {
           ...rule('ADMIN'),
-          openapi: { problems: ['conflict'], body: documentedCredentialsBody(deps.catalog) },
+          openapi: {
+            problems: ['conflict', 'destination_forbidden'],
+            body: documentedCredentialsBody(deps.catalog),
+          },
         },
         schema: {
           tags,

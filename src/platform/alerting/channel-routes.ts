@@ -105,7 +105,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.post(
       CHANNELS,
       {
-        config: { ...platform, openapi: { body: DocumentedCreateBody } },
+        config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedCreateBody } },
         schema: {
           tags,
           summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
@@ -155,7 +155,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
     app.patch(
       `${CHANNELS}/:id`,
       {
-        config: { ...platform, openapi: { body: DocumentedPatchBody } },
+        config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedPatchBody } },
         schema: {
           tags,
           summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
