@@ -59,14 +59,14 @@ export function longRoutingRegexRules(rules: number, valid: boolean, salt = ''):
   }));
 }
 
+const CLASSES = '[\\pL\\pN\\pM\\pS]';
+
 /**
  * The distinct routing regexes of the costliest document the bounds allow: the most parsing per
  * character (`(?i)\pL…` of 1,000 characters) up to MAX_DOCUMENT_PATTERN_LENGTH, with the most
  * compiling per instruction (`(?i)(?:[\pL\pN\pM\pS]){n}` of ~MAX_PATTERN_PROGRAM_SIZE instructions) up
  * to MAX_DOCUMENT_PROGRAM_SIZE. `salt` keeps them out of a cache that saw them before.
  */
-const CLASSES = '[\\pL\\pN\\pM\\pS]';
-
 export function costliestRoutingRegexes(salt: string): string[] {
   const values: string[] = [];
   let length = 0;

@@ -1,8 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
-import type { IpAddress } from './access/client-address.js';
-import { parseIpLiteral } from './outbound/ssrf-policy.js';
+import { type Cidr, parseIpLiteral } from './outbound/ssrf-policy.js';
 
 /**
  * The environment of contract §1, read once at start-up. Every variable is a string in the
@@ -47,7 +46,7 @@ export interface Config {
   secretKey: string | undefined;
   delivery: {
     allowHttp: boolean;
-    allowedCidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
+    allowedCidrs: Cidr[];
     retryScheduleSeconds: number[];
     timeoutMs: number;
     retentionDays: number;
@@ -146,7 +145,7 @@ const UNIQUE_LOCAL = ipaddr.parseCIDR('fc00::/7');
 const IPV4_MAPPED = ipaddr.parseCIDR('::ffff:0:0/96');
 
 /** The range an entry trusts, IPv4-mapped ranges as the IPv4 range they are (as proxy-addr reads them). */
-function proxyRange(part: string): [IpAddress, number] | undefined {
+function proxyRange(part: string): Cidr | undefined {
   const [, text = '', bits] = /^([^/]*)(?:\/([0-9]{1,3}))?$/.exec(part.trim()) ?? [];
   const address = parseIpLiteral(text);
   if (!address) return undefined;
@@ -159,7 +158,7 @@ function proxyRange(part: string): [IpAddress, number] | undefined {
   return [address, prefix];
 }
 
-function holdsClients([address, prefix]: [IpAddress, number]): boolean {
+function holdsClients([address, prefix]: Cidr): boolean {
   if (address.kind() === 'ipv4') return prefix < WIDEST_IPV4;
   // An IPv6 range around the IPv4-mapped block trusts every IPv4 client too.
   if (prefix < 96 && IPV4_MAPPED[0].match(address, prefix)) return true;

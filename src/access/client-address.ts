@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { parseIpLiteral } from '../outbound/ssrf-policy.js';
 
-export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** An IPv4-mapped IPv6 address is the IPv4 address it carries; every other address is itself. */
 const unmapped = (address: IpAddress): IpAddress =>
@@ -16,7 +16,7 @@ const unmapped = (address: IpAddress): IpAddress =>
  * octal or other inet_aton forms). Some proxies write the client's port (`203.0.113.7:1234`,
  * `[2001:db8::1]:443`) or bracket IPv6; both are stripped, and a zone is dropped.
  */
-export function canonicalAddress(entry: string): string | undefined {
+function canonicalAddress(entry: string): string | undefined {
   const bracketed = /^\[([^\]]+)\](?::[0-9]{1,5})?$/.exec(entry);
   const withPort = /^([0-9.]+):[0-9]{1,5}$/.exec(entry);
   const text = bracketed?.[1] ?? withPort?.[1] ?? entry;

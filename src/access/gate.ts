@@ -38,11 +38,12 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
   return { method: String(route.method), url: route.url, access: rule };
 }
 
-function bucketOf(principal: Principal | null, request: FastifyRequest): string {
-  if (!principal) return addressBucket(clientAddress(request));
+function principalBucket(principal: Principal): string {
   if (principal.kind === 'session') return `session:${principal.sessionId}`;
   return `${principal.kind}:${principal.keyId}`;
 }
+
+const addressOf = (request: FastifyRequest): string => addressBucket(clientAddress(request));
 
 export interface GateDeps {
   verifiers: CredentialVerifiers;
@@ -82,20 +83,17 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
   /** Credential lookups in flight per address bucket, in this process. */
   const lookups = new Map<string, number>();
 
-  async function limit(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    principal: Principal | null,
-  ): Promise<void> {
-    enforce(reply, await deps.limiter.hit(bucketOf(principal, request), deps.now()), !principal);
+  /** Counts a request against its bucket: the credential's, or the client address's. */
+  async function limit(reply: FastifyReply, bucket: string, perAddress: boolean): Promise<void> {
+    enforce(reply, await deps.limiter.hit(bucket, deps.now()), perAddress);
   }
 
   app.addHook('onRequest', async (request, reply) => {
     const rule = request.routeOptions.config.access;
     // Only the not-found route declares nothing: what no route takes is limited per address.
-    if (!rule) return limit(request, reply, null);
+    if (!rule) return limit(reply, addressOf(request), true);
     if (rule.class === 'public') {
-      if (!rule.unlimited) await limit(request, reply, null);
+      if (!rule.unlimited) await limit(reply, addressOf(request), true);
       return;
     }
 
@@ -103,7 +101,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     // An address that has spent its allowance of unauthenticated and failed requests is refused
     // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
     // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
-    const address = addressBucket(clientAddress(request));
+    const address = addressOf(request);
     const pending = lookups.get(address) ?? 0;
     enforce(reply, deps.limiter.peek(address, now, pending), true);
     lookups.set(address, pending + 1);
@@ -112,14 +110,14 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
       principal = await authenticate(request, deps.verifiers, now);
     } catch (error) {
       // Guessing credentials is limited per client address.
-      await limit(request, reply, null);
+      await limit(reply, address, true);
       throw error;
     } finally {
       const left = (lookups.get(address) ?? 1) - 1;
       if (left > 0) lookups.set(address, left);
       else lookups.delete(address);
     }
-    await limit(request, reply, principal);
+    await limit(reply, principal ? principalBucket(principal) : address, !principal);
     if (!principal) throw unauthenticated();
     request.principal = principal;
 

@@ -90,12 +90,8 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'The signed-in user, their tenant and a CSRF token',
           response: {
-            200: Type.Object({
-              user: UserSchema,
-              tenant: TenantSchema,
-              csrfToken: Type.String(),
-              authMethod: Type.String(),
-            }),
+            // The sign-in answer without `expiresAt` (contract §4).
+            200: Type.Omit(SignInAnswer, ['expiresAt']),
           },
         },
       },

@@ -31,7 +31,7 @@ export const EventTypePatterns = Type.Array(
  * loses a match, so there is nothing to backtrack into: at most one scan of `text` per piece, unlike
  * a RegExp, which tries every split of every star (seconds for `*a*a*a*a*a*b` against `a`×100).
  */
-export function globMatches(pattern: string, text: string): boolean {
+function globMatches(pattern: string, text: string): boolean {
   const pieces = pattern.split('*');
   const first = pieces[0] ?? '';
   if (pieces.length === 1) return first === text;

@@ -18,7 +18,7 @@ import {
 
 export const MAX_DATA_BYTES = 256 * 1024;
 /** Contract §14; `data` itself is the first level. */
-export const MAX_DATA_DEPTH = 64;
+const MAX_DATA_DEPTH = 64;
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface PublishedEvent {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { CLIENT_CLOSED_REQUEST } from './access-log.js';
-import { HttpProblem, PROBLEMS } from './problem.js';
+import { HttpProblem, noSuchRoute, PROBLEMS } from './problem.js';
 import { validationProblem } from './validation.js';
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -54,7 +54,7 @@ export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyR
 function fromClientStatus(error: FastifyError): HttpProblem | undefined {
   const status = error.statusCode ?? 500;
   if (status < 400 || status >= 500) return undefined;
-  if (status === 403 || status === 404) return new HttpProblem('not_found', 'No such route.');
+  if (status === 403 || status === 404) return noSuchRoute();
   return new HttpProblem('validation_failed', 'The request is malformed.');
 }
 
@@ -84,7 +84,5 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendProblem(reply, problem);
   });
 
-  app.setNotFoundHandler((_request, reply) =>
-    sendProblem(reply, new HttpProblem('not_found', 'No such route.')),
-  );
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, noSuchRoute()));
 }

@@ -9,7 +9,7 @@ import { printable, textProblem } from './text.js';
  * (JSON.stringify on the way to the database overflows its stack at ~4,500 levels, the text check,
  * ajv) is then safe; no schema of the API comes near it (event `data` is held to 64 below it).
  */
-export const MAX_BODY_DEPTH = 128;
+const MAX_BODY_DEPTH = 128;
 
 const MAYBE_NOT_TEXT = /\\u(?:0000|d[89a-f])/i;
 const QUOTE = 0x22;

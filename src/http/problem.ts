@@ -62,3 +62,6 @@ export function fieldProblem(path: string, message: string): HttpProblem {
 }
 
 export const notFound = (what = 'resource'): HttpProblem => new HttpProblem('not_found', `No such ${what}.`);
+
+/** The 404 of a request no route takes, however the router came to refuse it. */
+export const noSuchRoute = (): HttpProblem => new HttpProblem('not_found', 'No such route.');

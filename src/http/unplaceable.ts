@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { countHttpRequest, type Metrics } from '../platform/metrics.js';
 import { markCutOff } from './access-log.js';
 import { problemBody } from './error-handler.js';
-import { fieldProblem, HttpProblem } from './problem.js';
+import { fieldProblem, HttpProblem, noSuchRoute } from './problem.js';
 import { newRequestId, requestIdOf } from './request-id.js';
 
 /**
@@ -15,8 +15,6 @@ import { newRequestId, requestIdOf } from './request-id.js';
  */
 const UNPLACEABLE_PATH = '/.unplaceable';
 const refused = new WeakMap<IncomingMessage, { problem: HttpProblem; url: string }>();
-
-const noSuchRoute = () => new HttpProblem('not_found', 'No such route.');
 
 /**
  * A path with a `.` or `..` segment, written as is or percent-encoded (`%2e%2e`, `..%2f`, `..%5c`),
