@@ -66,9 +66,11 @@ if (ENGINE === 'postgres') {
 
   test('a worker killed mid-delivery loses nothing: its claims expire and the other worker sends them', async (t) => {
     if (db.target.kind !== 'postgres') throw new Error('unreachable');
-    // Slow enough that the killed worker surely holds deliveries it has not finished.
+    // Slow enough that the killed worker surely holds deliveries it has not finished: 200 events at
+    // 2 × 32 in flight take ~1.3 s, so most are still to come when the 30th arrives (at 150 ms, a
+    // fast run had finished them all before the kill).
     const receiver = await startReceiver((_r, _i, res) => {
-      setTimeout(() => res.end('ok'), 150);
+      setTimeout(() => res.end('ok'), 400);
     });
     try {
       const { session } = await makeSignedInTenant(h);
@@ -102,7 +104,8 @@ if (ENGINE === 'postgres') {
         HUBGATE_SECRET_KEY: secretKey.toString('base64'),
         DELIVERY_ALLOW_HTTP: 'true',
         DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
-        DELIVERY_TIMEOUT_MS: '1000',
+        // Well above the receiver's 400 ms, so a loaded machine does not turn answers into timeouts.
+        DELIVERY_TIMEOUT_MS: '3000',
       };
       workers.push(...(await Promise.all([startWorker(env), startWorker(env)])));
       await receiver.waitFor(30, 30_000).catch((error: Error) => {
