@@ -41,7 +41,10 @@ import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
+import { setupRoutes } from './setup/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
+import { webRoutes } from './web/routes.js';
+import { registerSecurityHeaders } from './web/security-headers.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
@@ -147,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonBodies(app, config.bodyLimitBytes);
   registerTextChecks(app);
   await app.register(cookie);
+  await registerSecurityHeaders(app, config.publicUrl);
   registerGate(app, {
     verifiers: createCredentialVerifiers(ctx),
     limiter,
@@ -159,6 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   await app.register(healthRoutes(ctx));
   await app.register(sessionRoutes(ctx));
+  await app.register(setupRoutes(ctx));
   await app.register(keyRoutes(ctx));
   await app.register(automationRoutes(ctx));
   await app.register(auditRoutes(ctx));
@@ -187,6 +192,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
   }
   app.addHook('onClose', () => alertSender.close());
+  // Last: the UI takes every GET no other route takes (contract §12).
+  await app.register(webRoutes());
 
   await app.ready();
   return app;

@@ -7,7 +7,7 @@ import { listAuditRows } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
 import { sessionOf } from './session-routes.js';
 
-const AuditEntry = Type.Object({
+export const AuditEntry = Type.Object({
   id: Type.String(),
   action: Type.String(),
   actorType: Type.String(),

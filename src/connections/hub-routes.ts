@@ -11,9 +11,11 @@ const Field = Type.Object({
   type: Type.String(),
   required: Type.Boolean(),
   description: Nullable(Type.String()),
+  format: Nullable(Type.String({ description: 'e.g. uri' })),
+  options: Nullable(Type.Array(Type.String(), { description: 'the values allowed, when they are few' })),
 });
 
-const ConnectorSchema = Type.Object({
+export const ConnectorSchema = Type.Object({
   connectorKey: Type.String(),
   name: Type.String(),
   description: Type.String(),
@@ -25,7 +27,7 @@ const ConnectorSchema = Type.Object({
 
 const Count = Type.Integer({ minimum: 0 });
 
-const OverviewSchema = Type.Object({
+export const OverviewSchema = Type.Object({
   tenantId: Type.String(),
   status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded')]),
   modules: Type.Array(Type.Object({ moduleKey: Type.String(), entitled: Type.Boolean() })),
@@ -42,7 +44,7 @@ const OverviewSchema = Type.Object({
   deliveries24h: Type.Object({ delivered: Count, failed: Count, pending: Count }),
 });
 
-const ReadinessSchema = Type.Object({
+export const ReadinessSchema = Type.Object({
   connectors: Type.Array(
     Type.Object({
       connectorKey: Type.String(),

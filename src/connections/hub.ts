@@ -13,17 +13,28 @@ interface FieldInfo {
   type: string;
   required: boolean;
   description: string | null;
+  format: string | null;
+  options: string[] | null;
 }
 
 function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
   const required = new Set<string>((schema.required as string[] | undefined) ?? []);
   return Object.entries(schema.properties).map(([name, property]) => {
-    const p = property as { type?: string; anyOf?: Array<{ const?: unknown }>; description?: string };
+    const p = property as {
+      type?: string;
+      format?: string;
+      anyOf?: Array<{ const?: unknown }>;
+      description?: string;
+    };
+    // A union of constants (the http connector's method) is a choice among those values.
+    const options = p.anyOf?.map((branch) => branch.const).filter((v): v is string => typeof v === 'string');
     return {
       name,
       type: p.type ?? (p.anyOf ? 'string' : 'unknown'),
       required: required.has(name),
       description: p.description ?? null,
+      format: p.format ?? null,
+      options: options && options.length > 0 ? options : null,
     };
   });
 }

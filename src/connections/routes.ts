@@ -15,7 +15,7 @@ import {
   revokeConnection,
 } from './connections.js';
 
-const ConnectionSchema = Type.Object({
+export const ConnectionSchema = Type.Object({
   id: Type.String(),
   connectorKey: Type.String(),
   displayName: Type.String(),

@@ -11,9 +11,9 @@ import { connectionEventLog } from './event-log.js';
 import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
 
-const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 
-const DeliverySchema = Type.Object({
+export const DeliverySchema = Type.Object({
   id: Type.String(),
   eventId: Type.String(),
   eventType: Type.String(),

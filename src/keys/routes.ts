@@ -11,7 +11,7 @@ import { allowedScopes, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } 
 // Typed as any string: stored keys' scopes are read back as text.
 const Scope = Type.Unsafe<string>(Type.Enum(SCOPES, { description: '<moduleKey>:<READER|OPERATOR|ADMIN>' }));
 
-const KeyRecord = Type.Object({
+export const KeyRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
   prefix: Type.String(),
@@ -24,10 +24,21 @@ const KeyRecord = Type.Object({
   revokedAt: Nullable(Timestamp),
   rotatedAt: Nullable(Timestamp),
 });
-const KeyWithSecret = Type.Intersect([
+export const KeyWithSecret = Type.Intersect([
   KeyRecord,
   Type.Object({ secret: Type.String({ description: 'Shown once; store it in a secret manager.' }) }),
 ]);
+
+export const AllowedScopes = Type.Object({
+  modules: Type.Array(
+    Type.Object({
+      moduleKey: Type.Enum(MODULE_KEYS),
+      levels: Type.Array(Type.Enum(LEVELS)),
+      entitled: Type.Boolean(),
+    }),
+  ),
+  scopes: Type.Array(Scope),
+});
 
 const keyManagement = { access: { class: 'key_management' } } as const;
 const tags = ['api keys'];
@@ -133,16 +144,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Modules and levels a key can be given',
           response: {
-            200: Type.Object({
-              modules: Type.Array(
-                Type.Object({
-                  moduleKey: Type.Enum(MODULE_KEYS),
-                  levels: Type.Array(Type.Enum(LEVELS)),
-                  entitled: Type.Boolean(),
-                }),
-              ),
-              scopes: Type.Array(Scope),
-            }),
+            200: AllowedScopes,
           },
         },
       },

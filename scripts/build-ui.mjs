@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Builds the web UI into dist/ui: one script and one stylesheet with content hashes in their names
+// (served immutable), and index.html that names them (served no-cache). Nothing is fetched at run
+// time and nothing is inline, so the page runs under a CSP of 'self' only (contract §12).
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { build } from 'esbuild';
+
+const root = new URL('..', import.meta.url).pathname;
+const out = join(root, 'dist', 'ui');
+const assets = join(out, 'assets');
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(assets, { recursive: true });
+
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: ['ui/main.tsx'],
+  bundle: true,
+  minify: true,
+  sourcemap: 'linked',
+  format: 'esm',
+  target: 'es2022',
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  entryNames: '[name]-[hash]',
+  outdir: assets,
+  metafile: true,
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
+
+const outputs = Object.keys(result.metafile.outputs).map((path) => basename(path));
+const script = outputs.find((name) => name.endsWith('.js'));
+const style = outputs.find((name) => name.endsWith('.css'));
+if (!script || !style) throw new Error(`the UI build made no script or stylesheet: ${outputs.join(', ')}`);
+
+// The icon is a data: URL (the CSP allows data: images) so no request for /favicon.ico is made.
+const icon =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='7' fill='%232354d6'/%3E%3Cpath d='M9 9v14M23 9v14M9 16h14' stroke='white' stroke-width='3.2' stroke-linecap='round'/%3E%3C/svg%3E";
+
+writeFileSync(
+  join(out, 'index.html'),
+  `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="color-scheme" content="light dark" />
+    <title>hubgate</title>
+    <link rel="icon" href="${icon}" />
+    <link rel="stylesheet" href="/assets/${style}" />
+    <script type="module" src="/assets/${script}"></script>
+  </head>
+  <body>
+    <div id="app"></div>
+    <noscript>hubgate's web interface needs JavaScript. The API works without it: see /docs.</noscript>
+  </body>
+</html>
+`,
+);
+console.log(`web UI built: dist/ui/assets/${script}, ${style}`);

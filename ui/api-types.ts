@@ -1,0 +1,34 @@
+// The API's shapes, taken type-only from the server's own TypeBox schemas: one definition, nothing
+// copied by hand. None of these imports reaches the bundle.
+import type { Static } from 'typebox';
+import type { AuditEntry } from '../src/access/audit-routes.js';
+import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/connections/hub-routes.js';
+import type { ConnectionSchema } from '../src/connections/routes.js';
+import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
+import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';
+
+export type Connection = Static<typeof ConnectionSchema>;
+export type Connector = Static<typeof ConnectorSchema>;
+export type Overview = Static<typeof OverviewSchema>;
+export type Readiness = Static<typeof ReadinessSchema>;
+export type Delivery = Static<typeof DeliverySchema>;
+export type DeliveryStatus = (typeof STATUSES)[number];
+export type ApiKey = Static<typeof KeyRecord>;
+export type ApiKeyWithSecret = ApiKey & { secret: string };
+export type AllowedScopesAnswer = Static<typeof AllowedScopes>;
+export type AuditEntryRecord = Static<typeof AuditEntry>;
+
+/** Every list of contract §2. */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/** The sign-in answer of contract §4 and the session answer (the same, less `expiresAt`). */
+export interface SessionAnswer {
+  user: { id: string; email: string; role: string; tenantId: string };
+  tenant: { id: string; name: string; entitlements: string[] };
+  csrfToken: string;
+  authMethod: string;
+  expiresAt?: string;
+}

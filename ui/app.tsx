@@ -1,0 +1,86 @@
+import type { AnyComponent } from 'preact';
+import { useEffect } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { BareLayout, Layout } from './components/Layout.js';
+import { Loading } from './components/Loading.js';
+import { ApiKeysPage } from './pages/ApiKeys.js';
+import { AuditLogPage } from './pages/AuditLog.js';
+import { ConnectionEventsPage } from './pages/ConnectionEvents.js';
+import { ConnectionsPage } from './pages/Connections.js';
+import { NewConnectionPage } from './pages/NewConnection.js';
+import { NotFoundPage } from './pages/NotFound.js';
+import { OverviewPage } from './pages/Overview.js';
+import { ProfilePage } from './pages/Profile.js';
+import { SetupPage } from './pages/Setup.js';
+import { SignInPage } from './pages/SignIn.js';
+import { session, setNavigator } from './session.js';
+
+/** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
+function signedIn<P>(Page: AnyComponent<P>) {
+  return function SignedInPage(props: P) {
+    const { url, route } = useLocation();
+    const answer = session.value;
+    useEffect(() => {
+      if (answer === null) route(`/sign-in?next=${encodeURIComponent(url)}`, true);
+    }, [answer, url, route]);
+    if (!answer) return <Loading />;
+    return (
+      <Layout>
+        <Page {...(props as P & object)} />
+      </Layout>
+    );
+  };
+}
+
+function bare<P>(Page: AnyComponent<P>) {
+  return function BarePage(props: P) {
+    return (
+      <BareLayout>
+        <Page {...(props as P & object)} />
+      </BareLayout>
+    );
+  };
+}
+
+const Overview = signedIn(OverviewPage);
+const Connections = signedIn(ConnectionsPage);
+const NewConnection = signedIn(NewConnectionPage);
+const ConnectionEvents = signedIn(ConnectionEventsPage);
+const ApiKeys = signedIn(ApiKeysPage);
+const AuditLog = signedIn(AuditLogPage);
+const Profile = signedIn(ProfilePage);
+const SignIn = bare(SignInPage);
+const Setup = bare(SetupPage);
+
+/** Gives the API client a way to move between pages, and puts focus on each new page. */
+function Navigation() {
+  const { route, path } = useLocation();
+  useEffect(() => setNavigator(route), [route]);
+  useEffect(() => {
+    // A screen reader hears the new page, and Tab starts from its top, as after a full page load.
+    document.getElementById('main')?.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+  }, [path]);
+  return null;
+}
+
+export function App() {
+  if (session.value === undefined) return <Loading what="Starting hubgate" />;
+  return (
+    <LocationProvider>
+      <Navigation />
+      <Router>
+        <Route path="/" component={Overview} />
+        <Route path="/connections" component={Connections} />
+        <Route path="/connections/new" component={NewConnection} />
+        <Route path="/connections/:id/events" component={ConnectionEvents} />
+        <Route path="/api-keys" component={ApiKeys} />
+        <Route path="/audit-log" component={AuditLog} />
+        <Route path="/profile" component={Profile} />
+        <Route path="/sign-in" component={SignIn} />
+        <Route path="/setup" component={Setup} />
+        <Route default component={NotFoundPage} />
+      </Router>
+    </LocationProvider>
+  );
+}

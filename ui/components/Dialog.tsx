@@ -1,0 +1,86 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
+
+/**
+ * A modal on the browser's own `<dialog>`: focus is kept inside it and Escape asks to close it.
+ * `onCancel` decides what Escape does (a dialog holding a secret asks first).
+ */
+export function Dialog({
+  title,
+  onClose,
+  onCancel,
+  children,
+  wide,
+}: {
+  title: string;
+  onClose: () => void;
+  onCancel?: () => void;
+  children: ComponentChildren;
+  wide?: boolean;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      class={wide ? 'dialog dialog-wide' : 'dialog'}
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        (onCancel ?? onClose)();
+      }}
+    >
+      <h2 id={titleId} class="dialog-title">
+        {title}
+      </h2>
+      {children}
+    </dialog>
+  );
+}
+
+/** "Are you sure?", naming what is about to change. */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  busy,
+  danger,
+  onConfirm,
+  onClose,
+  error,
+}: {
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  busy?: boolean;
+  danger?: boolean;
+  onConfirm: () => void;
+  onClose: () => void;
+  error?: ComponentChildren;
+}) {
+  return (
+    <Dialog title={title} onClose={onClose}>
+      <div class="dialog-body">{children}</div>
+      {error}
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={onClose} disabled={busy}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class={danger ? 'button button-danger' : 'button button-primary'}
+          onClick={onConfirm}
+          disabled={busy}
+          aria-busy={busy}
+        >
+          {busy ? 'Working…' : confirmLabel}
+        </button>
+      </div>
+    </Dialog>
+  );
+}

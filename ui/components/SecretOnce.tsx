@@ -1,0 +1,65 @@
+import { useId, useRef, useState } from 'preact/hooks';
+
+/**
+ * A secret the API shows once (a key, a signing secret): readable, copyable, and said to be gone
+ * for good once this closes. It lives in this component's memory only: never in storage, the URL
+ * or a log.
+ */
+export function SecretOnce({
+  label,
+  secret,
+  onCopied,
+}: {
+  label: string;
+  secret: string;
+  onCopied?: () => void;
+}) {
+  const id = useId();
+  const input = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('yes');
+      onCopied?.();
+    } catch {
+      // Clipboard access can be refused (no permission, not a secure context): select it instead.
+      input.current?.select();
+      setCopied('failed');
+    }
+  }
+
+  return (
+    <div class="secret">
+      <label for={id}>{label}</label>
+      <div class="secret-row">
+        <input
+          id={id}
+          ref={input}
+          class="secret-value"
+          type="text"
+          readOnly
+          value={secret}
+          spellcheck={false}
+          autoComplete="off"
+          onFocus={(event) => event.currentTarget.select()}
+        />
+        <button type="button" class="button" onClick={copy}>
+          {copied === 'yes' ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+      <p class="secret-warning">
+        <strong>This is the only time it is shown.</strong> Store it in a secret manager now: hubgate keeps
+        only a hash and cannot show it again.
+      </p>
+      <p class="visually-hidden" role="status">
+        {copied === 'yes'
+          ? 'Copied to the clipboard.'
+          : copied === 'failed'
+            ? 'Selected: press Ctrl+C to copy.'
+            : ''}
+      </p>
+    </div>
+  );
+}

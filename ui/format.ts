@@ -1,0 +1,51 @@
+// How times, counts and codes read on screen.
+
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const precise = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+export const formatDate = (iso: string): string => absolute.format(new Date(iso));
+export const formatPreciseDate = (iso: string): string => precise.format(new Date(iso));
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+
+/** "3 minutes ago", "in 89 days". */
+export function formatRelative(iso: string, now = Date.now()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === 'second') {
+      return relative.format(Math.round(seconds / size), unit);
+    }
+  }
+  return relative.format(0, 'second');
+}
+
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** `integration_hub` → "Integration hub". */
+export const MODULE_NAMES: Record<string, string> = {
+  integrations: 'Integrations',
+  integration_hub: 'Integration hub',
+};
+export const moduleName = (key: string): string => MODULE_NAMES[key] ?? key;
+
+export const ROLE_NAMES: Record<string, string> = {
+  COMPANY_IT_ADMIN: 'Company IT admin',
+  EXECUTIVE: 'Executive',
+  PLATFORM_ADMIN: 'Platform admin',
+  MEMBER: 'Member',
+};
+export const roleName = (role: string): string => ROLE_NAMES[role] ?? role;
+
+export const LEVEL_NAMES: Record<string, string> = {
+  READER: 'Read',
+  OPERATOR: 'Operate',
+  ADMIN: 'Administer',
+};

@@ -1,0 +1,126 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, ApiError, inMinutes } from '../api.js';
+import type { SessionAnswer } from '../api-types.js';
+import { Field } from '../components/Field.js';
+import { ErrorNotice, Notice } from '../components/Notice.js';
+import { useAction, useResource, useTitle } from '../hooks.js';
+import { safeNext, session, signedIn, signInReason } from '../session.js';
+
+/** What a failed sign-in means, in words (contract §12). */
+function signInFailure(error: ApiError): ApiError {
+  const say = (message: string) =>
+    new ApiError(error.status, error.code, message, error.fieldErrors, error.requestId);
+  switch (error.code) {
+    case 'invalid_credentials':
+      return say('The e-mail address or password is wrong.');
+    case 'rate_limited':
+      return say(
+        error.retryAfterSeconds === null
+          ? 'Too many failed sign-ins for this account. Try again later.'
+          : `Too many failed sign-ins for this account. It is locked for ${inMinutes(error.retryAfterSeconds)}.`,
+      );
+    case 'password_sign_in_disabled':
+      return say('Password sign-in is turned off for this account. Sign in with a passkey instead.');
+    default:
+      return error;
+  }
+}
+
+const REASONS = {
+  expired: 'Your session has ended. Sign in again to continue.',
+  'signed-out': 'You have signed out.',
+} as const;
+
+export function SignInPage() {
+  useTitle('Sign in');
+  const { query, route } = useLocation();
+  const next = safeNext(query.next);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const setup = useResource(
+    (signal) => api<{ required: boolean }>('GET', '/api/v1/setup', { signal, anonymous: true }),
+    'setup',
+  );
+
+  // Someone already signed in has nothing to do here.
+  useEffect(() => {
+    if (session.value) route(next, true);
+  }, [next, route]);
+
+  const signIn = useAction(async () => {
+    try {
+      const answer = await api<SessionAnswer>('POST', '/api/v1/auth/login', {
+        body: { email, password },
+        anonymous: true,
+      });
+      signedIn(answer);
+      route(next, true);
+    } catch (error) {
+      setPassword('');
+      throw error instanceof ApiError ? signInFailure(error) : error;
+    }
+  });
+
+  const reason = signInReason.value;
+  return (
+    <section class="card card-narrow" aria-labelledby="sign-in-title">
+      <h1 id="sign-in-title">Sign in</h1>
+      {reason ? <Notice tone={reason === 'expired' ? 'warning' : 'success'}>{REASONS[reason]}</Notice> : null}
+      {setup.data?.required ? (
+        <Notice tone="warning">
+          hubgate is not set up yet. Open the setup link that <code>hubgate serve</code> printed when it
+          started (it ends in <code>/setup#token=…</code>).
+        </Notice>
+      ) : null}
+      <form
+        class="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void signIn.run();
+        }}
+      >
+        <Field label="E-mail address">
+          {({ id, describedBy }) => (
+            <input
+              id={id}
+              type="email"
+              name="email"
+              autoComplete="username"
+              required
+              maxLength={254}
+              value={email}
+              aria-describedby={describedBy}
+              onInput={(event) => setEmail(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="Password">
+          {({ id, describedBy }) => (
+            <input
+              id={id}
+              type="password"
+              name="password"
+              autoComplete="current-password"
+              required
+              maxLength={1024}
+              value={password}
+              aria-describedby={describedBy}
+              onInput={(event) => setPassword(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <ErrorNotice error={signIn.error} />
+        <button
+          type="submit"
+          class="button button-primary button-block"
+          disabled={signIn.busy}
+          aria-busy={signIn.busy}
+        >
+          {signIn.busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      {/* Other ways to sign in (passkeys, single sign-on) join here, below the password form. */}
+    </section>
+  );
+}

@@ -1,0 +1,68 @@
+// Who is signed in, for the whole UI. The session lives in an HttpOnly cookie the page cannot read;
+// this is only what the API said about it, and it is forgotten as soon as the API says it ended.
+import { signal } from '@preact/signals';
+import { api, setCsrfToken } from './api.js';
+import type { SessionAnswer } from './api-types.js';
+
+/** undefined: not known yet; null: nobody is signed in. */
+export const session = signal<SessionAnswer | null | undefined>(undefined);
+
+/** Why the person is on the sign-in page, said there once. */
+export type SignInReason = 'expired' | 'signed-out';
+export const signInReason = signal<SignInReason | null>(null);
+
+/** Set by the app: moves to a URL inside the UI without a reload. */
+let navigate: (url: string, replace?: boolean) => void = (url) => window.location.assign(url);
+export function setNavigator(go: (url: string, replace?: boolean) => void): void {
+  navigate = go;
+}
+export const go = (url: string, replace = false): void => navigate(url, replace);
+
+export const KEY_MANAGING_ROLES = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN'];
+export const canManageKeys = (answer: SessionAnswer | null | undefined): boolean =>
+  Boolean(answer && KEY_MANAGING_ROLES.includes(answer.user.role));
+
+export function signedIn(answer: SessionAnswer): void {
+  setCsrfToken(answer.csrfToken);
+  signInReason.value = null;
+  session.value = answer;
+}
+
+/** Asks the server who this browser is; a 401 means nobody. */
+export async function loadSession(): Promise<void> {
+  try {
+    signedIn(await api<SessionAnswer>('GET', '/api/v1/auth/session', { anonymous: true }));
+  } catch {
+    setCsrfToken(null);
+    session.value = null;
+  }
+}
+
+/** Where sign-in sends the person back to: a path inside the UI, never another site. */
+export function safeNext(next: string | null | undefined): string {
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-in') ? next : '/';
+}
+
+/**
+ * The session is over (expired, revoked, signed out elsewhere): forget it and go to sign-in,
+ * which says why, and comes back here afterwards.
+ */
+export function sessionEnded(reason: SignInReason): void {
+  if (session.value === null && signInReason.value !== null) return;
+  setCsrfToken(null);
+  session.value = null;
+  signInReason.value = reason;
+  const here = window.location.pathname + window.location.search;
+  go(here.startsWith('/sign-in') ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here)}`, true);
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await api('POST', '/api/v1/auth/logout');
+  } finally {
+    setCsrfToken(null);
+    session.value = null;
+    signInReason.value = 'signed-out';
+    go('/sign-in', true);
+  }
+}
