@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// `npm test`: type check, lint, then the suite on PGlite, and again on PostgreSQL when
+// `npm test`: type check (server and UI), lint, build the UI, then the suite on PGlite, and again on PostgreSQL when
 // TEST_DATABASE_URL is set. Extra arguments select test files (`npm test -- test/http`).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,9 +30,36 @@ if (files.length === 0) {
 
 if (selectors.length === 0) {
   if (run('npx', ['tsc', '-p', 'tsconfig.json']) !== 0) process.exit(1);
+  if (run('npx', ['tsc', '-p', 'ui/tsconfig.json']) !== 0) process.exit(1);
   if (run('npx', ['eslint', '.']) !== 0) process.exit(1);
   if (run('npx', ['prettier', '--check', '.', '--log-level', 'warn']) !== 0) process.exit(1);
   if (run(process.execPath, ['--import', 'tsx', 'scripts/lint-openapi.ts']) !== 0) process.exit(1);
+}
+
+// The app serves the web UI from dist/ui and refuses to start without it; browser tests load it.
+if (run(process.execPath, ['scripts/build-ui.mjs']) !== 0) {
+  console.error('the web UI build failed (node scripts/build-ui.mjs)');
+  process.exit(1);
+}
+
+// Browser tests skip themselves when Chromium is missing; say so loudly, or fail where they must run.
+const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const usesBrowser = files.some((f) => readFileSync(join(root, f), 'utf8').includes('helpers/browser.js'));
+let chromiumPresent = true;
+try {
+  accessSync(chromium, constants.X_OK);
+} catch {
+  chromiumPresent = false;
+}
+if (usesBrowser && !chromiumPresent) {
+  const install = 'install it with: apt-get install -y chromium (or set CHROMIUM_PATH)';
+  if (process.env.HUBGATE_REQUIRE_BROWSER === '1') {
+    console.error(
+      `!!! browser tests cannot run: chromium not found at ${chromium} and HUBGATE_REQUIRE_BROWSER=1 — ${install}`,
+    );
+    process.exit(1);
+  }
+  console.error(`!!! browser tests SKIPPED: chromium not found at ${chromium} — ${install}`);
 }
 
 console.error(`node ${process.version} (${process.execPath})`);

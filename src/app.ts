@@ -43,7 +43,7 @@ import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { setupRoutes } from './setup/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
-import { webRoutes } from './web/routes.js';
+import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
 import { registerSecurityHeaders } from './web/security-headers.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
@@ -91,6 +91,7 @@ const hopsTrusted = (hops: number) => (_address: string, hop: number) => hop < h
 
 /** The whole HTTP application, used by `hubgate serve` and by every test. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const webUi = loadWebUi();
   const metrics = createMetrics();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -145,7 +146,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   registerAccessLog(app);
   registerHttpMetrics(app, ctx.metrics);
-  registerErrorHandling(app);
+  registerErrorHandling(app, answerUiPage(webUi));
   registerValidation(app);
   registerJsonBodies(app, config.bodyLimitBytes);
   registerTextChecks(app);
@@ -158,7 +159,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     publicOrigin: config.publicUrl.origin,
     now: ctx.now,
   });
-  registerUnplaceable(app);
+  registerUnplaceable(app, isUiPage);
   await registerOpenApi(app, config.publicUrl.origin);
 
   await app.register(healthRoutes(ctx));
@@ -192,8 +193,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
   }
   app.addHook('onClose', () => alertSender.close());
-  // Last: the UI takes every GET no other route takes (contract §12).
-  await app.register(webRoutes());
+  await registerWebUi(app, webUi);
 
   await app.ready();
   return app;

@@ -58,8 +58,14 @@ function fromClientStatus(error: FastifyError): HttpProblem | undefined {
   return new HttpProblem('validation_failed', 'The request is malformed.');
 }
 
-/** The one place that shapes an error response (contract §3). */
-export function registerErrorHandling(app: FastifyInstance): void {
+/** Answers a request no route takes itself (true), or leaves it to be a 404 (false). */
+export type UnmatchedAnswer = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+/**
+ * The one place that shapes an error response (contract §3). A request no route takes is a 404,
+ * unless `answerUnmatched` serves it (the web UI's pages).
+ */
+export function registerErrorHandling(app: FastifyInstance, answerUnmatched?: UnmatchedAnswer): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // A client that went away while its body was arriving (Node reports ECONNRESET 'aborted') is
     // neither a database outage nor a server error: nobody is left to answer.
@@ -84,5 +90,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendProblem(reply, problem);
   });
 
-  app.setNotFoundHandler((_request, reply) => sendProblem(reply, noSuchRoute()));
+  app.setNotFoundHandler((request, reply) =>
+    answerUnmatched?.(request, reply) ? reply : sendProblem(reply, noSuchRoute()),
+  );
 }

@@ -81,11 +81,19 @@ export function answerFrameworkError(
 
 /**
  * After the access gate (so the not-found route is limited per address): nothing of a request no
- * route takes is read, its body included, whatever its method.
+ * route takes is read, its body included, whatever its method, but for what the not-found
+ * handler serves (the web UI's pages), which never reads a body either.
  */
-export function registerUnplaceable(app: FastifyInstance): void {
+export function registerUnplaceable(
+  app: FastifyInstance,
+  /** Unmatched requests the not-found handler answers itself (the web UI's pages). */
+  answeredWhenUnmatched: (method: string, url: string) => boolean = () => false,
+): void {
   app.addHook('onRequest', async (request) => {
-    if (request.is404) throw refused.get(request.raw)?.problem ?? noSuchRoute();
+    if (!request.is404) return;
+    const earlier = refused.get(request.raw);
+    if (earlier) throw earlier.problem;
+    if (!answeredWhenUnmatched(request.method, request.url)) throw noSuchRoute();
   });
 }
 

@@ -2,45 +2,67 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError } from '../config.js';
-import { noSuchRoute } from '../http/problem.js';
+import type { UnmatchedAnswer } from '../http/error-handler.js';
 
 /** Where `npm run build` writes the web UI: the same folder from `src/` (tsx) and from `dist/`. */
 export const UI_ROOT = fileURLToPath(new URL('../../dist/ui/', import.meta.url));
 
-const publicUi = { access: { class: 'public', unlimited: true } } as const;
+export interface WebUi {
+  root: string;
+  /** index.html, read once: every page of the UI is this document. */
+  html: Buffer;
+}
 
-/** Paths that are never the UI's (contract §12): the API and the API's documentation. */
-const isReserved = (path: string): boolean =>
-  path === '/api' || path.startsWith('/api/') || path === '/docs' || path.startsWith('/docs/');
+/** The built UI; a checkout whose UI was never built fails at start-up, not on the first page view. */
+export function loadWebUi(root = UI_ROOT): WebUi {
+  const indexPath = join(root, 'index.html');
+  if (!existsSync(indexPath)) {
+    throw new ConfigError(`the web UI is not built (${indexPath} is missing): run npm run build`);
+  }
+  return { root, html: readFileSync(indexPath) };
+}
 
 /**
- * The web UI (contract §12): hashed assets kept by any cache for a year, and for every other GET
- * that no route takes, the page itself, never cached, so that a reload or a bookmark of any of the
- * UI's URLs opens the UI, which shows its own "not found".
+ * Paths that are never a page of the UI: the API and its documentation (contract §12), and the
+ * UI's own assets, where a missing file is a 404, not a page.
  */
-export function webRoutes(root = UI_ROOT): FastifyPluginAsync {
-  return async (app) => {
-    const indexPath = join(root, 'index.html');
-    // Fail at start-up, not on the first page view: a checkout whose UI was never built.
-    if (!existsSync(indexPath)) {
-      throw new ConfigError(`the web UI is not built (${indexPath} is missing): run npm run build`);
-    }
-    const page = readFileSync(indexPath);
-    await app.register(fastifyStatic, { root: join(root, 'assets'), serve: false });
+const RESERVED = ['/api', '/docs', '/assets'];
+const isReserved = (path: string): boolean =>
+  RESERVED.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 
-    app.get<{ Params: { '*': string } }>(
-      '/assets/*',
-      { config: publicUi, schema: { hide: true } },
-      (request, reply) =>
-        reply.sendFile(request.params['*'], { immutable: true, maxAge: '365d', dotfiles: 'deny' }),
-    );
+/**
+ * Whether a request no route takes is a page of the UI: a GET (or HEAD) of any path outside the
+ * API. Every other unmatched request stays a 404 in problem format.
+ */
+export function isUiPage(method: string, url: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && !isReserved(url.split('?')[0] ?? '/');
+}
 
-    app.get('/*', { config: publicUi, schema: { hide: true } }, async (request, reply) => {
-      const path = request.url.split('?')[0] ?? '/';
-      if (isReserved(path)) throw noSuchRoute();
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
-    });
+/**
+ * The answer to every GET outside the API that no route takes (contract §12): the page itself,
+ * never cached, so that a reload or a bookmark of any of the UI's URLs opens the UI, which shows
+ * its own "not found". It comes from the not-found route, so an unknown path costs what it did
+ * before (the per-address limit, the same hooks); refused URLs (dot segments, bad encoding) and
+ * every other method stay problem details.
+ */
+export function answerUiPage(ui: WebUi): UnmatchedAnswer {
+  return (request, reply) => {
+    if (!isUiPage(request.method, request.url)) return false;
+    void reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(ui.html);
+    return true;
   };
+}
+
+/** The UI's hashed assets, kept by any cache for a year. */
+export async function registerWebUi(app: FastifyInstance, ui: WebUi): Promise<void> {
+  await app.register(fastifyStatic, { root: join(ui.root, 'assets'), serve: false });
+  app.get<{ Params: { '*': string } }>(
+    '/assets/*',
+    // Files a page names by their hash, a few per page load: not limited, like the API's docs.
+    { config: { access: { class: 'public', unlimited: true } }, schema: { hide: true } },
+    (request, reply) =>
+      reply.sendFile(request.params['*'], { immutable: true, maxAge: '365d', dotfiles: 'deny' }),
+  );
 }

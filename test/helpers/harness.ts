@@ -62,6 +62,8 @@ export interface HarnessOptions {
   keyring?: Keyring;
   /** Run delivery workers in this app (off unless asked). */
   workers?: AppDeps['workers'];
+  /** Listen on this port of 127.0.0.1 (any free port unless given), e.g. the port of `PUBLIC_URL`. */
+  port?: number;
 }
 
 /** The real app (buildApp) on a real port on 127.0.0.1, with its own database and captured logs. */
@@ -90,7 +92,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // Short enough that a test observes batched writes without waiting seconds.
     timings: { lastUsedFlushMs: 50, rateLimitSyncMs: 100, ...options.timings },
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const { port } = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;
 

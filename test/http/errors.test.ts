@@ -108,7 +108,10 @@ test('an unknown route is 404 not_found in problem format', async () => {
     ['GET', '/api/v1/nope'],
     ['POST', '/api/v1/platform/nothing'],
     ['DELETE', '/api/v1/platform/tenants'],
-    ['GET', '/'],
+    ['GET', '/api'],
+    // Every GET outside the API is the web UI's (test/web/serving.test.ts); other methods are not.
+    ['POST', '/'],
+    ['PUT', '/connections'],
   ] as const) {
     const response = await h.request(method, path, { token: h.platformToken });
     assertProblem(response, 404, 'not_found');
