@@ -5,33 +5,12 @@ import { HttpProblem } from '../http/problem.js';
 import { NoContent, StrictObject } from '../http/schemas.js';
 import { getTenant } from '../tenants/tenants.js';
 import { auditOrigin } from './audit.js';
-import { clearSessionCookies, setCsrfCookie, setSessionCookies } from './cookies.js';
+import { clearSessionCookies, setCsrfCookie } from './cookies.js';
 import { issueCsrfToken } from './csrf.js';
 import type { SessionPrincipal } from './principal.js';
 import { endSession } from './sessions.js';
 import { signInWithPassword } from './sign-in.js';
-
-const UserSchema = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  role: Type.String(),
-  tenantId: Type.String(),
-});
-
-const TenantSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  entitlements: Type.Array(Type.String()),
-});
-
-/** "The sign-in answer" of contract §4: what every way of signing in returns with its cookies. */
-const SignInAnswer = Type.Object({
-  user: UserSchema,
-  tenant: TenantSchema,
-  csrfToken: Type.String(),
-  expiresAt: Type.String({ format: 'date-time' }),
-  authMethod: Type.String(),
-});
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './sign-in-answer.js';
 
 const tags = ['sign-in'];
 
@@ -63,22 +42,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        // A sign-in form posted from another site would sign the victim in as the attacker.
-        const origin = request.headers.origin;
-        if (origin !== undefined && origin !== ctx.config.publicUrl.origin) {
-          throw new HttpProblem('csrf_failed', 'Sign-in is accepted only from this service’s own pages.');
-        }
+        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
         const signedIn = await signInWithPassword(ctx, auditOrigin(request, ctx.now()), request.body);
-        const csrfToken = issueCsrfToken(ctx.keyring, signedIn.sessionId);
-        setSessionCookies(reply, signedIn.token, csrfToken, signedIn.expiresAt);
-        const tenant = await getTenant(ctx, signedIn.user.tenantId);
-        return {
-          user: signedIn.user,
-          tenant: { id: tenant.id, name: tenant.name, entitlements: tenant.entitlements },
-          csrfToken,
-          expiresAt: signedIn.expiresAt.toISOString(),
-          authMethod: 'password',
-        };
+        return answerSignIn(ctx, reply, signedIn, 'password');
       },
     );
 

@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
 import { HttpProblem } from '../http/problem.js';
 import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
@@ -9,6 +11,34 @@ import { startSession } from './sessions.js';
 /** How long a failed sign-in counts against its account (contract §4). */
 export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FAILURES = 10;
+
+/**
+ * Reserves one check of a secret guessed for `account` (a password; a setup token, §13), counted as
+ * a failure until a success clears it (`clearAttempts`): ten failures within 15 minutes and the
+ * account answers `429 rate_limited`, with Retry-After, until the oldest of them leaves the window.
+ */
+export async function reserveAttempt(
+  db: Kysely<DB>,
+  account: string,
+  now: Date,
+  tooMany: string,
+): Promise<void> {
+  const reservation = await reserveSignInAttempt(
+    db,
+    account,
+    now,
+    new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS),
+    MAX_FAILURES,
+  );
+  if (reservation.reserved) return;
+  const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + SIGN_IN_FAILURE_WINDOW_MS;
+  throw new HttpProblem('rate_limited', tooMany, {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil((unlockAt - now.getTime()) / 1000))) },
+  });
+}
+
+/** Forgets the failures of `account`, with `db` the transaction of the success that clears them. */
+export const clearAttempts = (db: Kysely<DB>, account: string): Promise<void> => clearFailures(db, account);
 
 export interface SignedIn {
   user: User;
@@ -31,19 +61,7 @@ export async function signInWithPassword(
   const now = origin.at;
   // The check is reserved before the password is verified, so concurrent guesses cannot all pass
   // the count first (contract §14); a success clears it with the other failures.
-  const reservation = await reserveSignInAttempt(
-    ctx.db,
-    account,
-    now,
-    new Date(now.getTime() - SIGN_IN_FAILURE_WINDOW_MS),
-    MAX_FAILURES,
-  );
-  if (!reservation.reserved) {
-    const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + SIGN_IN_FAILURE_WINDOW_MS;
-    throw new HttpProblem('rate_limited', 'Too many failed sign-ins for this account; try again later.', {
-      headers: { 'retry-after': String(Math.max(1, Math.ceil((unlockAt - now.getTime()) / 1000))) },
-    });
-  }
+  await reserveAttempt(ctx.db, account, now, 'Too many failed sign-ins for this account; try again later.');
 
   const user = await findUserForSignIn(ctx, account);
   const usable = user?.passwordSignInEnabled && user.passwordHash ? user.passwordHash : null;
@@ -60,7 +78,7 @@ export async function signInWithPassword(
   }
 
   return ctx.db.transaction().execute(async (trx) => {
-    await clearFailures(trx, account);
+    await clearAttempts(trx, account);
     const session = await startSession(trx, ctx, user, 'password', now);
     await recordAudit(
       trx,

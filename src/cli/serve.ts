@@ -1,12 +1,20 @@
+import { once } from 'node:events';
+import type { Kysely } from 'kysely';
+import pino from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
+import type { Keyring } from '../crypto/keyring.js';
+import type { DB } from '../db/schema.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
+import { issueSetupToken, setupUrl } from '../setup/setup.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate serve`: the API and web UI in one process, until SIGINT or SIGTERM. */
 export async function serve(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  // Standard output, written asynchronously as createLogger would; kept at hand for announceSetup.
+  const logOutput = pino.destination({ dest: 1, sync: false });
+  const logger = createLogger(config.logLevel, logOutput);
   const { database, keyring } = await openStorage(config, logger);
   const app = await buildApp(config, { database, keyring, logger, workers: {} });
   closeOnSignal(logger, database, () => app.close());
@@ -20,4 +28,31 @@ export async function serve(config: Config): Promise<void> {
     { engine: database.engine, publicUrl: config.publicUrl.origin },
     `hubgate listening on http://${config.host}:${(app.server.address() as { port: number }).port}`,
   );
+  await announceSetup(config, database.kysely, keyring, logOutput);
+}
+
+/**
+ * While no user exists, a new one-time setup token and the one line that carries it (contract §13):
+ * on standard output after the log lines so far, and never through the logger, so that no log
+ * pipeline ever keeps it. The only secret serve prints; nothing at all once a user exists.
+ */
+async function announceSetup(config: Config, db: Kysely<DB>, keyring: Keyring, logOutput: LogOutput) {
+  const issued = await issueSetupToken(db, keyring, new Date());
+  if (!issued) return;
+  await written(logOutput);
+  const url = setupUrl(config.publicUrl.origin, issued.token);
+  process.stdout.write(`Set up hubgate in your browser: ${url}  (valid 24 hours, once)\n`);
+}
+
+type LogOutput = ReturnType<typeof pino.destination>;
+
+/**
+ * Resolves once every log line written so far has reached the file descriptor. The destination
+ * writes asynchronously, and its flush() does not wait; but it emits 'drain' each time its buffer
+ * empties, so an empty write is followed by 'drain' once it and everything before it are out.
+ */
+async function written(output: LogOutput): Promise<void> {
+  const drained = once(output, 'drain');
+  output.write('');
+  await drained;
 }

@@ -7,6 +7,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 export type KeyPurpose =
   | 'token-hash'
   | 'session-hash'
+  | 'setup-token-hash'
   | 'csrf'
   | 'connection-credentials'
   | 'event-payload'

@@ -85,6 +85,13 @@ export interface SignInFailuresTable {
   failed_at: Timestamp;
 }
 
+/** First-run setup tokens (contract §13): a keyed hash of each, never the token. */
+export interface SetupTokensTable {
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
@@ -237,4 +244,5 @@ export interface DB {
   api_keys: ApiKeysTable;
   sign_in_failures: SignInFailuresTable;
   rate_limit_windows: RateLimitWindowsTable;
+  setup_tokens: SetupTokensTable;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { recordAudit } from '../access/audit.js';
+import { type AuditOrigin, recordAudit } from '../access/audit.js';
 import { displayPrefix, generateToken, isWellFormedToken } from '../crypto/api-tokens.js';
 import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
@@ -40,36 +40,62 @@ function toRecord(row: PlatformKeyRow, now: Date): PlatformKeyRecord {
   };
 }
 
-const CLI_ORIGIN = (at: Date) => ({ actorType: 'cli', actorId: null, ip: null, requestId: null, at });
+const CLI_ORIGIN = (at: Date): AuditOrigin => ({
+  actorType: 'cli',
+  actorId: null,
+  ip: null,
+  requestId: null,
+  at,
+});
 
-export async function createPlatformKey(
+export interface NewPlatformKey {
+  id: string;
+  prefix: string;
+  /** The secret, shown once: only its hash is stored. */
+  secret: string;
+  expiresAt: string | null;
+}
+
+/**
+ * A new platform key and its audit row, written with `db`: the caller's transaction when the key is
+ * part of a larger change (first-run setup), so the key, its audit row and that change commit together.
+ */
+export async function createPlatformKeyWith(
   db: Kysely<DB>,
   keyring: Keyring,
   input: { name: string; expiresAt: Date | null },
-  now: Date,
-): Promise<{ id: string; prefix: string; secret: string; expiresAt: string | null }> {
+  origin: AuditOrigin,
+): Promise<NewPlatformKey> {
   const secret = generateToken('plt_');
   const row: PlatformKeyRow = {
     id: newId('pkey'),
     name: input.name,
     prefix: displayPrefix(secret),
     secret_hash: keyring.hashToken('token-hash', secret),
-    created_at: now,
+    created_at: origin.at,
     expires_at: input.expiresAt,
     revoked_at: null,
     last_used_at: null,
   };
-  await db.transaction().execute(async (trx) => {
-    await insertPlatformKey(trx, row);
-    await recordAudit(trx, CLI_ORIGIN(now), {
-      action: 'platform_key.create',
-      tenantId: null,
-      targetType: 'platform_key',
-      targetId: row.id,
-      metadata: { name: row.name, prefix: row.prefix },
-    });
+  await insertPlatformKey(db, row);
+  await recordAudit(db, origin, {
+    action: 'platform_key.create',
+    tenantId: null,
+    targetType: 'platform_key',
+    targetId: row.id,
+    metadata: { name: row.name, prefix: row.prefix },
   });
   return { id: row.id, prefix: row.prefix, secret, expiresAt: isoOrNull(row.expires_at) };
+}
+
+/** A new platform key made by the CLI (contract §1), in a transaction of its own. */
+export async function createPlatformKey(
+  db: Kysely<DB>,
+  keyring: Keyring,
+  input: { name: string; expiresAt: Date | null },
+  now: Date,
+): Promise<NewPlatformKey> {
+  return db.transaction().execute((trx) => createPlatformKeyWith(trx, keyring, input, CLI_ORIGIN(now)));
 }
 
 export async function listPlatformKeys(db: Kysely<DB>, now: Date): Promise<PlatformKeyRecord[]> {

@@ -1,7 +1,89 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { auditOrigin } from '../access/audit.js';
+import { addressBucket, clientAddress } from '../access/client-address.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../access/sign-in-answer.js';
 import type { AppContext } from '../context.js';
+import { Nullable, StrictObject } from '../http/schemas.js';
+import { completeSetup, isSetupRequired, setupDone } from './setup.js';
+
+/** The sign-in answer (contract §4) with the platform key made by setup, its secret shown once. */
+const SetupAnswer = Type.Object({
+  ...SignInAnswer.properties,
+  platformKey: Type.Object(
+    {
+      id: Type.String(),
+      prefix: Type.String(),
+      secret: Type.String({ description: 'shown once: only its hash is stored' }),
+      expiresAt: Nullable(Type.String({ format: 'date-time' })),
+    },
+    { description: 'A platform key named `setup` (`Bearer plt_…` on the platform routes)' },
+  ),
+});
+
+// Upper case on purpose: sign-in counts failures per lower-cased e-mail address in the same
+// table, so no sign-in attempt can count against (or lock) a client's setup attempts.
+const throttleKeyOf = (request: FastifyRequest): string => `SETUP:${addressBucket(clientAddress(request))}`;
+
+const publicRoute = { access: { class: 'public' } } as const;
+const tags = ['setup'];
 
 /** First-run setup (contract §13): GET and POST /api/v1/setup. */
-export function setupRoutes(_ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async () => {};
+export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/api/v1/setup',
+      {
+        config: publicRoute,
+        schema: {
+          tags,
+          summary: 'Whether first-run setup is still to be done (while no user exists)',
+          response: { 200: Type.Object({ required: Type.Boolean() }) },
+        },
+      },
+      async () => ({ required: await isSetupRequired(ctx.db) }),
+    );
+
+    app.post(
+      '/api/v1/setup',
+      {
+        config: { ...publicRoute, openapi: { problems: ['conflict', 'invalid_credentials', 'csrf_failed'] } },
+        schema: {
+          tags,
+          summary:
+            'Set the hub up: its first tenant, administrator and platform key; signs the administrator in',
+          description:
+            'Needs the one-time token `hubgate serve` prints while no user exists. Answers 409 once ' +
+            'setup is done, whatever the body; a wrong or expired token is 401, ten of them from one ' +
+            'address within 15 minutes 429. The platform key secret is shown in this answer only.',
+          body: StrictObject({
+            token: Type.String({
+              maxLength: 64,
+              description: 'the token of the setup URL (32 base62 characters)',
+            }),
+            organizationName: Type.String({ minLength: 1, maxLength: 200 }),
+            email: Type.String({ format: 'email', maxLength: 254 }),
+            password: Type.String({ minLength: 12, maxLength: 200 }),
+          }),
+          response: { 201: SetupAnswer },
+        },
+        // Before validation: a cross-site post, then a hub already set up, whatever the body says.
+        preValidation: async (request) => {
+          refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
+          if (!(await isSetupRequired(ctx.db))) throw setupDone();
+        },
+      },
+      async (request, reply) => {
+        const done = await completeSetup(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          throttleKeyOf(request),
+          request.body,
+        );
+        const answer = await answerSignIn(ctx, reply, done.signedIn, 'password');
+        return reply.code(201).send({ ...answer, platformKey: done.platformKey });
+      },
+    );
+  };
 }

@@ -68,3 +68,8 @@ export async function insertUserRow(
 export function findUserRowByEmail(db: Kysely<DB>, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 }
+
+export async function anyUserRow(db: Kysely<DB>): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,11 +1,14 @@
+import type { Kysely } from 'kysely';
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
 import type { ModuleKey, Role } from '../access/catalog.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
 import { hashPassword } from '../crypto/passwords.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
+  anyUserRow,
   entitlementsOf,
   findTenantRow,
   findUserRowByEmail,
@@ -37,24 +40,31 @@ const toTenant = (row: TenantRow, entitlements: string[]): Tenant => ({
   createdAt: new Date(row.created_at).toISOString(),
 });
 
-const unique = (modules: ModuleKey[]): ModuleKey[] => [...new Set(modules)].sort();
+const unique = (modules: readonly ModuleKey[]): ModuleKey[] => [...new Set(modules)].sort();
 
 export async function createTenant(
   ctx: AppContext,
   origin: AuditOrigin,
   input: { name: string; entitlements: ModuleKey[] },
 ): Promise<Tenant> {
+  return ctx.db.transaction().execute((trx) => createTenantWith(trx, origin, input));
+}
+
+/** A new tenant and its audit row, written with `db`: the caller's transaction (first-run setup). */
+export async function createTenantWith(
+  db: Kysely<DB>,
+  origin: AuditOrigin,
+  input: { name: string; entitlements: readonly ModuleKey[] },
+): Promise<Tenant> {
   const row: TenantRow = { id: newId('ten'), name: input.name, created_at: origin.at };
   const modules = unique(input.entitlements);
-  await ctx.db.transaction().execute(async (trx) => {
-    await insertTenant(trx, row, modules);
-    await recordAudit(trx, origin, {
-      action: 'tenant.create',
-      tenantId: row.id,
-      targetType: 'tenant',
-      targetId: row.id,
-      metadata: { name: row.name, entitlements: modules },
-    });
+  await insertTenant(db, row, modules);
+  await recordAudit(db, origin, {
+    action: 'tenant.create',
+    tenantId: row.id,
+    targetType: 'tenant',
+    targetId: row.id,
+    metadata: { name: row.name, entitlements: modules },
   });
   return toTenant(row, modules);
 }
@@ -107,28 +117,47 @@ export async function createUser(
 ): Promise<User> {
   // Hashing is slow on purpose; do it before the transaction so no connection waits on it.
   const passwordHash = await hashPassword(input.password);
-  const email = normalizeEmail(input.email);
-  const id = newId('usr');
-  await ctx.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     const tenant = isIdOf('ten', tenantId) ? await findTenantRow(trx, tenantId) : undefined;
     if (!tenant) throw notFound('tenant');
-    const inserted = await insertUserRow(trx, tenantId, {
-      id,
-      email,
-      role: input.role,
-      password_hash: passwordHash,
-      created_at: origin.at,
-    });
-    if (!inserted) throw new HttpProblem('conflict', 'A user with this e-mail address already exists.');
-    await recordAudit(trx, origin, {
-      action: 'user.create',
-      tenantId,
-      targetType: 'user',
-      targetId: id,
-      metadata: { email, role: input.role },
-    });
+    return createUserWith(trx, origin, tenantId, { email: input.email, role: input.role, passwordHash });
+  });
+}
+
+/**
+ * A new user of an existing tenant and its audit row, written with `db` (the caller's transaction);
+ * the password is hashed by the caller, outside any transaction. A taken e-mail address is a 409.
+ * `id` when the caller needs it before (first-run setup's audit rows name the new user as actor).
+ */
+export async function createUserWith(
+  db: Kysely<DB>,
+  origin: AuditOrigin,
+  tenantId: string,
+  input: { email: string; role: Role; passwordHash: string; id?: string },
+): Promise<User> {
+  const email = normalizeEmail(input.email);
+  const id = input.id ?? newId('usr');
+  const inserted = await insertUserRow(db, tenantId, {
+    id,
+    email,
+    role: input.role,
+    password_hash: input.passwordHash,
+    created_at: origin.at,
+  });
+  if (!inserted) throw new HttpProblem('conflict', 'A user with this e-mail address already exists.');
+  await recordAudit(db, origin, {
+    action: 'user.create',
+    tenantId,
+    targetType: 'user',
+    targetId: id,
+    metadata: { email, role: input.role },
   });
   return { id, email, role: input.role, tenantId };
+}
+
+/** Whether the database holds any user at all: until it does, first-run setup is open (§13). */
+export function hasAnyUser(db: Kysely<DB>): Promise<boolean> {
+  return anyUserRow(db);
 }
 
 /** E-mail addresses are stored trimmed and lower-cased; every lookup normalises the same way. */
