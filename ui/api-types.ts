@@ -2,10 +2,12 @@
 // copied by hand. None of these imports reaches the bundle.
 import type { Static } from 'typebox';
 import type { AuditEntry } from '../src/access/audit-routes.js';
+import type { SignInAnswer as SignInAnswerSchema } from '../src/access/sign-in-answer.js';
 import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/connections/hub-routes.js';
 import type { ConnectionSchema } from '../src/connections/routes.js';
 import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
 import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';
+import type { SetupAnswer as SetupAnswerSchema } from '../src/setup/routes.js';
 
 export type Connection = Static<typeof ConnectionSchema>;
 export type Connector = Static<typeof ConnectorSchema>;
@@ -24,11 +26,7 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** The sign-in answer of contract §4 and the session answer (the same, less `expiresAt`). */
-export interface SessionAnswer {
-  user: { id: string; email: string; role: string; tenantId: string };
-  tenant: { id: string; name: string; entitlements: string[] };
-  csrfToken: string;
-  authMethod: string;
-  expiresAt?: string;
-}
+/** The sign-in answer of contract §4; the session answer is the same, less `expiresAt`. */
+export type SignInAnswer = Static<typeof SignInAnswerSchema>;
+export type SessionAnswer = Omit<SignInAnswer, 'expiresAt'> & { expiresAt?: string };
+export type SetupAnswer = Static<typeof SetupAnswerSchema>;

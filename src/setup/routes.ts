@@ -9,7 +9,7 @@ import { Nullable, StrictObject } from '../http/schemas.js';
 import { completeSetup, isSetupRequired, setupDone } from './setup.js';
 
 /** The sign-in answer (contract §4) with the platform key made by setup, its secret shown once. */
-const SetupAnswer = Type.Object({
+export const SetupAnswer = Type.Object({
   ...SignInAnswer.properties,
   platformKey: Type.Object(
     {

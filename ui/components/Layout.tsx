@@ -33,7 +33,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         Skip to content
       </a>
       <header class="topbar">
-        <a class="brand" href="/" aria-label="hubgate, overview">
+        <a class="brand" href="/">
           <span class="brand-mark" aria-hidden="true">
             h
           </span>

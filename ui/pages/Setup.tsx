@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
-import type { SessionAnswer } from '../api-types.js';
+import type { SetupAnswer } from '../api-types.js';
 import { Field } from '../components/Field.js';
 import { Loading } from '../components/Loading.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
@@ -9,9 +9,6 @@ import { SecretOnce } from '../components/SecretOnce.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
 import { signedIn } from '../session.js';
 
-interface SetupAnswer extends SessionAnswer {
-  platformKey: { id: string; prefix: string; secret: string; expiresAt: string | null };
-}
 
 const MIN_PASSWORD = 12;
 
