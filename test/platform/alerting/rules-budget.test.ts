@@ -93,7 +93,9 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
     const { result: saved, slowest, probes } = await probeDuring(put(rules));
     assert.equal(saved.status, 200, saved.text);
     assert.ok(probes > 1, `${probes} probes`);
-    assert.ok(slowest < 500, `a request waited ${slowest.toFixed(0)} ms`);
+    // Compiling is sliced into ~10 ms steps; the bound leaves room for two cores shared with a
+    // browser test in the same run (unsliced, a probe waited the whole compile: seconds).
+    assert.ok(slowest < 1_500, `a request waited ${slowest.toFixed(0)} ms`);
   });
 
   /** The program's size, or undefined when RE2 refuses the expression (nested repeats over 1000). */
