@@ -1,5 +1,5 @@
 import type { AnyComponent } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { BareLayout, Layout } from './components/Layout.js';
 import { Loading } from './components/Loading.js';
@@ -55,9 +55,15 @@ const Setup = bare(SetupPage);
 /** Gives the API client a way to move between pages, and puts focus on each new page. */
 function Navigation() {
   const { route, path } = useLocation();
+  const first = useRef(true);
   useEffect(() => setNavigator(route), [route]);
   useEffect(() => {
-    // A screen reader hears the new page, and Tab starts from its top, as after a full page load.
+    // A full page load starts at the top of the document (where "Skip to content" is); a move to
+    // another page starts at the new page, so a screen reader hears it and Tab begins there.
+    if (first.current) {
+      first.current = false;
+      return;
+    }
     document.getElementById('main')?.focus({ preventScroll: true });
     window.scrollTo(0, 0);
   }, [path]);

@@ -240,6 +240,17 @@ test('profile, a mistyped address, and sign-out', { skip }, async () => {
   await visible(page.getByText('Platform admin').first());
   await look(page, 'profile');
 
+  // By keyboard: the first Tab reaches "Skip to content", which leads past the navigation.
+  await page.reload();
+  await visible(heading(page, 'Profile'));
+  await page.keyboard.press('Tab');
+  const skipLink = page.getByRole('link', { name: 'Skip to content' });
+  assert.equal(await skipLink.evaluate((el) => el === el.ownerDocument.activeElement), true);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate('document.activeElement?.closest("main") !== null');
+  assert.equal(focused, true, 'after skipping, Tab moves inside the page, not through the navigation');
+
   await page.goto(`${h.uiUrl}/no/such/page`);
   await visible(heading(page, 'Page not found'));
   await visible(page.getByRole('navigation', { name: 'Main' }));
@@ -270,6 +281,9 @@ test(
     await page.getByRole('button', { name: 'Sign in' }).click();
     // Sign-in returns to the page the person was sent away from.
     await visible(heading(page, 'Connections'));
+    // The list has loaded: no request of this page is still on its way when the clock moves.
+    await visible(page.getByRole('link', { name: `Events of ${CONNECTION}` }));
+    await page.waitForLoadState('networkidle');
 
     // Thirteen hours later the session is past its 12-hour limit: the next call gets 401.
     h.setNow(new Date(Date.now() + 13 * 60 * 60 * 1000));
