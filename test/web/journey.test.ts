@@ -17,7 +17,7 @@ import {
   type UiHarness,
   startUiHarness,
 } from '../helpers/browser.js';
-import { assertNoLeak, until } from '../helpers/factories.js';
+import { assertNoLeak } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 const skip = browserSkipReason();

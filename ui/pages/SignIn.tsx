@@ -20,6 +20,11 @@ function signInFailure(error: ApiError): ApiError {
           ? 'Too many failed sign-ins for this account. Try again later.'
           : `Too many failed sign-ins for this account. It is locked for ${inMinutes(error.retryAfterSeconds)}.`,
       );
+    case 'csrf_failed':
+      // Login checks the Origin: a page opened at another address than PUBLIC_URL cannot sign in.
+      return say(
+        `hubgate does not accept sign-ins from ${window.location.origin}. Open it at the address it was set up with (its PUBLIC_URL), for example the one in the setup link.`,
+      );
     case 'password_sign_in_disabled':
       return say('Password sign-in is turned off for this account. Sign in with a passkey instead.');
     default:

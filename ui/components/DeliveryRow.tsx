@@ -1,0 +1,132 @@
+import { Fragment } from 'preact';
+import type { Delivery, DeliveryStatus } from '../api-types.js';
+import { formatPreciseDate, plural } from '../format.js';
+import { DeliveryAttempts } from './DeliveryAttempts.js';
+import { StatusBadge } from './StatusBadge.js';
+import { Time } from './Time.js';
+
+/** Each delivery status (contract §7), as the log and its filter say it. */
+export const DELIVERY_STATUS_WORDS: Record<DeliveryStatus, string> = {
+  pending: 'Pending',
+  delivering: 'Delivering',
+  retrying: 'Retrying',
+  delivered: 'Delivered',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+/** The number of columns of the log's table, which the attempts row spans. */
+export const DELIVERY_COLUMNS = 8;
+
+/** A long event type may break after each dot (`employee.contract.signed`), never inside a word. */
+function breakable(type: string) {
+  return type.split('.').map((part, index) => (
+    <Fragment key={index}>
+      {index > 0 ? (
+        <>
+          .<wbr />
+        </>
+      ) : null}
+      {part}
+    </Fragment>
+  ));
+}
+
+function LastAndNext({ delivery }: { delivery: Delivery }) {
+  const last = delivery.attempts[delivery.attempts.length - 1];
+  const waiting = delivery.status === 'pending' || delivery.status === 'retrying';
+  if (!last && !(waiting && delivery.nextAttemptAt)) return <span class="muted">—</span>;
+  return (
+    <span class="last-next">
+      {last ? <Time at={last.startedAt} /> : null}
+      {waiting && delivery.nextAttemptAt ? (
+        <span class="muted">
+          Next <Time at={delivery.nextAttemptAt} />
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+/** One delivery of the event log and, when expanded, its attempts. */
+export function DeliveryRow({
+  delivery,
+  expanded,
+  onToggle,
+  canRetry,
+  retrying,
+  onRetry,
+}: {
+  delivery: Delivery;
+  expanded: boolean;
+  onToggle: () => void;
+  canRetry: boolean;
+  retrying: boolean;
+  onRetry: () => void;
+}) {
+  const attemptsId = `attempts-${delivery.id}`;
+  return (
+    <>
+      <tr class={expanded ? 'delivery delivery-open' : 'delivery'}>
+        <td class="disclosure-cell">
+          <button
+            type="button"
+            class="disclosure"
+            aria-expanded={expanded}
+            aria-controls={attemptsId}
+            onClick={onToggle}
+          >
+            <span class="disclosure-icon" aria-hidden="true" />
+            <span class="visually-hidden">Show attempts of {delivery.eventId}</span>
+          </button>
+        </td>
+        <th scope="row" class="mono event-type">
+          {breakable(delivery.eventType)}
+        </th>
+        <td class="mono event-id">{delivery.eventId}</td>
+        <td>
+          <StatusBadge status={delivery.status} label={DELIVERY_STATUS_WORDS[delivery.status]} />
+        </td>
+        <td class="num">{delivery.attemptCount}</td>
+        <td class="delivery-time">
+          <Time at={delivery.createdAt} />
+        </td>
+        <td>
+          <LastAndNext delivery={delivery} />
+        </td>
+        <td class="actions">
+          {canRetry && delivery.status === 'failed' ? (
+            <button
+              type="button"
+              class="button button-small"
+              onClick={onRetry}
+              disabled={retrying}
+              aria-busy={retrying}
+            >
+              {retrying ? 'Retrying…' : 'Retry'}
+              <span class="visually-hidden"> delivery of {delivery.eventId}</span>
+            </button>
+          ) : null}
+        </td>
+      </tr>
+      {expanded ? (
+        <tr class="attempts-row" id={attemptsId}>
+          <td colSpan={DELIVERY_COLUMNS}>
+            <DeliveryAttempts delivery={delivery} />
+            <p class="attempts-summary muted">
+              {plural(delivery.attemptCount, 'attempt')}
+              {delivery.deliveredAt ? (
+                <>
+                  {' '}
+                  · delivered{' '}
+                  <time dateTime={delivery.deliveredAt}>{formatPreciseDate(delivery.deliveredAt)}</time>
+                </>
+              ) : null}{' '}
+              · delivery ID <span class="mono">{delivery.id}</span>
+            </p>
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
