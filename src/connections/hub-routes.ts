@@ -13,6 +13,7 @@ const Field = Type.Object({
   description: Nullable(Type.String()),
   format: Nullable(Type.String({ description: 'e.g. uri' })),
   options: Nullable(Type.Array(Type.String(), { description: 'the values allowed, when they are few' })),
+  default: Nullable(Type.String({ description: 'what an optional field means when left out' })),
 });
 
 export const ConnectorSchema = Type.Object({
@@ -23,6 +24,10 @@ export const ConnectorSchema = Type.Object({
   configFields: Type.Array(Field),
   credentialFields: Type.Array(Type.Intersect([Field, Type.Object({ generated: Type.Boolean() })])),
   eventTypes: Type.Array(Type.String()),
+  rebindOverlapSeconds: Type.Integer({
+    minimum: 0,
+    description: 'how long the previous credentials keep working after new ones are bound',
+  }),
 });
 
 const Count = Type.Integer({ minimum: 0 });

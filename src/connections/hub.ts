@@ -15,6 +15,7 @@ interface FieldInfo {
   description: string | null;
   format: string | null;
   options: string[] | null;
+  default: string | null;
 }
 
 function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
@@ -25,6 +26,7 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
       format?: string;
       anyOf?: Array<{ const?: unknown }>;
       description?: string;
+      default?: unknown;
     };
     // A union of constants (the http connector's method) is a choice among those values.
     const options = p.anyOf?.map((branch) => branch.const).filter((v): v is string => typeof v === 'string');
@@ -35,6 +37,7 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
       description: p.description ?? null,
       format: p.format ?? null,
       options: options && options.length > 0 ? options : null,
+      default: typeof p.default === 'string' ? p.default : null,
     };
   });
 }
@@ -56,6 +59,7 @@ export function describeConnectors(deps: ConnectionDeps) {
     configFields: fieldsOf(definition.config),
     credentialFields: credentialFieldsOf(definition),
     eventTypes: [...definition.acceptedEventTypes],
+    rebindOverlapSeconds: definition.rebindOverlapSeconds,
   }));
 }
 

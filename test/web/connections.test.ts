@@ -240,7 +240,7 @@ describe('connections pages', () => {
       // Replacing says that the current secret keeps working for a day; Cancel leaves it as it is.
       await created.getByRole('button', { name: `Replace credentials of ${NAME}` }).click();
       const replace = page.getByRole('dialog', { name: `Replace the credentials of “${NAME}”` });
-      await replace.getByText('keeps working for 24 hours').waitFor();
+      await replace.getByText('keep working for 24 hours').waitFor();
       await replace.getByRole('button', { name: 'Cancel' }).click();
       await replace.waitFor({ state: 'hidden' });
     },

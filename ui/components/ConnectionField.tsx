@@ -190,11 +190,10 @@ export function ConnectionField({
   );
 }
 
-/** An optional choice's starting value: the one the description calls the default, else the first. */
+/** An optional choice's starting value: the catalog's default, else the first. */
 export function initialValue(field: CatalogField): string {
   if (!field.options) return '';
-  const named = /default (\S+)/i.exec(field.description ?? '')?.[1];
-  return named && field.options.includes(named) ? named : (field.options[0] ?? '');
+  return field.default && field.options.includes(field.default) ? field.default : (field.options[0] ?? '');
 }
 
 /** Patterns typed as `employee.*, invoice.paid` (commas or spaces), as the API takes them. */

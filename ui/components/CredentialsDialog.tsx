@@ -69,15 +69,23 @@ function GeneratedChoice({
   );
 }
 
+/** "24 hours", "30 minutes": how long an overlap lasts. */
+function overlapText(seconds: number): string {
+  const hours = seconds / 3600;
+  if (Number.isInteger(hours)) return hours === 1 ? '1 hour' : `${hours} hours`;
+  const minutes = Math.round(seconds / 60);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
 /** What a generated secret is for, said under it. */
-function secretUse(name: string, rebind: boolean) {
+function secretUse(name: string, overlapSeconds: number) {
   if (name !== 'signingSecret') return null;
   return (
     <p>
       Give it to the receiver: it checks the <code>webhook-signature</code> header of each delivery with it
       (Standard Webhooks).
-      {rebind
-        ? ' The previous secret keeps working for 24 hours, so each delivery carries both signatures until then.'
+      {overlapSeconds > 0
+        ? ` The previous secret keeps working for ${overlapText(overlapSeconds)}, so each delivery carries both signatures until then.`
         : ''}
     </p>
   );
@@ -186,7 +194,7 @@ export function CredentialsDialog({
                   secret={secret}
                   onCopied={() => setCopied((current) => new Set(current).add(key))}
                 />
-                {secretUse(key, rebind)}
+                {secretUse(key, rebind ? (connector?.rebindOverlapSeconds ?? 0) : 0)}
               </div>
             ))}
           </div>
@@ -239,8 +247,8 @@ export function CredentialsDialog({
             </p>
             {rebind ? (
               <Notice tone="warning">
-                {connector.connectorKey === 'webhook'
-                  ? 'The current signing secret keeps working for 24 hours next to the new one, so the receiver has time to switch.'
+                {connector.rebindOverlapSeconds > 0
+                  ? `The current credentials keep working for ${overlapText(connector.rebindOverlapSeconds)} next to the new ones, so the receiver has time to switch.`
                   : 'The new credentials replace the current ones at once.'}
               </Notice>
             ) : null}

@@ -9,7 +9,6 @@ import { SecretOnce } from '../components/SecretOnce.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
 import { signedIn } from '../session.js';
 
-
 const MIN_PASSWORD = 12;
 
 /** The one-time token from `#token=…`: the fragment never reaches a server or a log. */
