@@ -2,7 +2,7 @@
 // Builds the web UI into dist/ui: one script and one stylesheet with content hashes in their names
 // (served immutable), and index.html that names them (served no-cache). Nothing is fetched at run
 // time and nothing is inline, so the page runs under a CSP of 'self' only (contract §12).
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -10,7 +10,9 @@ const root = new URL('..', import.meta.url).pathname;
 const out = join(root, 'dist', 'ui');
 const assets = join(out, 'assets');
 
-rmSync(out, { recursive: true, force: true });
+// Earlier builds are not wiped first: a server started before this build still serves the
+// index.html it read, which names the older files. The new index.html replaces the old one in one
+// rename; files no build has named for ten minutes are deleted at the end.
 mkdirSync(assets, { recursive: true });
 
 const result = await build({
@@ -39,8 +41,9 @@ if (!script || !style) throw new Error(`the UI build made no script or styleshee
 const icon =
   "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='7' fill='%232354d6'/%3E%3Cpath d='M9 9v14M23 9v14M9 16h14' stroke='white' stroke-width='3.2' stroke-linecap='round'/%3E%3C/svg%3E";
 
+const partial = join(out, `index.html.${process.pid}.partial`);
 writeFileSync(
-  join(out, 'index.html'),
+  partial,
   `<!doctype html>
 <html lang="en">
   <head>
@@ -59,4 +62,12 @@ writeFileSync(
 </html>
 `,
 );
+renameSync(partial, join(out, 'index.html'));
+
+const current = new Set(outputs);
+const stale = Date.now() - 10 * 60 * 1000;
+for (const name of readdirSync(assets)) {
+  const path = join(assets, name);
+  if (!current.has(name) && statSync(path).mtimeMs < stale) rmSync(path, { force: true });
+}
 console.log(`web UI built: dist/ui/assets/${script}, ${style}`);

@@ -168,7 +168,7 @@ export async function rotateApiKey(
       tenantId,
       targetType: 'api_key',
       targetId: id,
-      metadata: { prefix: updated.prefix, previousSecretValidForSeconds: overlapSeconds },
+      metadata: { name: updated.name, prefix: updated.prefix, previousSecretValidForSeconds: overlapSeconds },
     });
     return updated;
   });
@@ -195,7 +195,7 @@ export async function revokeApiKey(
       tenantId,
       targetType: 'api_key',
       targetId: id,
-      metadata: { prefix: current.prefix },
+      metadata: { name: current.name, prefix: current.prefix },
     });
   });
 }

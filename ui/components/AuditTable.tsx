@@ -84,6 +84,7 @@ function facts(metadata: Record<string, unknown>): ComponentChildren[] {
   };
   fact('name', (v) => (isText(v) ? `“${v}”` : null));
   fact('displayName', (v) => (isText(v) ? `“${v}”` : null));
+  fact('organizationName', (v) => (isText(v) ? `“${v}”` : null));
   fact('email', (v) => (isText(v) ? String(v) : null));
   fact('method', (v) => (isText(v) ? (METHODS[String(v)] ?? `with ${v}`) : null));
   fact('role', (v) => (isText(v) ? roleName(String(v)) : null));
@@ -109,6 +110,14 @@ function facts(metadata: Record<string, unknown>): ComponentChildren[] {
   );
   fact('changedFields', (v) => (textList(v) ? `changed: ${textList(v)?.join(', ')}` : null));
   fact('config', () => null);
+  fact('platformKeyPrefix', (v) =>
+    isText(v) ? (
+      <span>
+        platform key <span class="mono">{v}…</span>
+      </span>
+    ) : null,
+  );
+  fact('platformKeyId', () => null);
   // Anything else simple is shown as "name: value"; nested objects are left out.
   for (const [name, value] of Object.entries(metadata)) {
     if (seen.has(name)) continue;

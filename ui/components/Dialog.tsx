@@ -20,10 +20,17 @@ export function Dialog({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  const mounted = useRef(true);
+  const ask = useRef(onCancel ?? onClose);
+  ask.current = onCancel ?? onClose;
   useEffect(() => {
     const dialog = ref.current;
+    mounted.current = true;
     if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
+    return () => {
+      mounted.current = false;
+      dialog?.close();
+    };
   }, []);
   return (
     <dialog
@@ -33,6 +40,14 @@ export function Dialog({
       onCancel={(event) => {
         event.preventDefault();
         (onCancel ?? onClose)();
+      }}
+      onClose={(event) => {
+        // Chrome lets a page refuse Escape only once per user gesture: a second Escape in a row
+        // closes the dialog anyway. While this component still shows it, it is opened again and
+        // asked as for Escape, so a dialog holding a secret never vanishes without its question.
+        if (!mounted.current) return;
+        event.currentTarget.showModal();
+        ask.current();
       }}
     >
       <h2 id={titleId} class="dialog-title">
