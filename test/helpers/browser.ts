@@ -136,9 +136,12 @@ export async function newPage(
     errors.push(`console: ${message.text()} (${message.location().url || 'page'})`);
   });
   page.on('pageerror', (error) => errors.push(`uncaught: ${error.stack ?? error.message}`));
-  page.on('requestfailed', (request) =>
-    errors.push(`request failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText}`),
-  );
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText;
+    // The page gave it up itself (a request a newer one replaced, or a page left): not a failure.
+    if (reason === 'net::ERR_ABORTED') return;
+    errors.push(`request failed: ${request.method()} ${request.url()}: ${reason}`);
+  });
   page.on('response', (response) => {
     if (response.status() >= 400)
       httpErrors.push(`${response.status()} ${response.request().method()} ${response.url()}`);

@@ -211,6 +211,14 @@ test(
     await visible(page.getByText('127.0.0.1').first());
     await look(page, 'journey-event-log');
 
+    // The overview now counts the connection and the delivery.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
+    await visible(heading(page, 'Overview'));
+    await visible(page.getByRole('heading', { name: 'Deliveries in the last 24 hours' }));
+    await look(page, 'overview');
+    await page.goBack();
+    await visible(heading(page, CONNECTION));
+
     // Back returns to the list, forward to the log, and a reload keeps the page.
     await page.goBack();
     await visible(heading(page, 'Connections'));

@@ -38,7 +38,7 @@ function reasonText(reason: string, connector: ReadinessRow) {
         <>
           No active connection uses it yet.{' '}
           <a href={`/connections/new?connector=${encodeURIComponent(connector.connectorKey)}`}>
-            Create a {connector.name} connection
+            Create {/^(?:[aeiou]|http)/i.test(connector.name) ? 'an' : 'a'} {connector.name} connection
           </a>
         </>
       );
