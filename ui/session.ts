@@ -38,9 +38,16 @@ export async function loadSession(): Promise<void> {
   }
 }
 
-/** Where sign-in sends the person back to: a path inside the UI, never another site. */
+/**
+ * Where sign-in sends the person back to: a path of this origin, never another site. `//host` and
+ * `/\host` are other hosts to a browser, and control characters are dropped by URL parsing, so
+ * anything but a plain path is refused.
+ */
 export function safeNext(next: string | null | undefined): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-in') ? next : '/';
+  if (!next || !/^\/(?![/\\])[^\u0000-\u001f\\]*$/.test(next)) return '/';
+  const url = new URL(next, window.location.origin);
+  if (url.origin !== window.location.origin || url.pathname.startsWith('/sign-in')) return '/';
+  return url.pathname + url.search + url.hash;
 }
 
 /**
