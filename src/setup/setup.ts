@@ -98,6 +98,9 @@ export async function completeSetup(
   // The shape check spares a lookup, not a count: a malformed guess is still a guess.
   const tokenHash = TOKEN_SHAPE.test(input.token) ? hashOf(ctx.keyring, input.token) : null;
   if (!tokenHash || !(await isLiveSetupToken(ctx.db, tokenHash, now))) {
+    // A concurrent setup may have finished since the route's check, and spent every token with
+    // it: that is "already set up", not a wrong token (contract §13: 409 whatever the token).
+    if (await hasAnyUser(ctx.db)) throw setupDone();
     await recordAudit(ctx.db, origin, { action: 'setup.failure', tenantId: null });
     throw wrongToken();
   }
