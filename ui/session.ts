@@ -44,6 +44,7 @@ export async function loadSession(): Promise<void> {
  * anything but a plain path is refused.
  */
 export function safeNext(next: string | null | undefined): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (!next || !/^\/(?![/\\])[^\u0000-\u001f\\]*$/.test(next)) return '/';
   const url = new URL(next, window.location.origin);
   if (url.origin !== window.location.origin || url.pathname.startsWith('/sign-in')) return '/';

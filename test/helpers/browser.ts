@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result as AxeResult } from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { type Harness, type HarnessOptions, startHarness } from './harness.js';
 
 /**
@@ -234,4 +234,27 @@ export async function screenshot(page: Page, name: string): Promise<{ light: str
   const dark = await shoot('dark', join(SCREENSHOTS, `${name}-dark.png`));
   await page.emulateMedia({ colorScheme: schemes.get(page) ?? 'light' });
   return { light, dark };
+}
+
+/** Whether the element has the keyboard focus (a function: a string would not be called with it). */
+export const hasFocus = (locator: Locator): Promise<boolean> =>
+  locator.evaluate((element) => element === element.ownerDocument.activeElement);
+
+/**
+ * Signs in on the sign-in page as a person does (labels and button by name), and waits for the page
+ * `next` leads to and its heading.
+ */
+export async function signInThroughUi(
+  page: Page,
+  uiUrl: string,
+  user: { email: string; password: string },
+  next = '/',
+): Promise<void> {
+  await page.goto(`${uiUrl}/sign-in?next=${encodeURIComponent(next)}`);
+  await page.getByLabel('E-mail address').fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const path = next.split(/[?#]/)[0];
+  await page.waitForURL((url) => url.pathname === path);
+  await page.getByRole('heading', { level: 1 }).first().waitFor();
 }

@@ -11,6 +11,8 @@ import {
   type TestPage,
   type UiHarness,
   startUiHarness,
+  hasFocus,
+  signInThroughUi,
 } from '../helpers/browser.js';
 import { assertNoLeak, inDays, makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 
@@ -37,10 +39,6 @@ async function eventually(check: () => Promise<void> | void, ms = WAIT_MS): Prom
   }
 }
 
-/** Whether the element has the keyboard focus (a function: a string would not be called with it). */
-const hasFocus = (locator: Locator): Promise<boolean> =>
-  locator.evaluate((element) => element === element.ownerDocument.activeElement);
-
 const visible = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
 const gone = (locator: Locator) => locator.waitFor({ state: 'detached', timeout: WAIT_MS });
 
@@ -56,14 +54,6 @@ describe('API keys and audit log pages', () => {
     await browser?.close();
     await h?.close();
   });
-
-  async function signInThroughUi(page: Page, user: { email: string; password: string }) {
-    await page.goto(`${h.uiUrl}/sign-in`);
-    await page.getByLabel('E-mail address').fill(user.email);
-    await page.getByLabel('Password', { exact: true }).fill(user.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
-  }
 
   /** The automation API as the key's holder calls it. */
   const capabilities = (secret: string) =>
@@ -119,7 +109,7 @@ describe('API keys and audit log pages', () => {
       page.on('request', (request) => requested.push(request.url()));
       const secrets: string[] = [];
       try {
-        await signInThroughUi(page, admin);
+        await signInThroughUi(page, h.uiUrl, admin);
         const nav = page.getByRole('navigation', { name: 'Main' });
         await nav.getByRole('link', { name: 'API keys' }).click();
 
@@ -385,7 +375,7 @@ describe('API keys and audit log pages', () => {
       const { page } = tp;
       page.setDefaultTimeout(WAIT_MS);
       try {
-        await signInThroughUi(page, member);
+        await signInThroughUi(page, h.uiUrl, member);
         const nav = page.getByRole('navigation', { name: 'Main' });
         await visible(nav.getByRole('link', { name: 'Overview' }));
         assert.equal(await nav.getByRole('link', { name: 'API keys' }).count(), 0);

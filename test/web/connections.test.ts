@@ -12,6 +12,8 @@ import {
   type TestPage,
   type UiHarness,
   startUiHarness,
+  hasFocus,
+  signInThroughUi,
 } from '../helpers/browser.js';
 import { makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 import type { TestSession } from '../helpers/harness.js';
@@ -62,9 +64,6 @@ const descriptionOf = (control: Locator): Promise<string> =>
       .join(' '),
   );
 
-const hasFocus = (control: Locator): Promise<boolean> =>
-  control.evaluate((element) => element === element.ownerDocument.activeElement);
-
 /**
  * No console error, uncaught exception or failed request, except requests the browser abandoned
  * because the page moved on (a refresh of the event log in flight while a link is followed).
@@ -72,14 +71,6 @@ const hasFocus = (control: Locator): Promise<boolean> =>
 function assertNoErrors(testPage: TestPage, label: string): void {
   const errors = testPage.errors.filter((e) => !/^request failed: .*net::ERR_ABORTED$/.test(e));
   assert.deepEqual(errors, [], `${label}: the page reported errors`);
-}
-
-async function signInThroughUi(page: Page, uiUrl: string, user: { email: string; password: string }) {
-  await page.goto(`${uiUrl}/sign-in?next=${encodeURIComponent('/connections')}`);
-  await page.getByLabel('E-mail address').fill(user.email);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Connections' }).waitFor();
 }
 
 describe('connections pages', () => {
@@ -129,7 +120,7 @@ describe('connections pages', () => {
     page = tp.page;
     page.setDefaultTimeout(WAIT);
     await tp.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.uiUrl });
-    await signInThroughUi(page, h.uiUrl, admin);
+    await signInThroughUi(page, h.uiUrl, admin, '/connections');
   });
   after(async () => {
     await tp?.close();
@@ -452,7 +443,7 @@ describe('connections pages', () => {
       const other = await newPage(browser, { colorScheme: 'dark' });
       try {
         other.page.setDefaultTimeout(WAIT);
-        await signInThroughUi(other.page, h.uiUrl, member);
+        await signInThroughUi(other.page, h.uiUrl, member, '/connections');
         const list = other.page.getByRole('table');
         await list.getByText('Ops channel', { exact: true }).waitFor();
         assert.equal(await other.page.getByRole('link', { name: 'Create connection' }).count(), 0);

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
 import type { SetupAnswer } from '../api-types.js';
-import { Field } from '../components/Field.js';
+import { TextField } from '../components/TextField.js';
 import { Loading } from '../components/Loading.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
 import { SecretOnce } from '../components/SecretOnce.js';
@@ -68,88 +68,56 @@ function FirstAdminForm({ token, onDone }: { token: string; onDone: (answer: Set
         void submit.run();
       }}
     >
-      <Field
+      <TextField
         label="Organization name"
         hint="Your company or team. It becomes the first tenant, entitled to every module."
         error={
           (checked && !organizationName.trim() ? 'Enter a name.' : undefined) ??
           apiError?.forField('organizationName')
         }
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            autoComplete="organization"
-            maxLength={200}
-            required
-            value={organizationName}
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            onInput={(event) => setOrganizationName(event.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field
+        type="text"
+        autoComplete="organization"
+        maxLength={200}
+        required
+        value={organizationName}
+        onValue={setOrganizationName}
+      />
+      <TextField
         label="Your e-mail address"
         hint="You sign in with it. You will be the platform administrator."
         error={(checked && !email ? 'Enter an e-mail address.' : undefined) ?? apiError?.forField('email')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="email"
-            autoComplete="username"
-            maxLength={254}
-            required
-            value={email}
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            onInput={(event) => setEmail(event.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field
+        type="email"
+        autoComplete="username"
+        maxLength={254}
+        required
+        value={email}
+        onValue={setEmail}
+      />
+      <TextField
         label="Password"
         hint={`At least ${MIN_PASSWORD} characters. A passphrase of a few words is easy to type and hard to guess.`}
         error={
           (checked && tooShort ? `Use at least ${MIN_PASSWORD} characters.` : undefined) ??
           apiError?.forField('password')
         }
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="password"
-            autoComplete="new-password"
-            minLength={MIN_PASSWORD}
-            maxLength={200}
-            required
-            value={password}
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field
+        type="password"
+        autoComplete="new-password"
+        minLength={MIN_PASSWORD}
+        maxLength={200}
+        required
+        value={password}
+        onValue={setPassword}
+      />
+      <TextField
         label="Repeat the password"
         error={checked && mismatch ? 'The two passwords differ.' : undefined}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="password"
-            autoComplete="new-password"
-            maxLength={200}
-            required
-            value={repeat}
-            aria-describedby={describedBy}
-            aria-invalid={invalid}
-            onInput={(event) => setRepeat(event.currentTarget.value)}
-          />
-        )}
-      </Field>
+        type="password"
+        autoComplete="new-password"
+        maxLength={200}
+        required
+        value={repeat}
+        onValue={setRepeat}
+      />
       <ErrorNotice error={apiError && apiError.fieldErrors.length === 0 ? apiError : undefined} />
       <button
         type="submit"

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
 import type { SessionAnswer } from '../api-types.js';
-import { Field } from '../components/Field.js';
+import { TextField } from '../components/TextField.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
 import { safeNext, session, signedIn, signInReason } from '../session.js';
@@ -85,36 +85,26 @@ export function SignInPage() {
           void signIn.run();
         }}
       >
-        <Field label="E-mail address">
-          {({ id, describedBy }) => (
-            <input
-              id={id}
-              type="email"
-              name="email"
-              autoComplete="username"
-              required
-              maxLength={254}
-              value={email}
-              aria-describedby={describedBy}
-              onInput={(event) => setEmail(event.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field label="Password">
-          {({ id, describedBy }) => (
-            <input
-              id={id}
-              type="password"
-              name="password"
-              autoComplete="current-password"
-              required
-              maxLength={1024}
-              value={password}
-              aria-describedby={describedBy}
-              onInput={(event) => setPassword(event.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="E-mail address"
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          maxLength={254}
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          maxLength={1024}
+          value={password}
+          onValue={setPassword}
+        />
         <ErrorNotice error={signIn.error} />
         <button
           type="submit"
