@@ -142,7 +142,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     // API answers are per-credential and some carry secrets: no cache may keep any of them.
-    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    if (request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?'))
+      reply.header('cache-control', 'no-store');
   });
   registerAccessLog(app);
   registerHttpMetrics(app, ctx.metrics);

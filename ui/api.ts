@@ -1,6 +1,6 @@
 // The one way the UI talks to the API: same-origin cookies, the session's CSRF token on unsafe
 // methods, problem details turned into sentences, and a session that ended sent to sign-in.
-import { sessionEnded } from './session.js';
+import { loadSession, sessionEnded } from './session.js';
 
 export interface FieldError {
   path: string;
@@ -119,6 +119,9 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     retryAfter,
   );
   if (response.status === 401 && !options.anonymous) sessionEnded('expired');
+  // Another tab may have signed in as someone else: this tab learns who it is now (and the
+  // session's current CSRF token) before the person tries again.
+  if (code === 'role_forbidden' || code === 'csrf_failed') void loadSession();
   throw error;
 }
 

@@ -1,5 +1,5 @@
 import type { AnyComponent } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { BareLayout, Layout } from './components/Layout.js';
 import { Loading } from './components/Loading.js';
@@ -13,7 +13,9 @@ import { OverviewPage } from './pages/Overview.js';
 import { ProfilePage } from './pages/Profile.js';
 import { SetupPage } from './pages/Setup.js';
 import { SignInPage } from './pages/SignIn.js';
-import { session, setNavigator } from './session.js';
+import type { ApiError } from './api.js';
+import { ErrorNotice } from './components/Notice.js';
+import { loadSession, session, sessionProblem, setNavigator } from './session.js';
 
 /** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
 function signedIn<P>(Page: AnyComponent<P>) {
@@ -70,8 +72,35 @@ function Navigation() {
   return null;
 }
 
+/** The session could not be asked for: say why, and offer to ask again. */
+function Unreachable({ error }: { error: ApiError }) {
+  const [busy, setBusy] = useState(false);
+  return (
+    <BareLayout>
+      <section class="card card-narrow" aria-labelledby="unreachable-title">
+        <h1 id="unreachable-title">hubgate is not answering</h1>
+        <ErrorNotice error={error} />
+        <button
+          type="button"
+          class="button button-primary"
+          disabled={busy}
+          onClick={() => {
+            setBusy(true);
+            void loadSession().finally(() => setBusy(false));
+          }}
+        >
+          {busy ? 'Trying…' : 'Try again'}
+        </button>
+      </section>
+    </BareLayout>
+  );
+}
+
 export function App() {
-  if (session.value === undefined) return <Loading what="Starting hubgate" />;
+  if (session.value === undefined) {
+    const problem = sessionProblem.value;
+    return problem ? <Unreachable error={problem} /> : <Loading what="Starting hubgate" />;
+  }
   return (
     <LocationProvider>
       <Navigation />

@@ -1,11 +1,14 @@
 // Who is signed in, for the whole UI. The session lives in an HttpOnly cookie the page cannot read;
 // this is only what the API said about it, and it is forgotten as soon as the API says it ended.
 import { signal } from '@preact/signals';
-import { api, setCsrfToken } from './api.js';
+import { api, ApiError, setCsrfToken } from './api.js';
 import type { SessionAnswer } from './api-types.js';
 
 /** undefined: not known yet; null: nobody is signed in. */
 export const session = signal<SessionAnswer | null | undefined>(undefined);
+
+/** Why the session could not be asked for (rate limited, database down, offline), if so. */
+export const sessionProblem = signal<ApiError | null>(null);
 
 /** Why the person is on the sign-in page, said there once. */
 export type SignInReason = 'expired' | 'signed-out';
@@ -32,7 +35,14 @@ export function signedIn(answer: SessionAnswer): void {
 export async function loadSession(): Promise<void> {
   try {
     signedIn(await api<SessionAnswer>('GET', '/api/v1/auth/session', { anonymous: true }));
-  } catch {
+    sessionProblem.value = null;
+  } catch (error) {
+    // Only a 401 means nobody is signed in; a 429 or a 503 says nothing about the session.
+    if (error instanceof ApiError && error.status !== 401) {
+      sessionProblem.value = error;
+      return;
+    }
+    sessionProblem.value = null;
     setCsrfToken(null);
     session.value = null;
   }
@@ -47,8 +57,11 @@ export function safeNext(next: string | null | undefined): string {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (!next || !/^\/(?![/\\])[^\u0000-\u001f\\]*$/.test(next)) return '/';
   const url = new URL(next, window.location.origin);
-  if (url.origin !== window.location.origin || url.pathname.startsWith('/sign-in')) return '/';
-  return url.pathname + url.search + url.hash;
+  // Dot segments are resolved only now (`/..//host` becomes `//host`): the result is checked again.
+  const path = url.pathname;
+  if (url.origin !== window.location.origin || path.startsWith('//') || path.startsWith('/sign-in'))
+    return '/';
+  return path + url.search + url.hash;
 }
 
 /**

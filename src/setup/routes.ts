@@ -39,6 +39,7 @@ export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags,
           summary: 'Whether first-run setup is still to be done (while no user exists)',
+          querystring: StrictObject({}),
           response: { 200: Type.Object({ required: Type.Boolean() }) },
         },
       },
@@ -62,7 +63,7 @@ export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
               maxLength: 64,
               description: 'the token of the setup URL (32 base62 characters)',
             }),
-            organizationName: Type.String({ minLength: 1, maxLength: 200 }),
+            organizationName: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
             email: Type.String({ format: 'email', maxLength: 254 }),
             password: Type.String({ minLength: 12, maxLength: 200 }),
           }),

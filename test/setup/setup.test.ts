@@ -68,6 +68,12 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
   });
   after(() => h.close());
 
+  test('the setup check takes no query parameter (a token there is refused, never read)', async () => {
+    const r = await h.request('GET', `${SETUP}?token=${token}`);
+    assertProblem(r, 400, 'validation_failed');
+    assert.ok(!r.text.includes(token));
+  });
+
   test('a fresh hub (a platform key, no user) says setup is required, without a credential', async () => {
     assert.equal(await required(h), true);
   });
@@ -161,6 +167,7 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       ['password of 11 characters', { password: 'a'.repeat(11) }, 'password'],
       ['password of 201 characters', { password: 'a'.repeat(201) }, 'password'],
       ['empty organizationName', { organizationName: '' }, 'organizationName'],
+      ['a blank organizationName', { organizationName: '   ' }, 'organizationName'],
       ['organizationName of 201 characters', { organizationName: 'a'.repeat(201) }, 'organizationName'],
       ['not an e-mail address', { email: 'not-an-address' }, 'email'],
       ['e-mail over 254 characters', { email: `${'a'.repeat(250)}@example.com` }, 'email'],

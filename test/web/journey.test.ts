@@ -211,6 +211,25 @@ test(
     await visible(page.getByText('127.0.0.1').first());
     await look(page, 'journey-event-log');
 
+    // On a phone the pages fit the screen; wide tables scroll inside their box, not the page.
+    await page.setViewportSize({ width: 375, height: 740 });
+    for (const [link, title] of [
+      ['Overview', 'Overview'],
+      ['Connections', 'Connections'],
+      ['Audit log', 'Audit log'],
+    ] as const) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link }).click();
+      await visible(heading(page, title));
+      await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
+      const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      assert.ok(width <= 375, `${title} is ${width} px wide on a 375 px screen`);
+      await page.screenshot({ path: `screenshots/phone-${title.toLowerCase().replace(' ', '-')}.png` });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Connections' }).click();
+    await page.getByRole('link', { name: `Events of ${CONNECTION}` }).click();
+    await visible(heading(page, CONNECTION));
+
     // The overview now counts the connection and the delivery.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await visible(heading(page, 'Overview'));
@@ -324,6 +343,9 @@ test('sign-in sends the person back only to a page of this origin', { skip }, as
   for (const next of [
     '//evil.example/',
     '/\\evil.example/',
+    '/..//evil.example/',
+    '/x/..//evil.example',
+    '/.%2e//evil.example',
     'https://evil.example/',
     'javascript:alert(1)',
   ]) {

@@ -25,11 +25,15 @@ export function Dialog({
   ask.current = onCancel ?? onClose;
   useEffect(() => {
     const dialog = ref.current;
+    // Focus goes back where it was when the dialog opened (the button that opened it), if that is
+    // still on the page; otherwise the page decides (a message that says what happened).
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     mounted.current = true;
     if (dialog && !dialog.open) dialog.showModal();
     return () => {
       mounted.current = false;
       dialog?.close();
+      if (opener?.isConnected && document.activeElement === document.body) opener.focus();
     };
   }, []);
   return (

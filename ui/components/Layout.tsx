@@ -40,7 +40,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
           hubgate
         </a>
         <span class="topbar-tenant" title="Your organization">
-          {answer.tenant.name}
+          <bdi>{answer.tenant.name}</bdi>
         </span>
         <div class="topbar-user">
           <span class="topbar-email">

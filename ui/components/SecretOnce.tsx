@@ -1,4 +1,4 @@
-import { useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /**
  * A secret the API shows once (a key, a signing secret): readable, copyable, and said to be gone
@@ -17,6 +17,14 @@ export function SecretOnce({
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+
+  // A reload or a closed tab would lose it for good: until it is copied, the browser asks first.
+  useEffect(() => {
+    if (copied === 'yes') return;
+    const ask = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', ask);
+    return () => window.removeEventListener('beforeunload', ask);
+  }, [copied]);
 
   async function copy() {
     try {

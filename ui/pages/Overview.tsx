@@ -194,8 +194,8 @@ export function OverviewPage() {
   if (hub.error?.code === 'entitlement_missing') {
     body = (
       <Notice tone="warning">
-        {tenant} is not entitled to the Integration hub module, so there is no overview to show. Ask your
-        platform operator to enable it.
+        <bdi>{tenant}</bdi> is not entitled to the Integration hub module, so there is no overview to show.
+        Ask your platform operator to enable it.
       </Notice>
     );
   } else if (hub.error) body = <ErrorNotice error={hub.error} />;
@@ -207,8 +207,8 @@ export function OverviewPage() {
         {overview.totals.connections === 0 ? (
           <EmptyState title="No connections yet">
             <p>
-              A connection sends {tenant}’s events to a system you choose: a webhook endpoint, Slack, or any
-              HTTP endpoint.
+              A connection sends <bdi>{tenant}</bdi>’s events to a system you choose: a webhook endpoint,
+              Slack, or any HTTP endpoint.
             </p>
             <a class="button button-primary" href="/connections/new">
               Create your first connection
@@ -229,7 +229,11 @@ export function OverviewPage() {
     <>
       <PageHeader
         title="Overview"
-        description={`How ${tenant}’s integrations are doing.`}
+        description={
+          <>
+            How <bdi>{tenant}</bdi>’s integrations are doing.
+          </>
+        }
         actions={
           <button
             type="button"

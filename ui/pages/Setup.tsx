@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
 import type { SetupAnswer } from '../api-types.js';
@@ -7,7 +7,7 @@ import { Loading } from '../components/Loading.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
 import { SecretOnce } from '../components/SecretOnce.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
-import { signedIn } from '../session.js';
+import { session, signedIn } from '../session.js';
 
 const MIN_PASSWORD = 12;
 
@@ -143,7 +143,10 @@ function PlatformKeyShown({ answer }: { answer: SetupAnswer }) {
   return (
     <div class="stack">
       <Notice tone="success">
-        <strong>{answer.tenant.name}</strong> is set up, and you are signed in as {answer.user.email}.
+        <strong>
+          <bdi>{answer.tenant.name}</bdi>
+        </strong>{' '}
+        is set up, and you are signed in as {answer.user.email}.
       </Notice>
       <p>
         hubgate made a <strong>platform key</strong> for you. Operator tools use it to read monitoring and to
@@ -186,7 +189,13 @@ function PlatformKeyShown({ answer }: { answer: SetupAnswer }) {
 /** First-run setup (contract §13): the organization, its first administrator, a platform key. */
 export function SetupPage() {
   useTitle('Set up hubgate');
-  const [token] = useState(tokenFromFragment);
+  const [token, setToken] = useState(tokenFromFragment);
+  // A link pasted into this tab changes only the fragment: no page load reads it.
+  useEffect(() => {
+    const read = () => setToken(tokenFromFragment());
+    window.addEventListener('hashchange', read);
+    return () => window.removeEventListener('hashchange', read);
+  }, []);
   const [done, setDone] = useState<SetupAnswer | null>(null);
   const status = useResource(
     (signal) => api<{ required: boolean }>('GET', '/api/v1/setup', { signal, anonymous: true }),
@@ -198,7 +207,14 @@ export function SetupPage() {
   else if (status.loading && !status.data) body = <Loading />;
   else if (status.error) body = <ErrorNotice error={status.error} />;
   else if (!status.data?.required)
-    body = (
+    body = session.value ? (
+      <>
+        <p>hubgate is already set up, and you are signed in as {session.value.user.email}.</p>
+        <a class="button button-primary" href="/">
+          Go to the overview
+        </a>
+      </>
+    ) : (
       <>
         <p>hubgate is already set up.</p>
         <a class="button button-primary" href="/sign-in">
