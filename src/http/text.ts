@@ -56,6 +56,9 @@ export function textProblem(
  */
 export function registerTextChecks(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
+    // What no route takes is refused before this, but for the web UI's pages, whose query the
+    // server never reads: the page reads it, and the API it calls checks what it passes on.
+    if (request.is404) return;
     const problem = textProblem(request.params, 'params') ?? textProblem(request.query, 'querystring');
     if (problem) throw problem;
   });

@@ -27,6 +27,8 @@ test('every UI path answers the page, never cached, under a CSP of this origin o
     '/',
     '/sign-in',
     '/connections/con_x/events?status=failed',
+    // The page reads its query, not the server: a bad one is for the page to explain.
+    '/connections/con_x/events?cursor=%00',
     '/no/such/page',
     '/platform',
   ]) {
