@@ -7,6 +7,7 @@ import { markCutOff } from './access-log.js';
 import { problemBody } from './error-handler.js';
 import { fieldProblem, HttpProblem, noSuchRoute } from './problem.js';
 import { newRequestId, requestIdOf } from './request-id.js';
+import { SECURITY_HEADER_LINES } from './security-policy.js';
 
 /**
  * Requests the router cannot place (contract §14) are answered by the not-found route, so that
@@ -141,6 +142,7 @@ function writeProblem(socket: Socket, problem: HttpProblem, requestId: string): 
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
     `x-request-id: ${requestId}`,
     'x-content-type-options: nosniff',
+    ...SECURITY_HEADER_LINES,
     'content-type: application/problem+json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`,
     'connection: close',

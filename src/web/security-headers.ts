@@ -1,5 +1,6 @@
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
+import { CSP_DIRECTIVES } from '../http/security-policy.js';
 
 /**
  * The browser-facing headers of contract §12, on every answer: a Content-Security-Policy header
@@ -11,18 +12,7 @@ export async function registerSecurityHeaders(app: FastifyInstance, publicUrl: U
   await app.register(helmet, {
     contentSecurityPolicy: {
       useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
+      directives: Object.fromEntries(Object.entries(CSP_DIRECTIVES).map(([name, list]) => [name, [...list]])),
     },
     frameguard: { action: 'deny' },
     // A secret in a fragment never travels in a Referer, but nothing else of a page needs to either.

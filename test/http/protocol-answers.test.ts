@@ -152,6 +152,19 @@ describe('answers Node would give by itself', () => {
     );
   });
 
+  test('answers written before routing carry the same browser policy as every other answer', async () => {
+    for (const request of [
+      `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`,
+      'FOO /connections HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n',
+    ]) {
+      const answer = await raw(request);
+      const policy = /^content-security-policy: (.*)$/im.exec(answer.headers)?.[1];
+      const served = (await h.request('GET', '/healthz')).headers.get('content-security-policy');
+      assert.equal(policy, served, request.slice(0, 20));
+      assert.match(answer.headers, /^x-frame-options: DENY$/im);
+    }
+  });
+
   test('a body Node cannot parse (a bad chunk size) on a route already reading it is 400, logged once', async () => {
     const { line } = await assertAnswered(
       'POST /api/v1/auth/login HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
