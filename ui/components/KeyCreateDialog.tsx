@@ -79,7 +79,7 @@ export function KeyCreateDialog({ onClose, onCreated }: { onClose: () => void; o
         onCancel={guard.confirming ? guard.goBack : guard.requestClose}
       >
         <KeySecretStep secret={created.secret} guard={guard} onClose={onClose}>
-          <strong>“{created.name}”</strong> is created with {scopeSummary(created.scopes)}. It expires on{' '}
+          <strong>“{created.name}”</strong> was created with {scopeSummary(created.scopes)}. It expires on{' '}
           {formatDate(created.expiresAt)}.
         </KeySecretStep>
       </Dialog>
