@@ -30,13 +30,13 @@ export function formatRelative(iso: string, now = Date.now()): string {
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /** `integration_hub` → "Integration hub". */
-export const MODULE_NAMES: Record<string, string> = {
+const MODULE_NAMES: Record<string, string> = {
   integrations: 'Integrations',
   integration_hub: 'Integration hub',
 };
 export const moduleName = (key: string): string => MODULE_NAMES[key] ?? key;
 
-export const ROLE_NAMES: Record<string, string> = {
+const ROLE_NAMES: Record<string, string> = {
   COMPANY_IT_ADMIN: 'Company IT admin',
   EXECUTIVE: 'Executive',
   PLATFORM_ADMIN: 'Platform admin',
