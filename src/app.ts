@@ -41,6 +41,8 @@ import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
+import { startChallengeRetention } from './passkeys/retention.js';
+import { passkeyRoutes } from './passkeys/routes.js';
 import { setupRoutes } from './setup/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
@@ -165,6 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   await app.register(healthRoutes(ctx));
   await app.register(sessionRoutes(ctx));
+  await app.register(passkeyRoutes(ctx));
   await app.register(setupRoutes(ctx));
   await app.register(keyRoutes(ctx));
   await app.register(automationRoutes(ctx));
@@ -189,8 +192,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Alerts are evaluated where deliveries are worked; a lease keeps it to one process at a time.
     const alerts = startAlertEngine(ctx, alertSender);
     const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);
+    const challengeRetention = startChallengeRetention(ctx);
     app.addHook('onClose', async () => {
-      await Promise.all([workers.stop(), alerts.stop(), accessRetention.stop()]);
+      await Promise.all([workers.stop(), alerts.stop(), accessRetention.stop(), challengeRetention.stop()]);
     });
   }
   app.addHook('onClose', () => alertSender.close());

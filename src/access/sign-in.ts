@@ -64,17 +64,28 @@ export async function signInWithPassword(
   await reserveAttempt(ctx.db, account, now, 'Too many failed sign-ins for this account; try again later.');
 
   const user = await findUserForSignIn(ctx, account);
-  const usable = user?.passwordSignInEnabled && user.passwordHash ? user.passwordHash : null;
-  const ok = await verifyPassword(usable ?? (await decoyPasswordHash()), input.password);
-  if (!user || !usable || !ok) {
-    await recordAudit(ctx.db, origin, {
+  const hash = user?.passwordHash ?? null;
+  const ok = await verifyPassword(hash ?? (await decoyPasswordHash()), input.password);
+  const refuse = async (reason: string) =>
+    recordAudit(ctx.db, origin, {
       action: 'sign_in.failure',
       tenantId: user?.tenantId ?? null,
       targetType: user ? 'user' : undefined,
       targetId: user?.id,
-      metadata: { email: account, method: 'password' },
+      metadata: { email: account, method: 'password', reason },
     });
+  if (!user || !hash || !ok) {
+    await refuse('invalid_credentials');
     throw new HttpProblem('invalid_credentials', 'The e-mail address or password is wrong.');
+  }
+  // A correct password of a user who signs in with passkeys only (contract §10). It stays counted
+  // as a failure: the answer tells a guesser the password was right, so guessing stays limited.
+  if (!user.passwordSignInEnabled) {
+    await refuse('password_sign_in_disabled');
+    throw new HttpProblem(
+      'password_sign_in_disabled',
+      'Password sign-in is turned off for this account: sign in with a passkey.',
+    );
   }
 
   return ctx.db.transaction().execute(async (trx) => {

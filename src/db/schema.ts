@@ -23,6 +23,8 @@ export interface UsersTable {
   role: string;
   password_hash: string | null;
   password_sign_in_enabled: Generated<boolean>;
+  /** The WebAuthn user handle (base64url), one per user, made with the first passkey offer. */
+  webauthn_user_id: Generated<string | null>;
   created_at: Timestamp;
 }
 
@@ -88,6 +90,35 @@ export interface SignInFailuresTable {
 /** First-run setup tokens (contract §13): a keyed hash of each, never the token. */
 export interface SetupTokensTable {
   token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/** A passkey (contract §10): the public half and what verifying its assertions needs. */
+export interface PasskeysTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** base64url, as the browser sends it */
+  credential_id: string;
+  /** COSE public key, base64url */
+  public_key: string;
+  counter: ColumnType<string | number, number, number>;
+  transports: Json<string[]>;
+  backup_eligible: boolean;
+  backed_up: boolean;
+  aaguid: string;
+  name: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+}
+
+/** A WebAuthn challenge handed out and not yet used: single-use, five minutes. */
+export interface WebauthnChallengesTable {
+  challenge: string;
+  ceremony: 'registration' | 'authentication';
+  /** The session a registration was offered to; null for sign-in. */
+  session_id: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
 }
@@ -245,4 +276,6 @@ export interface DB {
   sign_in_failures: SignInFailuresTable;
   rate_limit_windows: RateLimitWindowsTable;
   setup_tokens: SetupTokensTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }

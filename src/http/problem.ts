@@ -15,6 +15,7 @@ export const PROBLEMS = {
   entitlement_missing: { status: 403, title: 'Entitlement missing' },
   insufficient_scope: { status: 403, title: 'Insufficient scope' },
   role_forbidden: { status: 403, title: 'Role forbidden' },
+  password_sign_in_disabled: { status: 403, title: 'Password sign-in disabled' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
   // Not in contract §3's table: §14 lets a request that never finishes arriving end in 408, and

@@ -55,7 +55,7 @@ export async function replaceEntitlementRows(
 export async function insertUserRow(
   db: Kysely<DB>,
   tenantId: string,
-  row: Omit<UserRow, 'tenant_id' | 'password_sign_in_enabled'>,
+  row: Omit<UserRow, 'tenant_id' | 'password_sign_in_enabled' | 'webauthn_user_id'>,
 ): Promise<boolean> {
   const inserted = await db
     .insertInto('users')
@@ -67,6 +67,10 @@ export async function insertUserRow(
 
 export function findUserRowByEmail(db: Kysely<DB>, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export function findUserRowById(db: Kysely<DB>, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
 }
 
 export async function anyUserRow(db: Kysely<DB>): Promise<boolean> {

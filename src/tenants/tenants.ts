@@ -12,6 +12,7 @@ import {
   entitlementsOf,
   findTenantRow,
   findUserRowByEmail,
+  findUserRowById,
   insertTenant,
   insertUserRow,
   listTenantRows,
@@ -180,4 +181,10 @@ export async function findUserForSignIn(ctx: AppContext, email: string): Promise
     passwordHash: row.password_hash,
     passwordSignInEnabled: row.password_sign_in_enabled,
   };
+}
+
+/** A user by ID (a passkey names its owner by ID), or undefined if the user is gone. */
+export async function findUserById(db: Kysely<DB>, userId: string): Promise<User | undefined> {
+  const row = await findUserRowById(db, userId);
+  return row && { id: row.id, email: row.email, role: row.role as Role, tenantId: row.tenant_id };
 }

@@ -1,0 +1,214 @@
+import {
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { randomBytes } from 'node:crypto';
+import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import type { SessionPrincipal } from '../access/principal.js';
+import type { AppContext } from '../context.js';
+import { isIdOf, newId } from '../crypto/ids.js';
+import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { HttpProblem, notFound } from '../http/problem.js';
+import { isoOrNull } from '../http/schemas.js';
+import { nameForAaguid } from './authenticators.js';
+import { rememberChallenge, useChallenge } from './challenges.js';
+import { ALGORITHMS, CEREMONY_TIMEOUT_MS, relyingPartyOf } from './relying-party.js';
+import type { PasskeyRecord } from './schemas.js';
+import {
+  countPasskeys,
+  credentialsOfUser,
+  deletePasskeyRow,
+  insertPasskey,
+  listPasskeyRows,
+  lockSignInMethods,
+  type PasskeyRow,
+  passwordSignInEnabled,
+  setPasswordSignIn,
+  userHandleOf,
+} from './store.js';
+
+export const toPasskeyRecord = (row: PasskeyRow): PasskeyRecord => ({
+  id: row.id,
+  name: row.name,
+  createdAt: new Date(row.created_at).toISOString(),
+  lastUsedAt: isoOrNull(row.last_used_at),
+  backupEligible: row.backup_eligible,
+  backedUp: row.backed_up,
+  transports: row.transports,
+});
+
+/**
+ * The options for `navigator.credentials.create()` (contract §10): a discoverable credential, so
+ * sign-in needs no e-mail; the user's passkeys excluded, so the same authenticator is not
+ * registered twice; the challenge kept for this session only.
+ */
+export async function registrationOptions(
+  ctx: AppContext,
+  session: SessionPrincipal,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const rp = relyingPartyOf(ctx.config);
+  const handle = await userHandleOf(ctx.db, session.userId, isoBase64URL.fromBuffer(randomBytes(32)));
+  const existing = await credentialsOfUser(ctx.db, session.userId);
+  const options = await generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userName: session.email,
+    userDisplayName: session.email,
+    userID: isoBase64URL.toBuffer(handle),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((c) => ({ id: c.credential_id, transports: c.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    supportedAlgorithmIDs: ALGORITHMS,
+  });
+  await rememberChallenge(ctx.db, options.challenge, 'registration', session.sessionId, ctx.now());
+  return options;
+}
+
+const refused = (message: string) =>
+  new HttpProblem('validation_failed', `response: ${message}`, { errors: [{ path: 'response', message }] });
+
+/** Checks the authenticator's answer to the session's challenge and keeps the new passkey. */
+export async function registerPasskey(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  session: SessionPrincipal,
+  input: { response: RegistrationResponseJSON; name?: string },
+): Promise<PasskeyRecord> {
+  const rp = relyingPartyOf(ctx.config);
+  const now = origin.at;
+  const challenge = await useChallenge(
+    ctx.db,
+    input.response.response.clientDataJSON,
+    'registration',
+    session.sessionId,
+    now,
+  );
+  if (!challenge)
+    throw refused('answers no registration challenge of this session that is still open; start again');
+
+  let verified;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: input.response,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: false,
+      supportedAlgorithmIDs: ALGORITHMS,
+    });
+  } catch (error) {
+    // The verifier's reasons name what did not match (origin, RP ID, type); none is a secret.
+    throw refused(`was refused: ${error instanceof Error ? error.message : 'not a valid registration'}`);
+  }
+  if (!verified.verified) throw refused('was refused');
+  const info = verified.registrationInfo;
+
+  const row: PasskeyRow = {
+    id: newId('pky'),
+    tenant_id: session.tenantId,
+    user_id: session.userId,
+    credential_id: info.credential.id,
+    public_key: isoBase64URL.fromBuffer(info.credential.publicKey),
+    counter: info.credential.counter,
+    transports: (input.response.response.transports ?? []).slice(0, 8),
+    backup_eligible: info.credentialDeviceType === 'multiDevice',
+    backed_up: info.credentialBackedUp,
+    aaguid: info.aaguid,
+    name: input.name?.trim() || nameForAaguid(info.aaguid),
+    created_at: now,
+    last_used_at: null,
+  };
+  return ctx.db.transaction().execute(async (trx) => {
+    if (!(await insertPasskey(trx, row)))
+      throw new HttpProblem('conflict', 'This passkey is registered already.');
+    await recordAudit(trx, origin, {
+      action: 'passkey.create',
+      tenantId: session.tenantId,
+      targetType: 'passkey',
+      targetId: row.id,
+      metadata: { name: row.name, aaguid: row.aaguid, backupEligible: row.backup_eligible },
+    });
+    return toPasskeyRecord(row);
+  });
+}
+
+export async function listPasskeys(
+  ctx: AppContext,
+  session: SessionPrincipal,
+  query: PageQuery,
+): Promise<Page<PasskeyRecord>> {
+  const limit = query.limit ?? 20;
+  const rows = await listPasskeyRows(ctx.db, session.userId, limit, decodeCursor(query.cursor, 'pky'));
+  return toPage(rows, limit, toPasskeyRecord);
+}
+
+/** Removes one of the session user's passkeys; never the last one while password sign-in is off. */
+export async function removePasskey(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  session: SessionPrincipal,
+  passkeyId: string,
+): Promise<void> {
+  if (!isIdOf('pky', passkeyId)) throw notFound('passkey');
+  await ctx.db.transaction().execute(async (trx) => {
+    await lockSignInMethods(trx, session.userId);
+    const removed = await deletePasskeyRow(trx, session.userId, passkeyId);
+    if (!removed) throw notFound('passkey');
+    if (
+      !(await passwordSignInEnabled(trx, session.userId)) &&
+      (await countPasskeys(trx, session.userId)) === 0
+    )
+      throw new HttpProblem(
+        'conflict',
+        'This is your last passkey and password sign-in is off: turn password sign-in on first, or add another passkey.',
+      );
+    await recordAudit(trx, origin, {
+      action: 'passkey.delete',
+      tenantId: session.tenantId,
+      targetType: 'passkey',
+      targetId: removed.id,
+      metadata: { name: removed.name, aaguid: removed.aaguid },
+    });
+  });
+}
+
+export const getPasswordSignIn = async (
+  ctx: AppContext,
+  session: SessionPrincipal,
+): Promise<{ enabled: boolean }> => ({ enabled: await passwordSignInEnabled(ctx.db, session.userId) });
+
+/**
+ * "Where enabled, passkeys replace password-only flows" (contract §10): the user turns password
+ * sign-in off, only while they hold a passkey to sign in with instead.
+ */
+export async function switchPasswordSignIn(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  session: SessionPrincipal,
+  enabled: boolean,
+): Promise<{ enabled: boolean }> {
+  return ctx.db.transaction().execute(async (trx) => {
+    await lockSignInMethods(trx, session.userId);
+    const was = await passwordSignInEnabled(trx, session.userId);
+    if (!enabled && (await countPasskeys(trx, session.userId)) === 0)
+      throw new HttpProblem(
+        'conflict',
+        'Password sign-in can be turned off only by a user with a passkey: add a passkey first.',
+      );
+    if (was !== enabled) {
+      await setPasswordSignIn(trx, session.userId, enabled);
+      await recordAudit(trx, origin, {
+        action: 'user.password_sign_in.update',
+        tenantId: session.tenantId,
+        targetType: 'user',
+        targetId: session.userId,
+        metadata: { enabled },
+      });
+    }
+    return { enabled };
+  });
+}

@@ -1,0 +1,189 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { auditOrigin } from '../access/audit.js';
+import { sessionOf } from '../access/session-routes.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../access/sign-in-answer.js';
+import type { AppContext } from '../context.js';
+import { PageQueryFields } from '../http/pagination.js';
+import { IdParams, NoContent, PageOf, StrictObject } from '../http/schemas.js';
+import {
+  getPasswordSignIn,
+  listPasskeys,
+  registerPasskey,
+  registrationOptions,
+  removePasskey,
+  switchPasswordSignIn,
+} from './passkeys.js';
+import {
+  CreationOptions,
+  LoginVerifyBody,
+  PasskeyRecord,
+  PasswordSignIn,
+  RegistrationVerifyBody,
+  RequestOptions,
+} from './schemas.js';
+import { signInOptions, signInWithPasskey } from './sign-in.js';
+
+const tags = ['passkeys'];
+const signedIn = { access: { class: 'session' } } as const;
+const publicRoute = { access: { class: 'public' } } as const;
+
+/** Passkeys (contract §10): registration from a session, sign-in without one, the password switch. */
+export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/auth/passkeys/registration/options',
+      {
+        config: signedIn,
+        schema: {
+          tags,
+          summary: 'Options for navigator.credentials.create(): start adding a passkey',
+          description:
+            'Bare WebAuthn creation options (SimpleWebAuthn JSON). The challenge is single-use, ' +
+            'bound to this session and valid for 5 minutes.',
+          response: { 200: CreationOptions },
+        },
+      },
+      async (request) => registrationOptions(ctx, sessionOf(request.principal)),
+    );
+
+    app.post(
+      '/api/v1/auth/passkeys/registration/verify',
+      {
+        config: { ...signedIn, openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Keep the passkey the authenticator made',
+          description:
+            'A refused answer (wrong origin or RP ID, an unknown, used or expired challenge) is 400; ' +
+            'a passkey registered already is 409.',
+          body: RegistrationVerifyBody,
+          response: { 201: PasskeyRecord },
+        },
+      },
+      async (request, reply) => {
+        const passkey = await registerPasskey(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          sessionOf(request.principal),
+          request.body as { response: RegistrationResponseJSON; name?: string },
+        );
+        return reply.code(201).send(passkey);
+      },
+    );
+
+    app.get(
+      '/api/v1/auth/passkeys',
+      {
+        config: signedIn,
+        schema: {
+          tags,
+          summary: "The signed-in user's passkeys, newest first",
+          querystring: StrictObject(PageQueryFields),
+          response: { 200: PageOf(PasskeyRecord) },
+        },
+      },
+      async (request) => listPasskeys(ctx, sessionOf(request.principal), request.query),
+    );
+
+    app.delete(
+      '/api/v1/auth/passkeys/:id',
+      {
+        config: { ...signedIn, openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Remove a passkey',
+          description: 'The last passkey cannot be removed while password sign-in is off (409).',
+          params: IdParams,
+          response: { 204: NoContent },
+        },
+      },
+      async (request, reply) => {
+        await removePasskey(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          sessionOf(request.principal),
+          request.params.id,
+        );
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/api/v1/auth/passkeys/login/options',
+      {
+        config: { ...publicRoute, openapi: { problems: ['csrf_failed'] } },
+        schema: {
+          tags,
+          summary: 'Options for navigator.credentials.get(): start signing in with a passkey',
+          description:
+            'Discoverable: no allowCredentials. The challenge is single-use and valid for 5 minutes.',
+          response: { 200: RequestOptions },
+        },
+      },
+      async (request) => {
+        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
+        return signInOptions(ctx);
+      },
+    );
+
+    app.post(
+      '/api/v1/auth/passkeys/login/verify',
+      {
+        config: { ...publicRoute, openapi: { problems: ['invalid_credentials', 'csrf_failed'] } },
+        schema: {
+          tags,
+          summary: 'Sign in with a passkey',
+          description:
+            'An unknown passkey, a bad signature, another origin or RP ID, an unknown, used or expired ' +
+            'challenge, or a signature counter that went backwards: 401 invalid_credentials.',
+          body: LoginVerifyBody,
+          response: { 200: SignInAnswer },
+        },
+      },
+      async (request, reply) => {
+        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
+        const signedIn = await signInWithPasskey(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          request.body.response as AuthenticationResponseJSON,
+        );
+        return answerSignIn(ctx, reply, signedIn, 'passkey');
+      },
+    );
+
+    app.get(
+      '/api/v1/auth/password-sign-in',
+      {
+        config: signedIn,
+        schema: {
+          tags,
+          summary: 'Whether the signed-in user may sign in with a password',
+          response: { 200: PasswordSignIn },
+        },
+      },
+      async (request) => getPasswordSignIn(ctx, sessionOf(request.principal)),
+    );
+
+    app.put(
+      '/api/v1/auth/password-sign-in',
+      {
+        config: { ...signedIn, openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Turn password sign-in off (passkeys only) or back on',
+          description: 'Off only while the user has a passkey (else 409).',
+          body: PasswordSignIn,
+          response: { 200: PasswordSignIn },
+        },
+      },
+      async (request) =>
+        switchPasswordSignIn(
+          ctx,
+          auditOrigin(request, ctx.now()),
+          sessionOf(request.principal),
+          request.body.enabled,
+        ),
+    );
+  };
+}
