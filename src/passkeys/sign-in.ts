@@ -59,10 +59,10 @@ export async function signInWithPasskey(
   if (!passkey) return refuse('unknown_credential');
   const user = await findUserById(ctx.db, passkey.user_id);
   if (!user) return refuse('unknown_credential');
-  // A discoverable credential names its user; it must be the passkey's owner (contract §10).
+  // Sign-in names no user before the ceremony, so the authenticator must say whose credential it
+  // is, and that must be the passkey's owner (WebAuthn §7.2, steps 6 and 7).
   const owner = await handleOfUser(ctx.db, passkey.user_id);
-  if (response.response.userHandle !== undefined && response.response.userHandle !== owner)
-    return refuse('user_handle', passkey);
+  if (owner === null || response.response.userHandle !== owner) return refuse('user_handle', passkey);
 
   let verified;
   try {

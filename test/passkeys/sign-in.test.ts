@@ -1,0 +1,394 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { generateRegistrationOptions } from '@simplewebauthn/server';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import {
+  PASSKEYS,
+  passkeySignIn,
+  registerPasskey,
+  sessionFrom,
+  SoftAuthenticator,
+} from '../helpers/authenticator.js';
+import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
+import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+
+const PUBLIC_URL = 'https://hub.example.com';
+const RP_ID = 'hub.example.com';
+// A proxy in front (TRUST_PROXY=1) lets each test be a client address of its own, so the failures
+// one test provokes on purpose never count against the next one's address.
+const ENV = { PUBLIC_URL, TRUST_PROXY: '1' };
+const LOGIN_OPTIONS = `${PASSKEYS}/login/options`;
+const LOGIN_VERIFY = `${PASSKEYS}/login/verify`;
+const MINUTE = 60_000;
+
+let nextAddress = 1;
+const newAddress = () => `203.0.113.${nextAddress++}`;
+
+/** Every authenticator a test made, so the last test of a suite can look for their keys everywhere. */
+const made: SoftAuthenticator[] = [];
+const newAuthenticator = (extra: Partial<ConstructorParameters<typeof SoftAuthenticator>[0]> = {}) => {
+  const authenticator = new SoftAuthenticator({ origin: PUBLIC_URL, ...extra });
+  made.push(authenticator);
+  return authenticator;
+};
+
+/** Every session token a response set: each must appear in that one response only, and in no log. */
+const sessionTokens = (h: Harness): string[] =>
+  [
+    ...new Set(h.responses().flatMap((r) => [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''))),
+  ].filter(Boolean);
+
+/** A tenant with an admin (who may read the audit log) holding one registered passkey. */
+async function userWithPasskey(h: Harness, authenticator = newAuthenticator(), role = 'COMPANY_IT_ADMIN') {
+  const signedIn = await makeSignedInTenant(h, { role });
+  const registered = await registerPasskey(h, signedIn.session, authenticator);
+  return { ...signedIn, ...registered, authenticator };
+}
+
+const requestOptions = async (h: Harness, address: string) => {
+  const r = await h.request('POST', LOGIN_OPTIONS, { headers: { 'x-forwarded-for': address }, body: {} });
+  assert.equal(r.status, 200, r.text);
+  return r.body;
+};
+
+const verify = (h: Harness, response: unknown, address: string, headers: Record<string, string> = {}) =>
+  h.request('POST', LOGIN_VERIFY, {
+    headers: { 'x-forwarded-for': address, ...headers },
+    body: { response },
+  });
+
+function assertRefused(response: TestResponse, what = ''): void {
+  assert.equal(response.status, 401, `${what}: ${response.text}`);
+  assert.equal(response.body.code, 'invalid_credentials', what);
+  assert.equal(response.headers.getSetCookie().length, 0, `${what}: a refused sign-in sets no cookie`);
+}
+
+async function auditLog(h: Harness, session: TestSession) {
+  const r = await h.request('GET', '/api/v1/company/audit-log?limit=100', { session });
+  assert.equal(r.status, 200, r.text);
+  return r.body.data as { action: string; metadata: Record<string, unknown>; actorId: string | null }[];
+}
+
+describe('passkey sign-in options', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ env: ENV });
+  });
+  after(() => h.close());
+
+  test('are bare, discoverable request options: a challenge, the RP ID, UV preferred, no allowCredentials', async () => {
+    const address = newAddress();
+    const r = await h.request('POST', LOGIN_OPTIONS, { headers: { 'x-forwarded-for': address }, body: {} });
+    assert.equal(r.status, 200, r.text);
+    const options = r.body;
+    assert.ok(isoBase64URL.toBuffer(options.challenge).length >= 16, 'a challenge of at least 16 bytes');
+    assert.equal(options.rpId, RP_ID);
+    assert.equal(options.userVerification, 'preferred');
+    assert.ok(
+      options.allowCredentials === undefined || options.allowCredentials.length === 0,
+      'no allowCredentials: any passkey of this site may answer',
+    );
+    assert.notEqual((await requestOptions(h, address)).challenge, options.challenge);
+  });
+
+  test('need no credential, and ignore a session', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const r = await h.request('POST', LOGIN_OPTIONS, {
+      headers: { cookie: session.cookie, 'x-forwarded-for': newAddress() },
+      body: {},
+    });
+    assert.equal(r.status, 200, r.text);
+  });
+});
+
+describe('passkey sign-in', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ env: ENV });
+  });
+  after(() => h.close());
+
+  test('answers the sign-in answer of §4 with authMethod "passkey" and sets the session cookies', async () => {
+    const { tenant, user, session: adminSession, authenticator } = await userWithPasskey(h);
+    const { answer } = await passkeySignIn(h, authenticator, {
+      address: newAddress(),
+      headers: { origin: PUBLIC_URL },
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.body.user, {
+      id: user.id,
+      email: user.email,
+      role: 'COMPANY_IT_ADMIN',
+      tenantId: tenant.id,
+    });
+    assert.equal(answer.body.tenant.id, tenant.id);
+    assert.equal(answer.body.authMethod, 'passkey');
+    assert.match(answer.body.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+    const expiresIn = Date.parse(answer.body.expiresAt) - Date.now();
+    assert.ok(expiresIn > 11.9 * 3600_000 && expiresIn <= 12 * 3600_000, answer.body.expiresAt);
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
+
+    const cookies = answer.headers.getSetCookie();
+    const access = cookies.find((c) => c.startsWith('svc_access='));
+    const csrf = cookies.find((c) => c.startsWith('__Host-svc_csrf='));
+    assert.ok(access && csrf, cookies.join(' | '));
+    assert.match(access, /; HttpOnly/);
+    assert.match(access, /; Secure/);
+    assert.match(access, /; SameSite=Lax/);
+    assert.match(csrf, /; SameSite=Strict/);
+    assert.equal(csrf.split(';')[0], `__Host-svc_csrf=${answer.body.csrfToken}`);
+
+    // The session works, says how it began, and takes its CSRF token on unsafe methods.
+    const session = sessionFrom(answer);
+    const current = await h.request('GET', '/api/v1/auth/session', { session });
+    assert.equal(current.status, 200, current.text);
+    assert.equal(current.body.authMethod, 'passkey');
+    assert.equal(current.body.user.id, user.id);
+    const offered = await h.request('POST', `${PASSKEYS}/registration/options`, { session, body: {} });
+    assert.equal(offered.status, 200, offered.text);
+
+    const actions = await auditLog(h, adminSession);
+    const success = actions.find((e) => e.action === 'sign_in.success' && e.metadata.method === 'passkey');
+    assert.ok(success, JSON.stringify(actions.map((e) => e.action)));
+    assert.equal(success.actorId, user.id);
+
+    const token = access.split(';')[0]?.split('=')[1] ?? '';
+    assert.ok(token.length > 0);
+    assertNoLeak(h, authenticator.privateKeyMaterial(), [token]);
+  });
+
+  test('sets lastUsedAt on the passkey used', async () => {
+    const { session, authenticator, record } = await userWithPasskey(h);
+    assert.equal(record.lastUsedAt, null);
+    const before = Date.now();
+    const { answer } = await passkeySignIn(h, authenticator, { address: newAddress() });
+    assert.equal(answer.status, 200, answer.text);
+    const deadline = Date.now() + 10_000;
+    let listed: { id: string; lastUsedAt: string | null } | undefined;
+    for (;;) {
+      const list = await h.request('GET', PASSKEYS, { session });
+      assert.equal(list.status, 200, list.text);
+      listed = list.body.data.find((p: { id: string }) => p.id === record.id);
+      if (listed?.lastUsedAt || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(listed?.lastUsedAt, 'lastUsedAt is set after a sign-in');
+    assert.ok(Date.parse(listed.lastUsedAt) >= before - 1000, listed.lastUsedAt);
+  });
+
+  test('the user whose passkey answered is signed in, whoever else has passkeys', async () => {
+    const one = await userWithPasskey(h);
+    const two = await userWithPasskey(h, newAuthenticator(), 'MEMBER');
+    for (const who of [one, two, one]) {
+      const { answer } = await passkeySignIn(h, who.authenticator, { address: newAddress() });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.body.user.id, who.user.id);
+      assert.equal(answer.body.user.role, who === two ? 'MEMBER' : 'COMPANY_IT_ADMIN');
+    }
+  });
+
+  test('a replayed answer is refused: the challenge is single-use', async () => {
+    const { authenticator } = await userWithPasskey(h);
+    const address = newAddress();
+    const { response, requestOptions: used, answer } = await passkeySignIn(h, authenticator, { address });
+    assert.equal(answer.status, 200, answer.text);
+    assertRefused(await verify(h, response, address), 'the same answer again');
+    // A fresh, valid signature (and a higher counter) over the used challenge is refused too.
+    assertRefused(
+      await verify(h, authenticator.authenticate(used), address),
+      'a new signature over a used challenge',
+    );
+  });
+
+  test('a replayed answer of a synced passkey (counter always 0) is refused: only the challenge stops it', async () => {
+    const { authenticator } = await userWithPasskey(h, newAuthenticator({ keepsCounter: false }));
+    const address = newAddress();
+    const { response, answer } = await passkeySignIn(h, authenticator, { address });
+    assert.equal(answer.status, 200, answer.text);
+    assertRefused(await verify(h, response, address), 'the same answer again');
+  });
+
+  for (const keepsCounter of [true, false]) {
+    test(`the same answer posted 10 times at once signs in exactly once (${keepsCounter ? 'counting' : 'synced'} passkey)`, async () => {
+      const { authenticator } = await userWithPasskey(h, newAuthenticator({ keepsCounter }));
+      const address = newAddress();
+      const response = authenticator.authenticate(await requestOptions(h, address));
+      const answers = await Promise.all(Array.from({ length: 10 }, () => verify(h, response, address)));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.deepEqual(statuses, [200, 401, 401, 401, 401, 401, 401, 401, 401, 401]);
+      for (const refused of answers.filter((a) => a.status !== 200)) assertRefused(refused);
+    });
+  }
+
+  test('each forged, misdirected or stale answer is 401 invalid_credentials with no cookie', async () => {
+    const { session: adminSession, authenticator } = await userWithPasskey(h);
+    const address = newAddress();
+    const attempt = async (what: string, overrides: Parameters<SoftAuthenticator['authenticate']>[1]) => {
+      const response = authenticator.authenticate(await requestOptions(h, address), overrides);
+      assertRefused(await verify(h, response, address), what);
+    };
+
+    await attempt('a flipped signature bit', { tamper: true });
+    await attempt('another origin', { origin: 'https://evil.example' });
+    await attempt('another scheme', { origin: 'http://hub.example.com' });
+    await attempt('another port', { origin: 'https://hub.example.com:8443' });
+    await attempt('another RP ID', { rpId: 'evil.example' });
+    await attempt('a parent domain as RP ID', { rpId: 'example.com' });
+    await attempt('a registration ceremony', { type: 'webauthn.create' });
+    await attempt('an unknown challenge', {
+      challenge: isoBase64URL.fromBuffer(new Uint8Array(randomBytes(32))),
+    });
+    const registration = await h.request('POST', `${PASSKEYS}/registration/options`, {
+      session: adminSession,
+      body: {},
+    });
+    assert.equal(registration.status, 200, registration.text);
+    await attempt('a challenge offered for registration', { challenge: registration.body.challenge });
+
+    // Fields a browser would never send wrong: refused, never a 500.
+    const options = await requestOptions(h, address);
+    const good = authenticator.authenticate(options);
+    assertRefused(
+      await verify(h, { ...good, response: { ...good.response, authenticatorData: 'AAAA' } }, address),
+      'truncated authenticator data',
+    );
+    assertRefused(
+      await verify(h, { ...good, response: { ...good.response, clientDataJSON: 'e30' } }, address),
+      'empty client data',
+    );
+
+    // The passkey itself still works, and the failures were audited as passkey sign-in failures.
+    const { answer } = await passkeySignIn(h, authenticator, { address });
+    assert.equal(answer.status, 200, answer.text);
+    const failures = (await auditLog(h, adminSession)).filter(
+      (e) => e.action === 'sign_in.failure' && e.metadata.method === 'passkey',
+    );
+    assert.ok(
+      failures.length >= 1,
+      'a failed passkey sign-in of a known passkey is in its tenant’s audit log',
+    );
+  });
+
+  test('an unknown passkey is refused', async () => {
+    const stranger = newAuthenticator();
+    // A credential this service never saw, for the right RP ID, made with options from elsewhere.
+    stranger.register(
+      await generateRegistrationOptions({ rpName: 'elsewhere', rpID: RP_ID, userName: 'nobody@example.com' }),
+    );
+    const { answer } = await passkeySignIn(h, stranger, { address: newAddress() });
+    assertRefused(answer, 'an unknown credential');
+  });
+
+  test("a user handle missing or not the passkey owner's is refused", async () => {
+    const mine = await userWithPasskey(h);
+    const theirs = await userWithPasskey(h);
+    const address = newAddress();
+    // Sign-in names no user first, so the authenticator must say whose credential it is (WebAuthn §7.2).
+    for (const userHandle of [
+      null,
+      theirs.creationOptions.user.id,
+      isoBase64URL.fromBuffer(new Uint8Array(randomBytes(32))),
+    ]) {
+      const response = mine.authenticator.authenticate(await requestOptions(h, address), { userHandle });
+      assertRefused(await verify(h, response, address), `user handle ${userHandle}`);
+    }
+    const { answer } = await passkeySignIn(h, mine.authenticator, { address });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.user.id, mine.user.id);
+  });
+
+  test('a challenge is good for 5 minutes and no longer', async () => {
+    const { authenticator } = await userWithPasskey(h);
+    const address = newAddress();
+    const issuedAfter = Date.now();
+    const fresh = await requestOptions(h, address);
+    const stale = await requestOptions(h, address);
+    const issuedBefore = Date.now();
+    try {
+      h.setNow(new Date(issuedAfter + 4 * MINUTE + 50_000));
+      const inTime = await verify(h, authenticator.authenticate(fresh), address);
+      assert.equal(inTime.status, 200, inTime.text);
+      h.setNow(new Date(issuedBefore + 5 * MINUTE + 1000));
+      assertRefused(await verify(h, authenticator.authenticate(stale), address), 'a challenge 5 minutes old');
+    } finally {
+      h.setNow(null);
+    }
+  });
+
+  test('a signature counter that went backwards, or stayed put above 0, is refused', async () => {
+    const { authenticator } = await userWithPasskey(h, newAuthenticator({ keepsCounter: true }));
+    const address = newAddress();
+    const signInWith = async (counter: number) =>
+      verify(h, authenticator.authenticate(await requestOptions(h, address), { counter }), address);
+
+    assert.equal((await signInWith(1)).status, 200);
+    assertRefused(await signInWith(1), 'the same counter again');
+    assertRefused(await signInWith(0), 'counter back to 0');
+    assert.equal((await signInWith(5)).status, 200);
+    assertRefused(await signInWith(3), 'counter lower than the last one');
+    assert.equal((await signInWith(6)).status, 200);
+  });
+
+  test('a synced passkey that keeps no counter (0 every time) signs in repeatedly', async () => {
+    const authenticator = newAuthenticator({ keepsCounter: false, backupEligible: true, backedUp: true });
+    const { record } = await userWithPasskey(h, authenticator);
+    assert.equal(record.backupEligible, true);
+    assert.equal(record.backedUp, true);
+    const address = newAddress();
+    for (let i = 0; i < 3; i++) {
+      const { answer } = await passkeySignIn(h, authenticator, { address });
+      assert.equal(answer.status, 200, `sign-in ${i + 1}: ${answer.text}`);
+    }
+  });
+
+  test('an Origin of another site on verify is 403 csrf_failed (login CSRF), with no cookie', async () => {
+    const { authenticator } = await userWithPasskey(h);
+    const address = newAddress();
+    const response = authenticator.authenticate(await requestOptions(h, address));
+    const r = await verify(h, response, address, { origin: 'https://evil.example' });
+    assert.equal(r.status, 403, r.text);
+    assert.equal(r.body.code, 'csrf_failed');
+    assert.equal(r.headers.getSetCookie().length, 0);
+  });
+
+  test('a body that is not a credential is 400 validation_failed', async () => {
+    const address = newAddress();
+    for (const body of [{}, { response: {} }, { response: 'x' }, { response: { id: 'a' }, extra: 1 }]) {
+      const r = await h.request('POST', LOGIN_VERIFY, { headers: { 'x-forwarded-for': address }, body });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.code, 'validation_failed');
+    }
+  });
+
+  test('a user with a passkey may still sign in with the password while it is on', async () => {
+    const { user } = await userWithPasskey(h);
+    const session = await signIn(h, user);
+    const current = await h.request('GET', '/api/v1/auth/session', { session });
+    assert.equal(current.body.authMethod, 'password');
+  });
+
+  test('a MEMBER signs in with a passkey as a MEMBER', async () => {
+    const { tenant, session: adminSession } = await makeSignedInTenant(h);
+    const member = await makeUser(h, tenant.id, { role: 'MEMBER' });
+    const authenticator = newAuthenticator();
+    await registerPasskey(h, await signIn(h, member), authenticator);
+    const { answer } = await passkeySignIn(h, authenticator, { address: newAddress() });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.user.id, member.id);
+    assert.equal(answer.body.user.role, 'MEMBER');
+    const actions = await auditLog(h, adminSession);
+    assert.ok(
+      actions.some(
+        (e) => e.action === 'sign_in.success' && e.metadata.method === 'passkey' && e.actorId === member.id,
+      ),
+    );
+  });
+
+  test('no key material and no session token appeared in a response or log where it should not', () => {
+    const keys = made.flatMap((a) => [...a.privateKeyMaterial(), ...a.publicKeyMaterial()]);
+    const tokens = sessionTokens(h);
+    assert.ok(keys.length > 0 && tokens.length > 0);
+    assertNoLeak(h, keys, tokens);
+  });
+});
