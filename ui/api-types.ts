@@ -7,6 +7,7 @@ import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/co
 import type { ConnectionSchema } from '../src/connections/routes.js';
 import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
 import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';
+import type { PasskeyRecord, PasswordSignIn } from '../src/passkeys/schemas.js';
 import type { SetupAnswer as SetupAnswerSchema } from '../src/setup/routes.js';
 
 export type Connection = Static<typeof ConnectionSchema>;
@@ -30,3 +31,7 @@ export interface Page<T> {
 export type SignInAnswer = Static<typeof SignInAnswerSchema>;
 export type SessionAnswer = Omit<SignInAnswer, 'expiresAt'> & { expiresAt?: string };
 export type SetupAnswer = Static<typeof SetupAnswerSchema>;
+
+/** A passkey of the signed-in user (contract §10), and the password sign-in switch. */
+export type Passkey = Static<typeof PasskeyRecord>;
+export type PasswordSignInState = Static<typeof PasswordSignIn>;

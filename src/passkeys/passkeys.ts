@@ -20,6 +20,7 @@ import type { PasskeyRecord } from './schemas.js';
 import {
   countPasskeys,
   credentialsOfUser,
+  handleOfUser,
   deletePasskeyRow,
   insertPasskey,
   listPasskeyRows,
@@ -30,9 +31,11 @@ import {
   userHandleOf,
 } from './store.js';
 
-export const toPasskeyRecord = (row: PasskeyRow): PasskeyRecord => ({
+export const toPasskeyRecord = (row: PasskeyRow, userHandle: string): PasskeyRecord => ({
   id: row.id,
   name: row.name,
+  credentialId: row.credential_id,
+  userHandle,
   createdAt: new Date(row.created_at).toISOString(),
   lastUsedAt: isoOrNull(row.last_used_at),
   backupEligible: row.backup_eligible,
@@ -106,6 +109,8 @@ export async function registerPasskey(
   }
   if (!verified.verified) throw refused('was refused');
   const info = verified.registrationInfo;
+  // The options made the handle; registering without having asked for options is refused above.
+  const handle = (await handleOfUser(ctx.db, session.userId)) ?? '';
 
   const row: PasskeyRow = {
     id: newId('pky'),
@@ -132,7 +137,7 @@ export async function registerPasskey(
       targetId: row.id,
       metadata: { name: row.name, aaguid: row.aaguid, backupEligible: row.backup_eligible },
     });
-    return toPasskeyRecord(row);
+    return toPasskeyRecord(row, handle);
   });
 }
 
@@ -143,7 +148,8 @@ export async function listPasskeys(
 ): Promise<Page<PasskeyRecord>> {
   const limit = query.limit ?? 20;
   const rows = await listPasskeyRows(ctx.db, session.userId, limit, decodeCursor(query.cursor, 'pky'));
-  return toPage(rows, limit, toPasskeyRecord);
+  const handle = rows.length > 0 ? await handleOfUser(ctx.db, session.userId) : null;
+  return toPage(rows, limit, (row) => toPasskeyRecord(row, handle ?? ''));
 }
 
 /** Removes one of the session user's passkeys; never the last one while password sign-in is off. */

@@ -1,10 +1,18 @@
 import { type Static, Type } from 'typebox';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 
-/** A passkey as the API shows it (contract §10): never its public key or credential ID. */
+/**
+ * A passkey as the API shows it to its owner (contract §10, plus `credentialId` and `userHandle`,
+ * which are not secret: registration options hand both to the same user). A page needs them for the
+ * WebAuthn Signal API, to tell the authenticator which passkeys still work here. Never the public key.
+ */
 export const PasskeyRecord = Type.Object({
   id: Type.String({ description: '`pky_…`' }),
   name: Type.String(),
+  credentialId: Type.String({
+    description: 'the WebAuthn credential ID, base64url, as `PublicKeyCredential.id`',
+  }),
+  userHandle: Type.String({ description: "the owner's WebAuthn user handle, base64url (one per user)" }),
   createdAt: Timestamp,
   lastUsedAt: Nullable(Timestamp),
   backupEligible: Type.Boolean({

@@ -66,7 +66,7 @@ describe('listing passkeys', () => {
   });
   after(() => h.close());
 
-  test("lists the user's own passkeys newest first, in pages, without credential IDs or public keys", async () => {
+  test("lists the user's own passkeys newest first, in pages, with no one else's and no public key", async () => {
     const { tenant, session } = await makeSignedInTenant(h);
     const authenticators = [newAuthenticator(), newAuthenticator(), newAuthenticator()];
     const registered = [];
@@ -81,7 +81,7 @@ describe('listing passkeys', () => {
       h.setNow(null);
     }
     const colleague = await signIn(h, await makeUser(h, tenant.id));
-    await registerPasskey(h, colleague, newAuthenticator());
+    const theirs = await registerPasskey(h, colleague, newAuthenticator());
 
     const all = await list(h, session);
     assert.deepEqual(Object.keys(all.body).sort(), ['data', 'nextCursor']);
@@ -104,8 +104,16 @@ describe('listing passkeys', () => {
     assertProblem(await h.request('GET', `${PASSKEYS}?limit=0`, { session }), 400, 'validation_failed');
     assertProblem(await h.request('GET', `${PASSKEYS}?cursor=nope`, { session }), 400, 'validation_failed');
 
+    // The owner sees each passkey's credential ID and their user handle (for the WebAuthn Signal API).
+    assert.deepEqual(
+      all.body.data.map((p: { credentialId: string }) => p.credentialId),
+      registered.map((r) => r.credentialId).reverse(),
+    );
+    for (const record of all.body.data)
+      assert.equal(record.userHandle, registered[0]?.creationOptions.user.id);
     for (const answer of [all, first, second]) {
-      for (const { credentialId } of registered) assert.ok(!answer.text.includes(credentialId));
+      assert.ok(!answer.text.includes(theirs.credentialId), "no colleague's credential ID");
+      assert.ok(!answer.text.includes(theirs.creationOptions.user.id), "no colleague's user handle");
       for (const authenticator of authenticators) {
         for (const material of [...authenticator.publicKeyMaterial(), ...authenticator.privateKeyMaterial()])
           assert.ok(!answer.text.includes(material), 'no key material in a list');

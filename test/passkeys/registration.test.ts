@@ -163,11 +163,15 @@ describe('passkey registration', () => {
       'backedUp',
       'backupEligible',
       'createdAt',
+      'credentialId',
       'id',
       'lastUsedAt',
       'name',
       'transports',
+      'userHandle',
     ]);
+    assert.equal(record.credentialId, response.id);
+    assert.equal(record.userHandle, options.user.id);
     assert.match(record.id, /^pky_[0-9A-Za-z]+$/);
     assert.equal(record.name, 'Passkey');
     assert.equal(record.lastUsedAt, null);
@@ -176,8 +180,7 @@ describe('passkey registration', () => {
     assert.deepEqual(record.transports, ['internal']);
     const createdAt = Date.parse(record.createdAt);
     assert.ok(createdAt >= startedAt - 1000 && createdAt <= Date.now() + 1000, record.createdAt);
-    // The answer shows neither the credential ID nor the public key.
-    assert.ok(!r.text.includes(response.id));
+    // The answer never shows the public key.
     for (const material of authenticator.publicKeyMaterial()) assert.ok(!r.text.includes(material));
 
     const listed = await listOf(h, session);

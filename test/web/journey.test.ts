@@ -300,12 +300,12 @@ test(
     const { page } = tab;
     await page.getByLabel('E-mail address').fill(EMAIL);
     await page.getByLabel('Password').fill('not the password at all');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await visible(page.getByRole('alert').filter({ hasText: 'The e-mail address or password is wrong.' }));
     await look(page, 'sign-in-wrong-password');
 
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // Sign-in returns to the page the person was sent away from.
     await visible(heading(page, 'Connections'));
     // The list has loaded: no request of this page is still on its way when the clock moves.
@@ -324,7 +324,7 @@ test(
     }
     await page.getByLabel('E-mail address').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await visible(heading(page, 'Overview'));
 
     await assertSecretsStayInMemory(page);

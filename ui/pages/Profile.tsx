@@ -1,4 +1,5 @@
 import { PageHeader } from '../components/PageHeader.js';
+import { PasskeySection } from '../components/PasskeySection.js';
 import { moduleName, roleName } from '../format.js';
 import { canManageKeys, session, signOut } from '../session.js';
 
@@ -15,7 +16,7 @@ export function ProfilePage() {
   const { user, tenant } = answer;
   return (
     <>
-      <PageHeader title="Profile" description="Your account and this browser’s session." />
+      <PageHeader title="Profile" description="Your account, how you sign in, and this browser’s session." />
       <section class="card" aria-labelledby="account-title">
         <h2 id="account-title">Account</h2>
         <dl class="details">
@@ -40,6 +41,7 @@ export function ProfilePage() {
           </dd>
         </dl>
       </section>
+      <PasskeySection />
       <section class="card" aria-labelledby="session-title">
         <h2 id="session-title">This session</h2>
         <dl class="details">

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
 import type { SessionAnswer } from '../api-types.js';
+import { PasskeySignIn } from '../components/PasskeySignIn.js';
 import { TextField } from '../components/TextField.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
@@ -53,14 +54,19 @@ export function SignInPage() {
     if (session.value) route(next, true);
   }, [next, route]);
 
+  /** Where every way of signing in ends: the session known, and back where the person was going. */
+  const arrive = (answer: SessionAnswer) => {
+    signedIn(answer);
+    route(next, true);
+  };
+
   const signIn = useAction(async () => {
     try {
       const answer = await api<SessionAnswer>('POST', '/api/v1/auth/login', {
         body: { email, password },
         anonymous: true,
       });
-      signedIn(answer);
-      route(next, true);
+      arrive(answer);
     } catch (error) {
       setPassword('');
       throw error instanceof ApiError ? signInFailure(error) : error;
@@ -89,7 +95,8 @@ export function SignInPage() {
           label="E-mail address"
           type="email"
           name="email"
-          autoComplete="username"
+          // "webauthn": the browser offers passkeys among this field's suggestions (autofill).
+          autoComplete="username webauthn"
           required
           maxLength={254}
           value={email}
@@ -115,7 +122,8 @@ export function SignInPage() {
           {signIn.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      {/* Other ways to sign in (passkeys, single sign-on) join here, below the password form. */}
+      {/* Other ways to sign in join here, below the password form: passkeys, then single sign-on. */}
+      <PasskeySignIn words={signInFailure} onStart={() => signIn.setError(undefined)} onSignedIn={arrive} />
     </section>
   );
 }
