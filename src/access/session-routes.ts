@@ -31,6 +31,8 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           access: { class: 'public' },
           openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
         },
+        // Before the body is read, so a cross-site post is 403 whatever it holds (contract §3's order).
+        onRequest: async (request) => refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin),
         schema: {
           tags,
           summary: 'Sign in with e-mail and password',
@@ -42,7 +44,6 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
         const signedIn = await signInWithPassword(ctx, auditOrigin(request, ctx.now()), request.body);
         return answerSignIn(ctx, reply, signedIn, 'password');
       },

@@ -71,6 +71,19 @@ export async function registrationOptions(
   return options;
 }
 
+/**
+ * Enough for every device and password manager a person uses; a bound, because each passkey is
+ * sent back in every registration's `excludeCredentials`.
+ */
+export const MAX_PASSKEYS_PER_USER = 50;
+
+// The transports WebAuthn defines; others (a future one, or junk) are dropped rather than stored
+// and echoed back in `excludeCredentials`. They are hints: a passkey works without them.
+const TRANSPORTS = new Set(['usb', 'nfc', 'ble', 'smart-card', 'hybrid', 'internal']);
+const knownTransports = (transports: string[] | undefined): string[] => [
+  ...new Set((transports ?? []).filter((t) => TRANSPORTS.has(t))),
+];
+
 const refused = (message: string) =>
   new HttpProblem('validation_failed', `response: ${message}`, { errors: [{ path: 'response', message }] });
 
@@ -109,6 +122,10 @@ export async function registerPasskey(
   }
   if (!verified.verified) throw refused('was refused');
   const info = verified.registrationInfo;
+  // The ID kept is the one the authenticator signed; the browser's copy must say the same, and
+  // WebAuthn allows no more than 1023 bytes (anything longer could never sign in).
+  if (info.credential.id !== input.response.id || isoBase64URL.toBuffer(info.credential.id).length > 1023)
+    throw refused('has a credential ID that is not the one the authenticator made, or is over 1023 bytes');
   // The options made the handle; registering without having asked for options is refused above.
   const handle = (await handleOfUser(ctx.db, session.userId)) ?? '';
 
@@ -119,7 +136,7 @@ export async function registerPasskey(
     credential_id: info.credential.id,
     public_key: isoBase64URL.fromBuffer(info.credential.publicKey),
     counter: info.credential.counter,
-    transports: (input.response.response.transports ?? []).slice(0, 8),
+    transports: knownTransports(input.response.response.transports),
     backup_eligible: info.credentialDeviceType === 'multiDevice',
     backed_up: info.credentialBackedUp,
     aaguid: info.aaguid,
@@ -128,6 +145,12 @@ export async function registerPasskey(
     last_used_at: null,
   };
   return ctx.db.transaction().execute(async (trx) => {
+    await lockSignInMethods(trx, session.userId);
+    if ((await countPasskeys(trx, session.userId)) >= MAX_PASSKEYS_PER_USER)
+      throw new HttpProblem(
+        'conflict',
+        `You have ${MAX_PASSKEYS_PER_USER} passkeys, the most one account may have: remove one first.`,
+      );
     if (!(await insertPasskey(trx, row)))
       throw new HttpProblem('conflict', 'This passkey is registered already.');
     await recordAudit(trx, origin, {

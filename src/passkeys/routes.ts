@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { auditOrigin } from '../access/audit.js';
 import { sessionOf } from '../access/session-routes.js';
@@ -30,6 +31,9 @@ const publicRoute = { access: { class: 'public' } } as const;
 
 /** Passkeys (contract §10): registration from a session, sign-in without one, the password switch. */
 export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  // Before the body is read, so a cross-site post is 403 whatever it holds (contract §3's order).
+  const refuseCrossSite = async (request: FastifyRequest) =>
+    refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
   return async (app) => {
     app.post(
       '/api/v1/auth/passkeys/registration/options',
@@ -113,6 +117,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/api/v1/auth/passkeys/login/options',
       {
         config: { ...publicRoute, openapi: { problems: ['csrf_failed'] } },
+        onRequest: refuseCrossSite,
         schema: {
           tags,
           summary: 'Options for navigator.credentials.get(): start signing in with a passkey',
@@ -121,16 +126,14 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: RequestOptions },
         },
       },
-      async (request) => {
-        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
-        return signInOptions(ctx);
-      },
+      async () => signInOptions(ctx),
     );
 
     app.post(
       '/api/v1/auth/passkeys/login/verify',
       {
         config: { ...publicRoute, openapi: { problems: ['invalid_credentials', 'csrf_failed'] } },
+        onRequest: refuseCrossSite,
         schema: {
           tags,
           summary: 'Sign in with a passkey',
@@ -142,7 +145,6 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
         const signedIn = await signInWithPasskey(
           ctx,
           auditOrigin(request, ctx.now()),

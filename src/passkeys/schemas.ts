@@ -27,9 +27,10 @@ export type PasskeyRecord = Static<typeof PasskeyRecord>;
 // `start…()`); browsers add fields over time, so only the parts read here are described, and the
 // rest is let through to the verifier, which decides. Sizes bound what reaches it.
 const B64 = (maxLength: number) => Type.String({ maxLength, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+// WebAuthn caps a credential ID at 1023 bytes: 1364 base64url characters.
 const credentialFields = {
-  id: B64(1366),
-  rawId: B64(1366),
+  id: B64(1364),
+  rawId: B64(1364),
   type: Type.Literal('public-key'),
   clientExtensionResults: Type.Object({}, { additionalProperties: true }),
   authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
@@ -71,7 +72,17 @@ export const AuthenticationCredential = Type.Object(
 
 export const RegistrationVerifyBody = StrictObject({
   response: RegistrationCredential,
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })),
+  // Shown in lists and the audit log: no control characters, and no bidirectional overrides that
+  // would make a name read differently from what it is ("\u202egnp.exe").
+  name: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      // Linear time whatever the length: one class repeated, and one look-ahead for a non-space.
+      pattern: '^(?=[\\s\\S]*\\S)[^\\p{Cc}\\u202a-\\u202e\\u2066-\\u2069]+$',
+      description: '1–100 characters, no control characters',
+    }),
+  ),
 });
 
 export const LoginVerifyBody = StrictObject({ response: AuthenticationCredential });

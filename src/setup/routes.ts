@@ -69,9 +69,10 @@ export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           }),
           response: { 201: SetupAnswer },
         },
-        // Before validation: a cross-site post, then a hub already set up, whatever the body says.
-        preValidation: async (request) => {
-          refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
+        // Before validation: a cross-site post (before the body is even read), then a hub already
+        // set up, whatever the body says.
+        onRequest: async (request) => refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin),
+        preValidation: async () => {
           if (!(await isSetupRequired(ctx.db))) throw setupDone();
         },
       },

@@ -197,7 +197,18 @@ describe('passkey registration', () => {
       longest,
     );
 
-    for (const name of ['', 'y'.repeat(101), 42]) {
+    // Empty, too long, not text, blank, or with characters that make a name read as something
+    // else in a list or the audit log (controls, bidirectional overrides).
+    for (const name of [
+      '',
+      'y'.repeat(101),
+      42,
+      '   ',
+      'a\u0007b',
+      'line\nbreak',
+      '\u202egnp.exe',
+      'x\u2066y',
+    ]) {
       const options = await offer(h, session);
       const response = newAuthenticator().register(options);
       const r = await h.request('POST', VERIFY, { session, body: { response, name } });
@@ -382,6 +393,50 @@ describe('passkey registration', () => {
     assertProblem(theirs, 409, 'conflict');
     assert.equal((await listOf(h, session)).length, 1);
     assert.deepEqual(await listOf(h, stranger.session), []);
+  });
+
+  test('a credential ID over 1023 bytes, or not the one the authenticator signed, is refused with 400', async () => {
+    const { session } = await makeSignedInTenant(h);
+    // 3,000 bytes once made the unique index fail (a 500); 1,024 was kept and could never sign in.
+    for (const bytes of [1024, 3000]) {
+      const credentialId = isoBase64URL.fromBuffer(new Uint8Array(randomBytes(bytes)));
+      const response = newAuthenticator().register(await offer(h, session), { credentialId });
+      assertProblem(
+        await h.request('POST', VERIFY, { session, body: { response } }),
+        400,
+        'validation_failed',
+      );
+      // The same with the browser's copy of the ID short enough to pass the schema.
+      const short = { ...response, id: 'AAAA', rawId: 'AAAA' };
+      assertProblem(
+        await h.request('POST', VERIFY, { session, body: { response: short } }),
+        400,
+        'validation_failed',
+      );
+    }
+    // 1023 bytes is the most WebAuthn allows, and it is kept.
+    const longest = isoBase64URL.fromBuffer(new Uint8Array(randomBytes(1023)));
+    const { record } = await registerPasskey(h, session, newAuthenticator(), {
+      overrides: { credentialId: longest },
+    });
+    assert.equal(record.credentialId, longest);
+    assert.equal((await listOf(h, session)).length, 1);
+  });
+
+  test('keeps only the transports WebAuthn defines', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const authenticator = newAuthenticator({ transports: ['hybrid', '<img src=x>', 'internal', 'hybrid'] });
+    const { record } = await registerPasskey(h, session, authenticator);
+    assert.deepEqual(record.transports, ['hybrid', 'internal']);
+  });
+
+  test('an account holds at most 50 passkeys: the 51st is 409 conflict', async () => {
+    const { session } = await makeSignedInTenant(h);
+    for (let i = 0; i < 50; i++) await registerPasskey(h, session, newAuthenticator());
+    const response = newAuthenticator().register(await offer(h, session));
+    assertProblem(await h.request('POST', VERIFY, { session, body: { response } }), 409, 'conflict');
+    const all = await h.request('GET', `${PASSKEYS}?limit=100`, { session });
+    assert.equal(all.body.data.length, 50);
   });
 
   test('a MEMBER may add passkeys of their own', async () => {

@@ -350,6 +350,17 @@ describe('passkey sign-in', () => {
     assert.equal(r.status, 403, r.text);
     assert.equal(r.body.code, 'csrf_failed');
     assert.equal(r.headers.getSetCookie().length, 0);
+
+    // CSRF is checked before validation (contract §3): a cross-site post is 403 whatever its body,
+    // here and on password sign-in.
+    for (const path of [`${PASSKEYS}/login/verify`, `${PASSKEYS}/login/options`, '/api/v1/auth/login']) {
+      const junk = await h.request('POST', path, {
+        body: { x: 1 },
+        headers: { origin: 'https://evil.example', 'x-forwarded-for': address },
+      });
+      assert.equal(junk.status, 403, `${path}: ${junk.text}`);
+      assert.equal(junk.body.code, 'csrf_failed');
+    }
   });
 
   test('a body that is not a credential is 400 validation_failed', async () => {
