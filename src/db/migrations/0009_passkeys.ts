@@ -5,7 +5,10 @@ import type { Kysely } from 'kysely';
 // a ceremony another one started.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One stable random user handle per user (base64url), made when the first passkey is offered.
-  await db.schema.alterTable('users').addColumn('webauthn_user_id', 'text', (c) => c.unique()).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('webauthn_user_id', 'text', (c) => c.unique())
+    .execute();
 
   await db.schema
     .createTable('passkeys')
