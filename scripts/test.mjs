@@ -3,6 +3,7 @@
 // TEST_DATABASE_URL is set. Extra arguments select test files (`npm test -- test/http`).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,6 +61,41 @@ if (usesBrowser && !chromiumPresent) {
     process.exit(1);
   }
   console.error(`!!! browser tests SKIPPED: chromium not found at ${chromium} — ${install}`);
+}
+
+// SSO tests (test/helpers/kdc.ts) skip themselves without MIT Kerberos's KDC tools or the `kerberos` module,
+// an optional dependency that `npm ci` leaves out when its native build fails (no libkrb5-dev).
+const usesKerberos = files.some((f) => readFileSync(join(root, f), 'utf8').includes('helpers/kdc.js'));
+if (usesKerberos) {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin'].filter(
+    Boolean,
+  );
+  const found = (name) =>
+    dirs.some((dir) => {
+      try {
+        accessSync(join(dir, name), constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  const missing = ['krb5kdc', 'kdb5_util', 'kadmin.local', 'kinit'].filter((name) => !found(name));
+  try {
+    createRequire(join(root, 'package.json'))('kerberos');
+  } catch {
+    missing.push('the kerberos module');
+  }
+  if (missing.length > 0) {
+    const install =
+      'install with: apt-get install -y krb5-kdc krb5-admin-server krb5-user libkrb5-dev, then npm ci';
+    if (process.env.HUBGATE_REQUIRE_KERBEROS === '1') {
+      console.error(
+        `!!! SSO tests cannot run: ${missing.join(', ')} missing and HUBGATE_REQUIRE_KERBEROS=1 — ${install}`,
+      );
+      process.exit(1);
+    }
+    console.error(`!!! SSO (Kerberos) tests SKIPPED: ${missing.join(', ')} missing — ${install}`);
+  }
 }
 
 console.error(`node ${process.version} (${process.execPath})`);

@@ -44,6 +44,8 @@ import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { setupRoutes } from './setup/routes.js';
+import { openAcceptor } from './sso/kerberos.js';
+import { ssoRoutes } from './sso/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
 import { registerSecurityHeaders } from './web/security-headers.js';
@@ -94,6 +96,8 @@ const hopsTrusted = (hops: number) => (_address: string, hop: number) => hop < h
 /** The whole HTTP application, used by `hubgate serve` and by every test. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const webUi = loadWebUi();
+  // Before anything opens: a library or keytab that single sign-on cannot use stops start-up.
+  const sso = config.sso && { config: config.sso, acceptor: await openAcceptor(config.sso) };
   const metrics = createMetrics();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -168,6 +172,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(passkeyRoutes(ctx));
+  await app.register(ssoRoutes(ctx, sso));
   await app.register(setupRoutes(ctx));
   await app.register(keyRoutes(ctx));
   await app.register(automationRoutes(ctx));

@@ -32,6 +32,15 @@ const EnvSchema = Type.Object({
   ALERT_FAILURE_RATE_WINDOW_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
   ALERT_FAILURE_RATE_MIN_DELIVERIES: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
   ALERT_QUEUE_BACKLOG_THRESHOLD: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  SSO_SPNEGO_KEYTAB: Type.Optional(Type.String({ minLength: 1 })),
+  SSO_SPNEGO_EMAIL_DOMAIN: Type.Optional(
+    Type.String({
+      pattern:
+        '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$',
+    }),
+  ),
+  SSO_SPNEGO_PRINCIPAL: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+$' })),
+  SSO_SPNEGO_REALM: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]+$' })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -65,6 +74,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Connector keys the platform has switched off: no new connections, no credential binding. */
   disabledConnectors: string[];
+  /** Enterprise single sign-on over SPNEGO (contract §11); null: off. */
+  sso: SsoConfig | null;
   alerts: {
     /** How often the alert conditions are evaluated (by one process at a time). */
     evaluationIntervalMs: number;
@@ -78,6 +89,17 @@ export interface Config {
     /** QueueBacklogHigh: due deliveries (pending or retrying) above this. */
     queueBacklogThreshold: number;
   };
+}
+
+export interface SsoConfig {
+  /** The keytab holding the service's key (`SSO_SPNEGO_KEYTAB`). */
+  keytab: string;
+  /** `name@REALM` signs in as the user `name@emailDomain`. */
+  emailDomain: string;
+  /** The GSS service name, `HTTP@host` (not `HTTP/host@REALM`). */
+  principal: string;
+  /** Only principals of this realm are accepted; null: any realm the keytab's key is trusted by. */
+  realm: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -107,6 +129,10 @@ const DESCRIPTIONS: Record<keyof Env, string> = {
   ALERT_FAILURE_RATE_WINDOW_SECONDS: 'a whole number of seconds from 10 to 86400',
   ALERT_FAILURE_RATE_MIN_DELIVERIES: 'a whole number from 1 upwards',
   ALERT_QUEUE_BACKLOG_THRESHOLD: 'a whole number from 1 upwards',
+  SSO_SPNEGO_KEYTAB: 'the path of a keytab file holding the HTTP service key',
+  SSO_SPNEGO_EMAIL_DOMAIN: 'a domain name such as example.com (name@REALM signs in as name@example.com)',
+  SSO_SPNEGO_PRINCIPAL: 'a GSS service name such as HTTP@hub.example.com',
+  SSO_SPNEGO_REALM: 'a Kerberos realm such as EXAMPLE.COM',
 };
 
 // Values that may hold credentials are named but never echoed.
@@ -185,6 +211,21 @@ function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
   });
 }
 
+function parseSso(env: Env, publicUrl: URL): SsoConfig | null {
+  if (env.SSO_SPNEGO_KEYTAB === undefined) return null;
+  if (env.SSO_SPNEGO_EMAIL_DOMAIN === undefined) {
+    throw new ConfigError(
+      `missing SSO_SPNEGO_EMAIL_DOMAIN: single sign-on (SSO_SPNEGO_KEYTAB) needs it, as ${DESCRIPTIONS.SSO_SPNEGO_EMAIL_DOMAIN}`,
+    );
+  }
+  return {
+    keytab: env.SSO_SPNEGO_KEYTAB,
+    emailDomain: env.SSO_SPNEGO_EMAIL_DOMAIN.toLowerCase(),
+    principal: env.SSO_SPNEGO_PRINCIPAL ?? `HTTP@${publicUrl.hostname}`,
+    realm: env.SSO_SPNEGO_REALM ?? null,
+  };
+}
+
 /** Parses the environment; throws ConfigError with one line that names the offending variable. */
 export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string> = {};
@@ -234,6 +275,7 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((key) => key.trim())
       .filter(Boolean),
+    sso: parseSso(env, publicUrl),
     alerts: {
       evaluationIntervalMs: intIn(env, 'ALERT_EVALUATION_INTERVAL_MS', 15_000, 100, 86_400_000),
       retryScheduleSeconds: seconds(env.ALERT_RETRY_SCHEDULE ?? '10,60,300,1800,7200'),
