@@ -9,6 +9,7 @@ import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
 import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';
 import type { PasskeyRecord, PasswordSignIn } from '../src/passkeys/schemas.js';
 import type { SetupAnswer as SetupAnswerSchema } from '../src/setup/routes.js';
+import type { AuthMethods as AuthMethodsSchema } from '../src/sso/routes.js';
 
 export type Connection = Static<typeof ConnectionSchema>;
 export type Connector = Static<typeof ConnectorSchema>;
@@ -35,3 +36,6 @@ export type SetupAnswer = Static<typeof SetupAnswerSchema>;
 /** A passkey of the signed-in user (contract §10), and the password sign-in switch. */
 export type Passkey = Static<typeof PasskeyRecord>;
 export type PasswordSignInState = Static<typeof PasswordSignIn>;
+
+/** The ways to sign in that this hubgate offers (contract §11): `sso` when single sign-on is on. */
+export type AuthMethods = Static<typeof AuthMethodsSchema>;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result as AxeResult } from 'axe-core';
@@ -71,14 +72,32 @@ export async function startUiHarness(options: Omit<HarnessOptions, 'port'> = {})
   return { ...harness, uiUrl };
 }
 
+export interface LaunchOptions {
+  /** More command-line switches, after the ones that keep the browser on loopback. */
+  args?: string[];
+  /**
+   * Variables added to the browser's environment (this process's otherwise), e.g. `KRB5_CONFIG` and
+   * `KRB5CCNAME` for the GSSAPI library Chromium loads to negotiate Kerberos.
+   */
+  env?: Record<string, string | undefined>;
+  /**
+   * Chromium's Local State (the browser-wide preferences it keeps between runs) to start with. With
+   * one, the browser runs on a profile folder of its own, removed when it closes; without, on the
+   * empty profile Playwright makes.
+   */
+  localState?: Record<string, unknown>;
+}
+
 /**
  * Headless Chromium that talks to this machine only: no background services (updates, sync,
  * safe browsing, metrics), no name resolved but localhost, and every non-loopback request sent to a
  * proxy address where nothing listens, so even an IP literal goes nowhere.
  */
-export async function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   if (!chromiumPresent()) assert.fail(`chromium not found at ${CHROMIUM}: ${INSTALL_HINT}`);
-  return chromium.launch({
+  for (const arg of options.args ?? [])
+    assert.doesNotMatch(arg, /^--(proxy|no-proxy|host-resolver-rules)/, 'the loopback-only lock stays');
+  const launchOptions = {
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -91,8 +110,34 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
       '--proxy-server=http://127.0.0.1:9',
+      ...(options.args ?? []),
     ],
-  });
+    ...(options.env && { env: { ...process.env, ...options.env } }),
+  };
+  if (!options.localState) return chromium.launch(launchOptions);
+  // Chromium reads Local State from its profile folder at start-up, and `launch` makes that folder
+  // itself: a persistent context starts from a folder of ours. Its browser makes contexts as usual.
+  const dir = profileFolder();
+  writeFileSync(join(dir, 'Local State'), JSON.stringify(options.localState));
+  const context = await chromium.launchPersistentContext(dir, launchOptions);
+  const browser = context.browser();
+  assert.ok(browser, 'a persistent Chromium context has a browser');
+  return browser;
+}
+
+let profilesRoot: string | undefined;
+
+/**
+ * A new profile folder. All are removed when this process exits, not when their browser disconnects:
+ * Chromium's helper processes still write to it for a moment after that.
+ */
+function profileFolder(): string {
+  if (!profilesRoot) {
+    const root = mkdtempSync(join(tmpdir(), 'hubgate-chromium-'));
+    profilesRoot = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtempSync(join(profilesRoot, 'profile-'));
 }
 
 export type ColorScheme = 'light' | 'dark';

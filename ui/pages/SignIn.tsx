@@ -3,9 +3,11 @@ import { useLocation } from 'preact-iso';
 import { api, ApiError, inMinutes } from '../api.js';
 import type { SessionAnswer } from '../api-types.js';
 import { PasskeySignIn } from '../components/PasskeySignIn.js';
+import { SsoSignIn } from '../components/SsoSignIn.js';
 import { TextField } from '../components/TextField.js';
 import { ErrorNotice, Notice } from '../components/Notice.js';
 import { useAction, useResource, useTitle } from '../hooks.js';
+import { passkeysSupported } from '../passkeys.js';
 import { safeNext, session, signedIn, signInReason } from '../session.js';
 
 /** What a failed sign-in means, in words (contract §12). */
@@ -38,10 +40,38 @@ const REASONS = {
   'signed-out': 'You have signed out.',
 } as const;
 
+/**
+ * Why single sign-on did not sign the person in: the server's negotiate route sends a browser back
+ * here with `?sso=` when it offered no Kerberos ticket, or when hubgate refused the one it offered.
+ * A Map, not an object: `?sso=constructor` must not find the properties every object has.
+ */
+const SSO_FAILURES = new Map<string, { title: string; text: string; hint?: string }>([
+  [
+    'unavailable',
+    {
+      title: 'Single sign-on did not happen.',
+      text:
+        'Your browser did not offer a Kerberos ticket. It offers one only on a computer signed in to your ' +
+        'company’s domain, and only to sites it allows for integrated authentication: ask your IT ' +
+        'department to allow this one.',
+      // Chromium on Linux loads Kerberos only once its profile has seen a first Negotiate challenge.
+      hint: 'First time in Chrome on Linux? It turns Kerberos on only after a site first asks: try once more.',
+    },
+  ],
+  [
+    'refused',
+    {
+      title: 'Single sign-on did not sign you in.',
+      text: 'hubgate has no account for your company login, or it refused your Kerberos ticket. Ask your hubgate administrator.',
+    },
+  ],
+]);
+
 export function SignInPage() {
   useTitle('Sign in');
   const { query, route } = useLocation();
   const next = safeNext(query.next);
+  const ssoFailure = SSO_FAILURES.get(query.sso ?? '');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const setup = useResource(
@@ -78,6 +108,14 @@ export function SignInPage() {
     <section class="card card-narrow" aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">Sign in</h1>
       {reason ? <Notice tone={reason === 'expired' ? 'warning' : 'success'}>{REASONS[reason]}</Notice> : null}
+      {ssoFailure ? (
+        <Notice tone="warning">
+          <p>
+            <strong>{ssoFailure.title}</strong> {ssoFailure.text}
+          </p>
+          {ssoFailure.hint ? <p>{ssoFailure.hint}</p> : null}
+        </Notice>
+      ) : null}
       {setup.data?.required ? (
         <Notice tone="warning">
           hubgate is not set up yet. Open the setup link that <code>hubgate serve</code> printed when it
@@ -124,6 +162,8 @@ export function SignInPage() {
       </form>
       {/* Other ways to sign in join here, below the password form: passkeys, then single sign-on. */}
       <PasskeySignIn words={signInFailure} onStart={() => signIn.setError(undefined)} onSignedIn={arrive} />
+      {/* Without passkeys there is no "or" above: single sign-on brings its own. */}
+      <SsoSignIn next={next} divider={!passkeysSupported()} />
     </section>
   );
 }
