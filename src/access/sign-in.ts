@@ -90,21 +90,33 @@ export async function signInWithPassword(
 
   return ctx.db.transaction().execute(async (trx) => {
     await clearAttempts(trx, account);
-    const session = await startSession(trx, ctx, user, 'password', now);
-    await recordAudit(
-      trx,
-      { ...origin, actorType: 'user', actorId: user.id },
-      {
-        action: 'sign_in.success',
-        tenantId: user.tenantId,
-        targetType: 'session',
-        targetId: session.sessionId,
-        metadata: { email: user.email, method: 'password' },
-      },
-    );
-    return {
-      user: { id: user.id, email: user.email, role: user.role, tenantId: user.tenantId },
-      ...session,
-    };
+    return startSignedInSession(trx, ctx, origin, user, 'password');
   });
+}
+
+/**
+ * The end of every successful sign-in (password, passkey, single sign-on): a new session and its
+ * `sign_in.success` audit entry, written by `trx`, the transaction of whatever else the sign-in changes.
+ */
+export async function startSignedInSession(
+  trx: Kysely<DB>,
+  ctx: AppContext,
+  origin: AuditOrigin,
+  user: User,
+  method: string,
+  metadata: Record<string, unknown> = {},
+): Promise<SignedIn> {
+  const session = await startSession(trx, ctx, user, method, origin.at);
+  await recordAudit(
+    trx,
+    { ...origin, actorType: 'user', actorId: user.id },
+    {
+      action: 'sign_in.success',
+      tenantId: user.tenantId,
+      targetType: 'session',
+      targetId: session.sessionId,
+      metadata: { email: user.email, method, ...metadata },
+    },
+  );
+  return { user: { id: user.id, email: user.email, role: user.role, tenantId: user.tenantId }, ...session };
 }

@@ -6,8 +6,7 @@ import {
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
-import { startSession } from '../access/sessions.js';
-import type { SignedIn } from '../access/sign-in.js';
+import { type SignedIn, startSignedInSession } from '../access/sign-in.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { findUserById } from '../tenants/tenants.js';
@@ -94,19 +93,7 @@ export async function signInWithPasskey(
     });
     // Another sign-in with this passkey moved the counter past this one since it was read.
     if (!used) return null;
-    const session = await startSession(trx, ctx, user, 'passkey', now);
-    await recordAudit(
-      trx,
-      { ...origin, actorType: 'user', actorId: user.id },
-      {
-        action: 'sign_in.success',
-        tenantId: user.tenantId,
-        targetType: 'session',
-        targetId: session.sessionId,
-        metadata: { email: user.email, method: 'passkey', passkey: passkey.name },
-      },
-    );
-    return { user, ...session };
+    return startSignedInSession(trx, ctx, origin, user, 'passkey', { passkey: passkey.name });
   });
   return signedIn ?? refuse('counter', passkey);
 }

@@ -1,6 +1,5 @@
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
-import { startSession } from '../access/sessions.js';
-import type { SignedIn } from '../access/sign-in.js';
+import { type SignedIn, startSignedInSession } from '../access/sign-in.js';
 import type { SsoConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
@@ -52,20 +51,8 @@ export async function signInWithTicket(
   const user = await findUserForSignIn(ctx, normalizeEmail(`${name}@${sso.config.emailDomain}`));
   if (!user) throw await refuse('no_user', accepted.principal);
 
-  const signedIn = await ctx.db.transaction().execute(async (trx) => {
-    const session = await startSession(trx, ctx, user, 'sso', origin.at);
-    await recordAudit(
-      trx,
-      { ...origin, actorType: 'user', actorId: user.id },
-      {
-        action: 'sign_in.success',
-        tenantId: user.tenantId,
-        targetType: 'session',
-        targetId: session.sessionId,
-        metadata: { email: user.email, method: 'sso', principal: accepted.principal },
-      },
-    );
-    return { user: { id: user.id, email: user.email, role: user.role, tenantId: user.tenantId }, ...session };
-  });
+  const signedIn = await ctx.db
+    .transaction()
+    .execute((trx) => startSignedInSession(trx, ctx, origin, user, 'sso', { principal: accepted.principal }));
   return { signedIn, mutualToken: accepted.response };
 }

@@ -401,3 +401,23 @@ export async function passkeySignIn(
   const answer = await h.request('POST', `${PASSKEYS}/login/verify`, { headers, body: { response } });
   return { requestOptions: offered.body, response, answer };
 }
+
+/**
+ * Authenticators for one origin, each remembered, so the last test of a suite can look for every
+ * key it made in every response and log.
+ */
+export function authenticatorsFor(origin: string) {
+  const made: SoftAuthenticator[] = [];
+  const newAuthenticator = (extra: Partial<ConstructorParameters<typeof SoftAuthenticator>[0]> = {}) => {
+    const authenticator = new SoftAuthenticator({ origin, ...extra });
+    made.push(authenticator);
+    return authenticator;
+  };
+  return { made, newAuthenticator };
+}
+
+/** Every session token a response set: each must appear in that one response only, and in no log. */
+export const sessionTokens = (h: Harness): string[] =>
+  [
+    ...new Set(h.responses().flatMap((r) => [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''))),
+  ].filter(Boolean);

@@ -303,3 +303,25 @@ export async function signInThroughUi(
   await page.waitForURL((url) => url.pathname === path);
   await page.getByRole('heading', { level: 1 }).first().waitFor();
 }
+
+/** Generous: two loaded cores, a cold Chromium, PGlite. */
+export const WAIT_MS = 30_000;
+
+/** Retries `check` until it stops throwing (what a person sees settles), failing with its last error. */
+export async function eventually(check: () => Promise<void> | void, ms = WAIT_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Waits until the element is shown (or fails after WAIT_MS). */
+export const visible = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
+/** Waits until the element has left the page. */
+export const gone = (locator: Locator) => locator.waitFor({ state: 'detached', timeout: WAIT_MS });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PASSKEYS, passkeySignIn, registerPasskey, SoftAuthenticator } from '../helpers/authenticator.js';
+import {
+  authenticatorsFor,
+  PASSKEYS,
+  passkeySignIn,
+  registerPasskey,
+  sessionTokens,
+} from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
 
@@ -12,19 +18,7 @@ const ICLOUD = 'fbfc3007-154e-4ecc-8c0b-6e020557d7bd';
 let nextAddress = 1;
 const newAddress = () => `192.0.2.${nextAddress++}`;
 
-/** Every authenticator a test made, so the last test of a suite can look for their keys everywhere. */
-const made: SoftAuthenticator[] = [];
-const newAuthenticator = (extra: Partial<ConstructorParameters<typeof SoftAuthenticator>[0]> = {}) => {
-  const authenticator = new SoftAuthenticator({ origin: PUBLIC_URL, ...extra });
-  made.push(authenticator);
-  return authenticator;
-};
-
-/** Every session token a response set: each must appear in that one response only, and in no log. */
-const sessionTokens = (h: Harness): string[] =>
-  [
-    ...new Set(h.responses().flatMap((r) => [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''))),
-  ].filter(Boolean);
+const { made, newAuthenticator } = authenticatorsFor(PUBLIC_URL);
 
 // A well-formed passkey ID that names nothing.
 const UNKNOWN_ID = 'pky_0000000000000000000000';

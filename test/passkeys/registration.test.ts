@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import { InvalidStateError, PASSKEYS, registerPasskey, SoftAuthenticator } from '../helpers/authenticator.js';
+import {
+  authenticatorsFor,
+  InvalidStateError,
+  PASSKEYS,
+  registerPasskey,
+  sessionTokens,
+} from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
 
@@ -13,19 +19,7 @@ const OPTIONS = `${PASSKEYS}/registration/options`;
 const VERIFY = `${PASSKEYS}/registration/verify`;
 const MINUTE = 60_000;
 
-/** Every authenticator a test made, so the last test of a suite can look for their keys everywhere. */
-const made: SoftAuthenticator[] = [];
-const newAuthenticator = (extra: Partial<ConstructorParameters<typeof SoftAuthenticator>[0]> = {}) => {
-  const authenticator = new SoftAuthenticator({ origin: PUBLIC_URL, ...extra });
-  made.push(authenticator);
-  return authenticator;
-};
-
-/** Every session token a response set: each must appear in that one response only, and in no log. */
-const sessionTokens = (h: Harness): string[] =>
-  [
-    ...new Set(h.responses().flatMap((r) => [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''))),
-  ].filter(Boolean);
+const { made, newAuthenticator } = authenticatorsFor(PUBLIC_URL);
 
 const offer = async (h: Harness, session: TestSession) => {
   const r = await h.request('POST', OPTIONS, { session, body: {} });

@@ -4,11 +4,13 @@ import { after, before, describe, test } from 'node:test';
 import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import {
+  authenticatorsFor,
   PASSKEYS,
   passkeySignIn,
   registerPasskey,
   sessionFrom,
-  SoftAuthenticator,
+  sessionTokens,
+  type SoftAuthenticator,
 } from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
@@ -25,19 +27,7 @@ const MINUTE = 60_000;
 let nextAddress = 1;
 const newAddress = () => `203.0.113.${nextAddress++}`;
 
-/** Every authenticator a test made, so the last test of a suite can look for their keys everywhere. */
-const made: SoftAuthenticator[] = [];
-const newAuthenticator = (extra: Partial<ConstructorParameters<typeof SoftAuthenticator>[0]> = {}) => {
-  const authenticator = new SoftAuthenticator({ origin: PUBLIC_URL, ...extra });
-  made.push(authenticator);
-  return authenticator;
-};
-
-/** Every session token a response set: each must appear in that one response only, and in no log. */
-const sessionTokens = (h: Harness): string[] =>
-  [
-    ...new Set(h.responses().flatMap((r) => [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''))),
-  ].filter(Boolean);
+const { made, newAuthenticator } = authenticatorsFor(PUBLIC_URL);
 
 /** A tenant with an admin (who may read the audit log) holding one registered passkey. */
 async function userWithPasskey(h: Harness, authenticator = newAuthenticator(), role = 'COMPANY_IT_ADMIN') {

@@ -13,6 +13,10 @@ import {
   startUiHarness,
   hasFocus,
   signInThroughUi,
+  WAIT_MS,
+  eventually,
+  visible,
+  gone,
 } from '../helpers/browser.js';
 import { assertNoLeak, inDays, makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 
@@ -20,27 +24,8 @@ import { assertNoLeak, inDays, makeKey, makeTenant, makeUser, signIn } from '../
 // test (not as a suite) when Chromium is missing, so the run's totals count them.
 const skip = browserSkipReason();
 
-/** Generous: two loaded cores, a cold Chromium, PGlite. */
-const WAIT_MS = 30_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SECRET = /^tnt_[A-Za-z0-9]{38}$/;
-
-/** Retries `check` until it stops throwing (what a person sees settles), failing with its last error. */
-async function eventually(check: () => Promise<void> | void, ms = WAIT_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-const visible = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
-const gone = (locator: Locator) => locator.waitFor({ state: 'detached', timeout: WAIT_MS });
 
 describe('API keys and audit log pages', () => {
   let h: UiHarness;

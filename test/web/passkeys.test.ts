@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import {
   assertNoPageErrors,
   assertNoSeriousViolations,
@@ -12,6 +12,10 @@ import {
   signInThroughUi,
   startUiHarness,
   type UiHarness,
+  WAIT_MS,
+  eventually,
+  visible,
+  gone,
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
@@ -20,26 +24,6 @@ import { makeTenant, makeUser } from '../helpers/factories.js';
 // autofill), refused when forged or removed, and the password sign-in switch. Skipped test by test
 // when Chromium is missing.
 const skip = browserSkipReason();
-
-/** Generous: two loaded cores, a cold Chromium, PGlite. */
-const WAIT_MS = 30_000;
-
-/** Retries `check` until it stops throwing (what a person sees settles), failing with its last error. */
-async function eventually(check: () => Promise<void> | void, ms = WAIT_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-const visible = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
-const gone = (locator: Locator) => locator.waitFor({ state: 'detached', timeout: WAIT_MS });
 
 // Every `navigator.credentials.get()` the page makes, with how it ended and how many others were
 // still pending when it began: the page may never have two at once. An init script (evaluated

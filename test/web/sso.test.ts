@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import {
   assertNoPageErrors,
   assertNoSeriousViolations,
@@ -11,6 +11,8 @@ import {
   screenshot,
   startUiHarness,
   type UiHarness,
+  WAIT_MS,
+  visible,
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { type Kdc, type KerberosEnv, kerberosSkipReason, startKdc, useKerberosEnv } from '../helpers/kdc.js';
@@ -21,11 +23,6 @@ import { type Kdc, type KerberosEnv, kerberosSkipReason, startKdc, useKerberosEn
 // --auth-server-allowlist (as a company's browser policy would set). Skipped test by test when
 // Chromium or the Kerberos tools are missing.
 const skip = browserSkipReason() ?? kerberosSkipReason();
-
-/** Generous: two loaded cores, a cold Chromium, PGlite. */
-const WAIT_MS = 30_000;
-
-const visible = (locator: Locator) => locator.waitFor({ state: 'visible', timeout: WAIT_MS });
 
 /** What the profile says the session was signed in with. */
 async function signedInWith(page: Page, uiUrl: string): Promise<string> {
