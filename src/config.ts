@@ -3,6 +3,12 @@ import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { type Cidr, parseIpLiteral } from './outbound/ssrf-policy.js';
 
+// A GSS host-based service name, `service@host`, with a host of DNS labels: an empty host (which
+// `HTTP@.` becomes) would accept a ticket for any host's key in the keytab.
+const DNS_NAME =
+  '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*';
+const SERVICE_NAME = `^[A-Za-z][A-Za-z0-9-]*@${DNS_NAME}$`;
+
 /**
  * The environment of contract §1, read once at start-up. Every variable is a string in the
  * environment; the schema checks its shape, `parseConfig` turns it into typed values, and the first
@@ -39,7 +45,7 @@ const EnvSchema = Type.Object({
         '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$',
     }),
   ),
-  SSO_SPNEGO_PRINCIPAL: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+$' })),
+  SSO_SPNEGO_PRINCIPAL: Type.Optional(Type.String({ pattern: SERVICE_NAME })),
   SSO_SPNEGO_REALM: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]+$' })),
 });
 type Env = Static<typeof EnvSchema>;
@@ -218,10 +224,16 @@ function parseSso(env: Env, publicUrl: URL): SsoConfig | null {
       `missing SSO_SPNEGO_EMAIL_DOMAIN: single sign-on (SSO_SPNEGO_KEYTAB) needs it, as ${DESCRIPTIONS.SSO_SPNEGO_EMAIL_DOMAIN}`,
     );
   }
+  const principal = env.SSO_SPNEGO_PRINCIPAL ?? `HTTP@${publicUrl.hostname}`;
+  if (!new RegExp(SERVICE_NAME).test(principal)) {
+    throw new ConfigError(
+      `invalid SSO_SPNEGO_PRINCIPAL: unset, it is HTTP@ the host of PUBLIC_URL (${principal}), which is not a host name; set it, as ${DESCRIPTIONS.SSO_SPNEGO_PRINCIPAL}`,
+    );
+  }
   return {
     keytab: env.SSO_SPNEGO_KEYTAB,
     emailDomain: env.SSO_SPNEGO_EMAIL_DOMAIN.toLowerCase(),
-    principal: env.SSO_SPNEGO_PRINCIPAL ?? `HTTP@${publicUrl.hostname}`,
+    principal,
     realm: env.SSO_SPNEGO_REALM ?? null,
   };
 }

@@ -63,7 +63,7 @@ export async function openAcceptor(config: SsoConfig): Promise<Acceptor> {
     await kerberos.initializeServer(config.principal);
   } catch (error) {
     throw new ConfigError(
-      `invalid SSO_SPNEGO_KEYTAB: no key for ${config.principal} can be used from ${config.keytab} (${firstLine(error)})`,
+      `invalid SSO_SPNEGO_KEYTAB: no key for ${config.principal} (SSO_SPNEGO_PRINCIPAL, by default HTTP@ the host of PUBLIC_URL) can be used from ${config.keytab} (${firstLine(error)})`,
     );
   }
 

@@ -95,6 +95,10 @@ export function ssoRoutes(
       '/api/v1/auth/sso/negotiate',
       {
         config: { ...publicRoute, openapi: { problems: ['invalid_credentials', 'not_found'] } },
+        // Off is "no such route" (contract §11), before the query is even validated.
+        onRequest: async () => {
+          if (!sso) throw notFound('route');
+        },
         schema: {
           tags,
           summary: 'Sign in with the Kerberos ticket the browser negotiates (SPNEGO)',

@@ -3,12 +3,14 @@ import { type SignedIn, startSignedInSession } from '../access/sign-in.js';
 import type { SsoConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
-import { findUserForSignIn, normalizeEmail } from '../tenants/tenants.js';
+import { findUserForSignIn } from '../tenants/tenants.js';
 import { type Acceptor, TokenRefused } from './kerberos.js';
 
 // A SPNEGO token is base64; a Kerberos ticket with a large PAC (many groups) runs to about 12 KB of
 // it, which is also what Node lets a header line hold before this is reached.
 const TOKEN = /^[A-Za-z0-9+/]{1,16000}={0,2}$/;
+
+const PRINCIPAL_NAME = /^[A-Za-z0-9._+-]{1,64}$/;
 
 type Refusal = 'token' | 'realm' | 'no_user';
 
@@ -48,7 +50,11 @@ export async function signInWithTicket(
   const realm = accepted.principal.slice(at + 1);
   if (at <= 0 || (sso.config.realm !== null && realm !== sso.config.realm))
     throw await refuse('realm', accepted.principal);
-  const user = await findUserForSignIn(ctx, normalizeEmail(`${name}@${sso.config.emailDomain}`));
+  // One principal, one account: only a one-part ASCII name maps to an address. Trimming or Unicode
+  // case folding would let other principals (" kate", "\u212Aate") reach kate@…; ASCII case does
+  // not count, as in Active Directory and in the addresses themselves.
+  if (!PRINCIPAL_NAME.test(name)) throw await refuse('no_user', accepted.principal);
+  const user = await findUserForSignIn(ctx, `${name.toLowerCase()}@${sso.config.emailDomain}`);
   if (!user) throw await refuse('no_user', accepted.principal);
 
   const signedIn = await ctx.db

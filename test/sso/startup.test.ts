@@ -77,6 +77,13 @@ describe('single sign-on configuration (parseConfig)', () => {
       // The `HTTP/host@REALM` form never matches a keytab entry (mongodb-js/kerberos#107).
       [{ SSO_SPNEGO_PRINCIPAL: `HTTP/localhost@${TEST_REALM}` }, 'SSO_SPNEGO_PRINCIPAL'],
       [{ SSO_SPNEGO_PRINCIPAL: 'HTTP' }, 'SSO_SPNEGO_PRINCIPAL'],
+      // An empty host (`HTTP@.` is one to the MIT library) accepts a ticket for any host in the keytab.
+      [{ SSO_SPNEGO_PRINCIPAL: 'HTTP@.' }, 'SSO_SPNEGO_PRINCIPAL'],
+      [{ SSO_SPNEGO_PRINCIPAL: 'HTTP@localhost.' }, 'SSO_SPNEGO_PRINCIPAL'],
+      [{ SSO_SPNEGO_PRINCIPAL: 'HTTP@' }, 'SSO_SPNEGO_PRINCIPAL'],
+      [{ SSO_SPNEGO_PRINCIPAL: '@localhost' }, 'SSO_SPNEGO_PRINCIPAL'],
+      // The default, HTTP@ the host of PUBLIC_URL, must be a host name too.
+      [{ PUBLIC_URL: 'http://[::1]:8080' }, 'SSO_SPNEGO_PRINCIPAL'],
       [{ SSO_SPNEGO_REALM: 'TWO WORDS' }, 'SSO_SPNEGO_REALM'],
       [{ SSO_SPNEGO_REALM: `@${TEST_REALM}` }, 'SSO_SPNEGO_REALM'],
     ];
