@@ -77,18 +77,24 @@ export interface RequestOptions {
   /** For sign-in and setup: a 401 is a wrong answer, not a session that ended. */
   anonymous?: boolean;
   signal?: AbortSignal;
+  /** A platform key for `/api/v1/platform/*` (the operator console): sent as Bearer, no cookies. */
+  bearer?: string;
+  /** More request headers (`If-Match` …). */
+  headers?: Record<string, string>;
 }
 
 export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (UNSAFE.has(method) && csrfToken) headers['x-csrf-token'] = csrfToken;
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  else if (UNSAFE.has(method) && csrfToken) headers['x-csrf-token'] = csrfToken;
   let response: Response;
   try {
     response = await fetch(path, {
       method,
       headers,
-      credentials: 'same-origin',
+      // A request with a key carries no session: the console never mixes the two.
+      credentials: options.bearer !== undefined ? 'omit' : 'same-origin',
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
     });
@@ -118,6 +124,7 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     problem.requestId ?? null,
     retryAfter,
   );
+  if (options.bearer !== undefined) throw error;
   if (response.status === 401 && !options.anonymous) sessionEnded('expired');
   // Another tab may have signed in as someone else: this tab learns who it is now (and the
   // session's current CSRF token) before the person tries again.
