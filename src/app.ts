@@ -54,6 +54,7 @@ import { startAlertEngine } from './platform/alerting/engine.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { createChannelSender } from './platform/alerting/senders/index.js';
 import { createMetrics, registerHttpMetrics } from './platform/metrics.js';
+import { startHistorySampler } from './platform/history.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
 
 export interface AppDeps {
@@ -198,8 +199,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const alerts = startAlertEngine(ctx, alertSender);
     const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);
     const challengeRetention = startChallengeRetention(ctx);
+    const history = startHistorySampler(ctx);
     app.addHook('onClose', async () => {
-      await Promise.all([workers.stop(), alerts.stop(), accessRetention.stop(), challengeRetention.stop()]);
+      await Promise.all([
+        workers.stop(),
+        alerts.stop(),
+        accessRetention.stop(),
+        challengeRetention.stop(),
+        history.stop(),
+      ]);
     });
   }
   app.addHook('onClose', () => alertSender.close());

@@ -6,6 +6,7 @@ import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
 import { startAlertEngine } from '../platform/alerting/engine.js';
 import { createChannelSender } from '../platform/alerting/senders/index.js';
+import { startHistorySampler } from '../platform/history.js';
 import { createMetrics } from '../platform/metrics.js';
 import { closeOnSignal } from './shutdown.js';
 
@@ -24,8 +25,9 @@ export async function worker(config: Config): Promise<void> {
     now,
   });
   const alerts = startAlertEngine(ctx, sender);
+  const history = startHistorySampler(ctx);
   closeOnSignal(logger, database, async () => {
-    await Promise.all([workers.stop(), alerts.stop()]);
+    await Promise.all([workers.stop(), alerts.stop(), history.stop()]);
     await sender.close();
   });
   logger.info({ engine: database.engine }, 'hubgate worker running');

@@ -123,6 +123,22 @@ export interface WebauthnChallengesTable {
   expires_at: Timestamp;
 }
 
+/** A minute of monitoring history (contract §12); null where nothing was measured. */
+export interface MonitoringMinutesTable {
+  minute: Timestamp;
+  delivered: number | null;
+  failed: number | null;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
+  latency_p99_ms: number | null;
+  queue_depth: number | null;
+}
+
+export interface MonitoringRollupTable {
+  id: number;
+  rolled_up_to: Timestamp;
+}
+
 export interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
@@ -278,4 +294,6 @@ export interface DB {
   setup_tokens: SetupTokensTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  monitoring_minutes: MonitoringMinutesTable;
+  monitoring_rollup: MonitoringRollupTable;
 }

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { errorFields } from '../logger.js';
-import { Nullable, Timestamp } from '../http/schemas.js';
+import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
+import { MAX_HISTORY_MINUTES, readHistory } from './history.js';
 import { registerScrapeMetrics } from './metrics.js';
 import { startEventLoopLag, takeSnapshot } from './monitoring.js';
 
@@ -62,6 +63,21 @@ const MonitoringSchema = Type.Object({
   connections: Type.Object({ active: NullableCount, disabled: NullableCount }),
 });
 
+const LatencyPercentiles = Type.Object({ p50: NullableMs, p95: NullableMs, p99: NullableMs });
+
+export const HistorySchema = Type.Object({
+  bucketSeconds: Type.Literal(60),
+  points: Type.Array(
+    Type.Object({
+      at: Type.String({ format: 'date-time', description: 'the start of the UTC minute' }),
+      delivered: Count,
+      failed: Count,
+      latencyMs: LatencyPercentiles,
+      queueDepth: NullableCount,
+    }),
+  ),
+});
+
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: monitoring'];
 
@@ -89,6 +105,30 @@ export function monitoringRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async () => takeSnapshot(ctx, eventLoop),
+    );
+
+    app.get(
+      '/api/v1/platform/monitoring/history',
+      {
+        config: platform,
+        schema: {
+          tags,
+          summary: 'Deliveries, latency and queue depth per minute, for charts',
+          description:
+            'Exactly `minutes` points, oldest first, one per UTC minute; the last is the current (partial) ' +
+            'minute, and a delivery shows in it at once. Minutes without deliveries have zero counts and ' +
+            'null latencies; `queueDepth` is the largest number of due deliveries sampled in the minute ' +
+            '(every 15 s, by the processes running workers), or null if none was sampled.',
+          querystring: StrictObject({
+            minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HISTORY_MINUTES, default: 60 })),
+          }),
+          response: { 200: HistorySchema },
+        },
+      },
+      async (request) => ({
+        bucketSeconds: 60 as const,
+        points: await readHistory(ctx, ctx.now(), request.query.minutes ?? 60),
+      }),
     );
 
     app.get(

@@ -8,6 +8,7 @@ import * as m0006 from './0006_alert_groups.js';
 import * as m0007 from './0007_audit_retention_index.js';
 import * as m0008 from './0008_setup_tokens.js';
 import * as m0009 from './0009_passkeys.js';
+import * as m0010 from './0010_monitoring_history.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007_audit_retention_index': m0007,
   '0008_setup_tokens': m0008,
   '0009_passkeys': m0009,
+  '0010_monitoring_history': m0010,
 };
