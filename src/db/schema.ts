@@ -210,6 +210,16 @@ export interface AlertChannelsTable {
   secret_fields: Json<string[]>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The channel's last delivery attempt (a notification or a test); null before the first. */
+  last_attempt: ColumnType<ChannelAttempt | null, string | null | undefined, string | null>;
+}
+
+export interface ChannelAttempt {
+  at: string;
+  ok: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  test: boolean;
 }
 
 export interface AlertRoutingTable {

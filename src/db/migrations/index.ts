@@ -9,6 +9,7 @@ import * as m0007 from './0007_audit_retention_index.js';
 import * as m0008 from './0008_setup_tokens.js';
 import * as m0009 from './0009_passkeys.js';
 import * as m0010 from './0010_monitoring_history.js';
+import * as m0011 from './0011_channel_last_attempt.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -25,4 +26,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008_setup_tokens': m0008,
   '0009_passkeys': m0009,
   '0010_monitoring_history': m0010,
+  '0011_channel_last_attempt': m0011,
 };

@@ -29,6 +29,18 @@ const ChannelSchema = Type.Object({
   enabled: Type.Boolean(),
   config: Type.Record(Type.String(), Type.Unknown(), { description: 'the fields that are not secret' }),
   secretFields: Type.Array(Type.String(), { description: 'names of the secret fields that are set' }),
+  lastAttempt: Nullable(
+    Type.Object(
+      {
+        at: Timestamp,
+        ok: Type.Boolean({ description: 'the channel took it' }),
+        responseStatus: Nullable(Type.Integer({ description: 'HTTP status or SMTP reply code' })),
+        error: Nullable(Type.String({ description: 'what went wrong, in words; never a secret' })),
+        test: Type.Boolean({ description: 'a test sent on request, not an alert notification' }),
+      },
+      { description: 'the latest notification or test sent to the channel; null before the first' },
+    ),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -1,13 +1,26 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { AlertChannelsTable, DB } from '../../db/schema.js';
+import type { AlertChannelsTable, ChannelAttempt, DB } from '../../db/schema.js';
 import { type Cursor, newestFirstPage } from '../../http/pagination.js';
 
 export type ChannelRow = Selectable<AlertChannelsTable>;
 
-export async function insertChannel(db: Kysely<DB>, row: ChannelRow): Promise<void> {
+export async function insertChannel(db: Kysely<DB>, row: Omit<ChannelRow, 'last_attempt'>): Promise<void> {
   await db
     .insertInto('alert_channels')
     .values({ ...row, config: JSON.stringify(row.config), secret_fields: JSON.stringify(row.secret_fields) })
+    .execute();
+}
+
+/** Remembers a channel's latest attempt; a channel deleted meanwhile is simply not there. */
+export async function recordChannelAttempt(
+  db: Kysely<DB>,
+  id: string,
+  attempt: ChannelAttempt,
+): Promise<void> {
+  await db
+    .updateTable('alert_channels')
+    .set({ last_attempt: JSON.stringify(attempt) })
+    .where('id', '=', id)
     .execute();
 }
 
@@ -33,7 +46,7 @@ export function allChannelRows(db: Kysely<DB>): Promise<ChannelRow[]> {
   return db.selectFrom('alert_channels').selectAll().orderBy('created_at').execute();
 }
 
-export async function updateChannel(db: Kysely<DB>, row: ChannelRow): Promise<void> {
+export async function updateChannel(db: Kysely<DB>, row: Omit<ChannelRow, 'last_attempt'>): Promise<void> {
   await db
     .updateTable('alert_channels')
     .set({

@@ -1,5 +1,6 @@
 import { type AuditOrigin, recordAudit } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
+import type { ChannelAttempt } from '../../db/schema.js';
 import { isIdOf, newId } from '../../crypto/ids.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../../http/pagination.js';
 import { HttpProblem, notFound } from '../../http/problem.js';
@@ -12,13 +13,18 @@ import {
   insertChannel,
   listChannelRows,
   updateChannel,
+  recordChannelAttempt,
 } from './channel-store.js';
 import { CHANNEL_KIND_DEFINITIONS, type ChannelKind, type ChannelKindDefinition } from './kinds.js';
 import type { ChannelSender, ChannelSendResult, OpenChannel } from './notification.js';
 import { channelIdsInUse, readRoutingDocument } from './rules.js';
 import { fingerprintOf } from './fingerprint.js';
 
-/** A channel as the API shows it (contract §9): secret fields only by name. */
+/**
+ * A channel as the API shows it (contract §9): secret fields only by name. `lastAttempt` is added
+ * for the operator console (Grafana's contact points show the same): the channel's latest
+ * notification or test, whether it was taken, and why not.
+ */
 export interface Channel {
   id: string;
   name: string;
@@ -28,6 +34,7 @@ export interface Channel {
   secretFields: string[];
   createdAt: string;
   updatedAt: string;
+  lastAttempt: ChannelAttempt | null;
 }
 
 export interface AlertingDeps {
@@ -47,6 +54,7 @@ export function toChannel(row: ChannelRow): Channel {
     secretFields: [...row.secret_fields].sort(),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
+    lastAttempt: row.last_attempt ?? null,
   };
 }
 
@@ -154,6 +162,7 @@ export async function createChannel(
     ...storedForm(ctx, definition, id, config),
     created_at: origin.at,
     updated_at: origin.at,
+    last_attempt: null,
   };
   await ctx.db.transaction().execute(async (trx) => {
     await insertChannel(trx, row);
@@ -268,5 +277,6 @@ export async function testChannel(deps: AlertingDeps, id: string): Promise<Chann
     ],
   });
   ctx.metrics.alertNotifications.inc({ channel_kind: row.kind, outcome: result.ok ? 'sent' : 'failed' });
+  await recordChannelAttempt(ctx.db, row.id, { at: ctx.now().toISOString(), ...result, test: true });
   return result;
 }

@@ -2,7 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { newId } from '../../crypto/ids.js';
 import type { AlertNotificationsTable, DB, NoticeAlert } from '../../db/schema.js';
-import { allChannelRows } from './channel-store.js';
+import { allChannelRows, recordChannelAttempt } from './channel-store.js';
 import { openChannel } from './channels.js';
 import type { ChannelKind } from './kinds.js';
 import type { AlertInstance, ChannelSender } from './notification.js';
@@ -124,6 +124,7 @@ export async function sendDueNotifications(
         channel_kind: channel.kind as ChannelKind,
         outcome: result.ok ? 'sent' : 'failed',
       });
+      await recordChannelAttempt(db, channel.id, { at: ctx.now().toISOString(), ...result, test: false });
       const attempts = notice.attempts + 1;
       if (result.ok) {
         await finish(claim, 'sent', attempts, null, null, ctx.now());

@@ -343,6 +343,7 @@ describe('changing, testing and deleting channels', () => {
         config: { url: receiver.url('/first') },
       });
       const id = created.body.id;
+      assert.equal(created.body.lastAttempt, null, 'no attempt yet');
       // Changing only the name keeps the URL and the signing secret.
       await h.request('PATCH', `${CHANNELS}/${id}`, {
         token: h.platformToken,
@@ -367,6 +368,14 @@ describe('changing, testing and deleting channels', () => {
       assert.equal(failing.body.ok, false);
       assert.equal(failing.body.responseStatus, 503);
       assert.equal(typeof failing.body.error, 'string');
+      // The channel remembers its last attempt, for the console, the secret URL nowhere in it.
+      const read = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
+      assert.equal(read.body.lastAttempt.ok, false);
+      assert.equal(read.body.lastAttempt.responseStatus, 503);
+      assert.equal(read.body.lastAttempt.error, failing.body.error);
+      assert.equal(read.body.lastAttempt.test, true);
+      assert.ok(!Number.isNaN(Date.parse(read.body.lastAttempt.at)));
+      assert.ok(!read.text.includes(receiver.url('/first')), 'no secret URL');
 
       const moved = await h.request('PATCH', `${CHANNELS}/${id}`, {
         token: h.platformToken,

@@ -171,6 +171,14 @@ test('a notice the channel does not take is retried until it does', async () => 
     assert.equal(new Set(attempts.map((a) => a.headers['webhook-id'])).size, 1);
     await sleep(500);
     assert.equal(pager.received.length, 3);
+    // The channel's last attempt is the one it took (a notification, not a test).
+    const read = await h.request('GET', `/api/v1/platform/alerting/channels/${channel.id}`, {
+      token: h.platformToken,
+    });
+    assert.deepEqual(
+      { ...read.body.lastAttempt, at: typeof read.body.lastAttempt?.at },
+      { at: 'string', ok: true, responseStatus: 200, error: null, test: false },
+    );
   } finally {
     await Promise.all([target.close(), pager.close()]);
   }
