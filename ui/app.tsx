@@ -16,6 +16,7 @@ import { SignInPage } from './pages/SignIn.js';
 import type { ApiError } from './api.js';
 import { ErrorNotice } from './components/Notice.js';
 import { loadSession, session, sessionProblem, setNavigator } from './session.js';
+import { isConsolePath, PlatformApp } from './platform/PlatformApp.js';
 
 /** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
 function signedIn<P>(Page: AnyComponent<P>) {
@@ -96,26 +97,38 @@ function Unreachable({ error }: { error: ApiError }) {
   );
 }
 
-export function App() {
+/**
+ * The tenant UI waits for the session; the operator console (`/platform…`) needs none, so it never
+ * waits for it nor sends anyone to sign-in.
+ */
+function Pages() {
+  const { path } = useLocation();
+  if (isConsolePath(path)) return <PlatformApp />;
   if (session.value === undefined) {
     const problem = sessionProblem.value;
     return problem ? <Unreachable error={problem} /> : <Loading what="Starting hubgate" />;
   }
   return (
+    <Router>
+      <Route path="/" component={Overview} />
+      <Route path="/connections" component={Connections} />
+      <Route path="/connections/new" component={NewConnection} />
+      <Route path="/connections/:id/events" component={ConnectionEvents} />
+      <Route path="/api-keys" component={ApiKeys} />
+      <Route path="/audit-log" component={AuditLog} />
+      <Route path="/profile" component={Profile} />
+      <Route path="/sign-in" component={SignIn} />
+      <Route path="/setup" component={Setup} />
+      <Route default component={NotFoundPage} />
+    </Router>
+  );
+}
+
+export function App() {
+  return (
     <LocationProvider>
       <Navigation />
-      <Router>
-        <Route path="/" component={Overview} />
-        <Route path="/connections" component={Connections} />
-        <Route path="/connections/new" component={NewConnection} />
-        <Route path="/connections/:id/events" component={ConnectionEvents} />
-        <Route path="/api-keys" component={ApiKeys} />
-        <Route path="/audit-log" component={AuditLog} />
-        <Route path="/profile" component={Profile} />
-        <Route path="/sign-in" component={SignIn} />
-        <Route path="/setup" component={Setup} />
-        <Route default component={NotFoundPage} />
-      </Router>
+      <Pages />
     </LocationProvider>
   );
 }

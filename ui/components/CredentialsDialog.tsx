@@ -192,6 +192,7 @@ export function CredentialsDialog({
                 <SecretOnce
                   label={fieldLabel(key)}
                   secret={secret}
+                  kept="encrypted"
                   onCopied={() => setCopied((current) => new Set(current).add(key))}
                 />
                 {secretUse(key, rebind ? (connector?.rebindOverlapSeconds ?? 0) : 0)}

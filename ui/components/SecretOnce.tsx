@@ -9,10 +9,13 @@ export function SecretOnce({
   label,
   secret,
   onCopied,
+  kept = 'hash',
 }: {
   label: string;
   secret: string;
   onCopied?: () => void;
+  /** How hubgate keeps it: a hash (keys) or encrypted, to sign with (signing secrets). */
+  kept?: 'hash' | 'encrypted';
 }) {
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
@@ -58,8 +61,10 @@ export function SecretOnce({
         </button>
       </div>
       <p class="secret-warning">
-        <strong>This is the only time it is shown.</strong> Store it in a secret manager now: hubgate keeps
-        only a hash and cannot show it again.
+        <strong>This is the only time it is shown.</strong> Store it in a secret manager now:{' '}
+        {kept === 'hash'
+          ? 'hubgate keeps only a hash and cannot show it again.'
+          : 'hubgate keeps it encrypted, to sign with, and never shows it again.'}
       </p>
       <p class="visually-hidden" role="status">
         {copied === 'yes'
