@@ -37,8 +37,8 @@ try {
       created_at, updated_at, delivered_at)
     select 'dlv_' || e.i, 'ten_bench', 'evt_' || e.i, 'con_bench',
       case when e.i % 50 = 0 then 'failed' else 'delivered' end, 1, e.at,
-      e.at + (5 + (e.i * 7919) % 495) * interval '1 millisecond',
-      case when e.i % 50 = 0 then null else e.at + (5 + (e.i * 7919) % 495) * interval '1 millisecond' end
+      e.at + (5 + (e.i::bigint * 7919) % 495) * interval '1 millisecond',
+      case when e.i % 50 = 0 then null else e.at + (5 + (e.i::bigint * 7919) % 495) * interval '1 millisecond' end
     from (select i, ${from}::timestamptz + (i * ${DAY_MS / DELIVERIES}::float8) * interval '1 millisecond' as at
       from generate_series(1, ${DELIVERIES}) as i) e`.execute(db);
   await sql`analyze`.execute(db);

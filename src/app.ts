@@ -52,6 +52,7 @@ import { registerSecurityHeaders } from './web/security-headers.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
+import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { createChannelSender } from './platform/alerting/senders/index.js';
 import { createMetrics, registerHttpMetrics } from './platform/metrics.js';
 import { startHistorySampler } from './platform/history.js';
@@ -188,6 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await app.register(alertChannelRoutes({ ctx, sender: alertSender }));
   await app.register(alertRulesRoutes(ctx));
+  await app.register(alertsRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));

@@ -29,6 +29,8 @@ const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
   DELIVERY_TIMEOUT_MS: '5000',
+  // Alerts are evaluated twice a second, so a failed delivery fires DeliveryFailed at once.
+  ALERT_EVALUATION_INTERVAL_MS: '500',
 };
 
 const REFUSED = /hubgate refused that platform key: it was revoked, has expired, or was mistyped/;
@@ -281,6 +283,11 @@ describe('operator console', () => {
       await page.reload();
       await visible(throughput.getByText('Last 24 hours: 3 delivered, 1 failed.'));
       assert.equal(await page.getByRole('combobox', { name: 'Range' }).inputValue(), '1440');
+
+      // The failed delivery fires DeliveryFailed, listed with its labels (asked every 15 s).
+      const firing = page.getByRole('region', { name: 'Firing alerts' });
+      await visible(firing.getByText('DeliveryFailed', { exact: true }));
+      await visible(firing.getByText(/connectionId=con_/));
 
       // The snapshot agrees.
       const deliveries = page.getByRole('region', { name: 'Deliveries' });

@@ -123,6 +123,16 @@ test('DeliveryFailed reaches the channel a rule names, once per repeat interval,
       connectionId,
     });
 
+    // The console lists what fires now.
+    const firingNow = await h.request('GET', '/api/v1/platform/alerting/alerts', { token: h.platformToken });
+    assert.equal(firingNow.status, 200, firingNow.text);
+    assert.equal(firingNow.body.truncated, false);
+    const listed = firingNow.body.data.find(
+      (a: { fingerprint: string }) => a.fingerprint === firing.alerts[0]!.fingerprint,
+    );
+    assert.equal(listed?.labels.alertname, 'DeliveryFailed');
+    assert.equal(listed?.labels.connectionId, connectionId);
+
     // A second failure within the repeat interval: the alert still fires, and is not sent again.
     await publish(session);
     await deliveries(session, connectionId, ['failed', 'failed']);
@@ -140,6 +150,11 @@ test('DeliveryFailed reaches the channel a rule names, once per repeat interval,
     assert.ok(Date.parse(resolved.alerts[0]!.endsAt) >= Number(first!.headers['webhook-timestamp']) * 1000);
     await sleep(500);
     assert.equal(pager.received.length, 2);
+    const after = await h.request('GET', '/api/v1/platform/alerting/alerts', { token: h.platformToken });
+    assert.ok(
+      !after.body.data.some((a: { fingerprint: string }) => a.fingerprint === firing.alerts[0]!.fingerprint),
+      'a resolved alert is no longer listed',
+    );
   } finally {
     await Promise.all([target.close(), pager.close()]);
   }

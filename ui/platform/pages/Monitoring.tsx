@@ -2,6 +2,7 @@ import { Loading } from '../../components/Loading.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { PageHeader } from '../../components/PageHeader.js';
 import { platformApi } from '../key.js';
+import { MonitoringAlerts } from '../components/MonitoringAlerts.js';
 import { MonitoringCharts } from '../components/MonitoringCharts.js';
 import { MonitoringSnapshot } from '../components/MonitoringSnapshot.js';
 import { usePlatformPoll } from '../components/PlatformPoll.js';
@@ -59,6 +60,7 @@ export function MonitoringPage() {
       ) : (
         <Loading what="Loading the figures" />
       )}
+      <MonitoringAlerts />
       <MonitoringCharts />
     </>
   );

@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { StrictObject, Timestamp } from '../../http/schemas.js';
+import { firingAlerts } from './alerts-store.js';
+
+const MAX_FIRING = 200;
+
+const FiringAlertSchema = Type.Object({
+  fingerprint: Type.String(),
+  labels: Type.Record(Type.String(), Type.String()),
+  annotations: Type.Record(Type.String(), Type.String()),
+  startsAt: Timestamp,
+});
+
+/**
+ * The alerts firing now, as Alertmanager's `GET /api/v2/alerts?active=true` lists them: what the
+ * operator console shows beside the charts. Not in contract §9; platform keys only, like its routes.
+ */
+export function alertsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/api/v1/platform/alerting/alerts',
+      {
+        config: { access: { class: 'platform' } },
+        schema: {
+          tags: ['platform: alerting'],
+          summary: 'The alerts firing now, the most recent first',
+          description: `At most ${MAX_FIRING}; \`truncated\` says whether more are firing.`,
+          querystring: StrictObject({}),
+          response: {
+            200: Type.Object({ data: Type.Array(FiringAlertSchema), truncated: Type.Boolean() }),
+          },
+        },
+      },
+      async () => {
+        const alerts = await firingAlerts(ctx.db, MAX_FIRING + 1);
+        return { data: alerts.slice(0, MAX_FIRING), truncated: alerts.length > MAX_FIRING };
+      },
+    );
+  };
+}
