@@ -9,6 +9,7 @@ import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/sch
 import { tenantScopeOf } from '../tenants/scope.js';
 import { connectionEventLog } from './event-log.js';
 import { retryDelivery } from './manual-retry.js';
+import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
 import { publishEvent } from './publish.js';
 
 export const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
@@ -36,6 +37,23 @@ export const DeliverySchema = Type.Object({
   ),
 });
 
+const EventFields = {
+  type: Type.String({ pattern: EVENT_TYPE_PATTERN }),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON object of at most 256 KiB' }),
+};
+const EventBody = StrictObject(EventFields);
+const BatchEventSchema = StrictObject({
+  ...EventFields,
+  idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+});
+
+const PublishedSchema = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  createdAt: Timestamp,
+  deliveries: Type.Integer({ description: 'how many deliveries were enqueued' }),
+});
+
 const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
   access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
 });
@@ -54,20 +72,8 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
           headers: Type.Object({
             'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
           }),
-          body: StrictObject({
-            type: Type.String({ pattern: EVENT_TYPE_PATTERN }),
-            data: Type.Record(Type.String(), Type.Unknown(), {
-              description: 'a JSON object of at most 256 KiB',
-            }),
-          }),
-          response: {
-            202: Type.Object({
-              id: Type.String(),
-              type: Type.String(),
-              createdAt: Timestamp,
-              deliveries: Type.Integer({ description: 'how many deliveries were enqueued' }),
-            }),
-          },
+          body: EventBody,
+          response: { 202: PublishedSchema },
         },
       },
       async (request, reply) => {
@@ -80,6 +86,55 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
         );
         if (published.deliveries > 0) announce();
         return reply.code(202).send(published);
+      },
+    );
+
+    const checkItem = itemValidator(BatchEventSchema);
+    app.post(
+      '/api/v1/integrations/events/batch',
+      {
+        config: rule('OPERATOR'),
+        schema: {
+          tags,
+          summary: 'Publish up to 100 events, each as if published alone',
+          description:
+            'One answer per event, in order: what publishing it alone answers, or `{"error":{…}}` for ' +
+            'an event refused on its own (its fields, an idempotency conflict, its size). A malformed ' +
+            'envelope is 400 for the whole batch. Body at most 1 MiB.',
+          body: StrictObject({
+            events: Type.Array(Type.Unknown({ description: '`{"type","data","idempotencyKey"?}`' }), {
+              minItems: 1,
+              maxItems: MAX_BATCH_EVENTS,
+            }),
+          }),
+          response: {
+            202: Type.Object({
+              data: Type.Array(
+                Type.Union([
+                  PublishedSchema,
+                  Type.Object({
+                    error: Type.Object({
+                      status: Type.Integer(),
+                      code: Type.String(),
+                      detail: Nullable(Type.String()),
+                    }),
+                  }),
+                ]),
+              ),
+            }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const data = await publishBatch(
+          deps,
+          tenantScopeOf(request.principal),
+          auditOrigin(request, deps.ctx.now()),
+          request.body.events,
+          checkItem,
+        );
+        if (data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
+        return reply.code(202).send({ data });
       },
     );
 
