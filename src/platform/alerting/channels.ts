@@ -238,10 +238,16 @@ export async function deleteChannel(ctx: AppContext, origin: AuditOrigin, id: st
     const row = await channelOr404({ ...ctx, db: trx }, id, { forUpdate: true });
     // The routing row is locked first, so a rules PUT naming this channel waits and then sees it gone.
     await trx.selectFrom('alert_routing').select('id').where('id', '=', 1).forUpdate().execute();
-    if (channelIdsInUse(await readRoutingDocument(trx)).has(id)) {
+    const doc = await readRoutingDocument(trx);
+    if (channelIdsInUse(doc).has(id)) {
+      // Saying which, so the operator knows what to change.
+      const users = [
+        ...(doc.defaults.channelIds.includes(id) ? ['the defaults'] : []),
+        ...doc.rules.filter((rule) => rule.channelIds.includes(id)).map((rule) => `rule “${rule.name}”`),
+      ];
       throw new HttpProblem(
         'conflict',
-        'A routing rule or the defaults use this channel; change the rules first.',
+        `${users.join(', ')} use${users.length === 1 ? 's' : ''} this channel; change the rules first.`,
       );
     }
     await deleteChannelRow(trx, id);

@@ -411,6 +411,7 @@ describe('changing, testing and deleting channels', () => {
     const refused = await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken });
     assert.equal(refused.status, 409);
     assert.equal(refused.body.code, 'conflict');
+    assert.equal(refused.body.detail, 'rule “all” uses this channel; change the rules first.');
 
     const cleared = await h.request('PUT', RULES, {
       token: h.platformToken,
