@@ -3,7 +3,15 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import type { TenantScope } from '../tenants/scope.js';
-import { type PublishedEvent, publishEvent } from './publish.js';
+import {
+  activeConnections,
+  answerOf,
+  eventRows,
+  payloadOf,
+  type PublishedEvent,
+  publishEvent,
+} from './publish.js';
+import { insertEvents } from './store.js';
 
 /** At most this many events in one batch (contract §7). */
 export const MAX_BATCH_EVENTS = 100;
@@ -19,11 +27,14 @@ export interface BatchItem {
 }
 
 /**
- * Publishes each event of a batch exactly as if it were published alone (contract §7), in order, so
- * two events of one batch with the same Idempotency-Key behave as two requests would: the second gets
- * the first's answer. An event refused on its own (its fields, an idempotency conflict, its size) is
- * that item's error; anything else (the database gone) fails the request, and the events before it
- * stay published, as separate requests would have.
+ * Publishes each event of a batch exactly as if it were published alone (contract §7): the same
+ * checks, the same fan-out, the same answer, in the batch's order. Events without an idempotency key
+ * cannot affect one another, so they are written together: one read of the tenant's connections and
+ * one statement for all their events and deliveries, instead of two statements each. Events with a key
+ * are published one by one, in order, so two of one batch with the same key behave as two requests
+ * would (the second gets the first's answer). An event refused on its own (its fields, its size, an
+ * idempotency conflict) is that item's error; anything else (the database gone) fails the request,
+ * and the events already written stay published, as separate requests would have.
  */
 export async function publishBatch(
   deps: ConnectionDeps,
@@ -32,26 +43,57 @@ export async function publishBatch(
   items: readonly unknown[],
   checkItem: (value: unknown) => BatchItem,
 ): Promise<Array<PublishedEvent | BatchItemError>> {
-  const answers: Array<PublishedEvent | BatchItemError> = [];
+  const answers: Array<PublishedEvent | BatchItemError | undefined> = items.map(() => undefined);
+  const refuse = (index: number, error: unknown) => {
+    if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
+    // A field's problem names the field as the batch has it (`events.3.type: …`).
+    const detail =
+      error.detail === undefined
+        ? null
+        : error.code === 'validation_failed'
+          ? `events.${index}.${error.detail}`
+          : error.detail;
+    answers[index] = { error: { status: error.status, code: error.code, detail } };
+  };
+
+  const plain: Array<{ index: number; type: string; payload: string }> = [];
+  const keyed: Array<{ index: number; item: BatchItem }> = [];
   for (const [index, value] of items.entries()) {
     try {
       const item = checkItem(value);
-      answers.push(
-        await publishEvent(deps, scope, origin, { type: item.type, data: item.data }, item.idempotencyKey),
-      );
+      if (item.idempotencyKey === undefined)
+        plain.push({ index, type: item.type, payload: payloadOf(item.data) });
+      else keyed.push({ index, item });
     } catch (error) {
-      if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
-      // A field's problem names the field as the batch has it (`events.3.type: …`).
-      const detail =
-        error.detail === undefined
-          ? null
-          : error.code === 'validation_failed'
-            ? `events.${index}.${error.detail}`
-            : error.detail;
-      answers.push({ error: { status: error.status, code: error.code, detail } });
+      refuse(index, error);
     }
   }
-  return answers;
+
+  if (plain.length > 0) {
+    const connections = await activeConnections(deps.ctx.db, scope);
+    const rows = plain.map((p) => eventRows(deps, scope, origin.at, p.type, p.payload, connections));
+    await insertEvents(
+      deps.ctx.db,
+      scope,
+      rows.map((r) => r.event),
+      rows.flatMap((r) => r.deliveries),
+    );
+    for (const [i, p] of plain.entries()) answers[p.index] = answerOf(rows[i]!.event);
+  }
+  for (const { index, item } of keyed) {
+    try {
+      answers[index] = await publishEvent(
+        deps,
+        scope,
+        origin,
+        { type: item.type, data: item.data },
+        item.idempotencyKey,
+      );
+    } catch (error) {
+      refuse(index, error);
+    }
+  }
+  return answers.map((answer) => answer ?? { error: { status: 500, code: 'internal', detail: null } });
 }
 
 export const itemValidator = (schema: object): ((value: unknown) => BatchItem) =>

@@ -28,7 +28,7 @@ export interface PublishedEvent {
   deliveries: number;
 }
 
-const answerOf = (row: EventRow): PublishedEvent => ({
+export const answerOf = (row: EventRow): PublishedEvent => ({
   id: row.id,
   type: row.type,
   createdAt: new Date(row.created_at).toISOString(),
@@ -37,6 +37,76 @@ const answerOf = (row: EventRow): PublishedEvent => ({
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
+}
+
+/** The event's data as stored, after the checks of contract §7 and §14 (depth, then size). */
+export function payloadOf(data: Record<string, unknown>): string {
+  if (nestingDepth(data) > MAX_DATA_DEPTH) {
+    throw fieldProblem('data', `nests deeper than ${MAX_DATA_DEPTH} levels`);
+  }
+  const payload = JSON.stringify(data);
+  if (Buffer.byteLength(payload) > MAX_DATA_BYTES) {
+    throw new HttpProblem('payload_too_large', 'data is larger than 256 KiB.');
+  }
+  return payload;
+}
+
+type TargetRow = { id: string; connector_key: string; config: Record<string, unknown> };
+
+/** The tenant's active, credential-bound connections: the candidates for a fan-out. */
+export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<TargetRow[]> {
+  return db
+    .selectFrom('connections')
+    .select(['id', 'connector_key', 'config'])
+    .where('tenant_id', '=', scope.tenantId)
+    .where('status', '=', 'active')
+    .where('credentials_sealed', 'is not', null)
+    .execute();
+}
+
+/** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
+export function eventRows(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  at: Date,
+  type: string,
+  payload: string,
+  connections: readonly TargetRow[],
+  idempotency?: { key: string; requestHash: string },
+): { event: EventRow; deliveries: DeliveryRow[] } {
+  const { ctx, catalog } = deps;
+  const targets = connections.filter((connection) => {
+    const definition = catalog.get(connection.connector_key);
+    if (!definition || !catalog.isEnabled(definition.key)) return false;
+    const patterns = connection.config.eventTypes as string[] | undefined;
+    return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
+  });
+  const id = newId('evt');
+  const event: EventRow = {
+    id,
+    tenant_id: scope.tenantId,
+    type,
+    payload_sealed: ctx.keyring.seal('event-payload', payload, id),
+    idempotency_key: idempotency?.key ?? null,
+    request_hash: idempotency?.requestHash ?? null,
+    delivery_count: targets.length,
+    created_at: at,
+  };
+  const deliveries: DeliveryRow[] = targets.map((connection) => ({
+    id: newId('dlv'),
+    tenant_id: scope.tenantId,
+    event_id: id,
+    connection_id: connection.id,
+    status: 'pending',
+    attempt_count: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    leased_by: null,
+    created_at: at,
+    updated_at: at,
+    delivered_at: null,
+  }));
+  return { event, deliveries };
 }
 
 /**
@@ -51,13 +121,7 @@ export async function publishEvent(
   body: { type: string; data: Record<string, unknown> },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
-  if (nestingDepth(body.data) > MAX_DATA_DEPTH) {
-    throw fieldProblem('data', `nests deeper than ${MAX_DATA_DEPTH} levels`);
-  }
-  const payload = JSON.stringify(body.data);
-  if (Buffer.byteLength(payload) > MAX_DATA_BYTES) {
-    throw new HttpProblem('payload_too_large', 'data is larger than 256 KiB.');
-  }
+  const payload = payloadOf(body.data);
   const requestHash = createHash('sha256')
     .update(JSON.stringify([body.type, payload]))
     .digest('hex');
@@ -81,7 +145,7 @@ async function publishOnce(
   idempotencyKey: string | undefined,
   requestHash: string,
 ): Promise<PublishedEvent> {
-  const { ctx, catalog } = deps;
+  const { ctx } = deps;
   // With a key, reading the earlier event and writing the new one must be one transaction; without,
   // the write is a single statement (event and deliveries together) and needs none.
   const inTransaction = <T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
@@ -97,44 +161,15 @@ async function publishOnce(
       }
       if (earlier) await releaseIdempotencyKey(trx, scope, earlier.id);
     }
-    const connections = await trx
-      .selectFrom('connections')
-      .select(['id', 'connector_key', 'config'])
-      .where('tenant_id', '=', scope.tenantId)
-      .where('status', '=', 'active')
-      .where('credentials_sealed', 'is not', null)
-      .execute();
-    const targets = connections.filter((connection) => {
-      const definition = catalog.get(connection.connector_key);
-      if (!definition || !catalog.isEnabled(definition.key)) return false;
-      const patterns = connection.config.eventTypes as string[] | undefined;
-      return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
-    });
-    const id = newId('evt');
-    const event: EventRow = {
-      id,
-      tenant_id: scope.tenantId,
+    const { event, deliveries } = eventRows(
+      deps,
+      scope,
+      origin.at,
       type,
-      payload_sealed: ctx.keyring.seal('event-payload', payload, id),
-      idempotency_key: idempotencyKey ?? null,
-      request_hash: idempotencyKey ? requestHash : null,
-      delivery_count: targets.length,
-      created_at: origin.at,
-    };
-    const deliveries: DeliveryRow[] = targets.map((connection) => ({
-      id: newId('dlv'),
-      tenant_id: scope.tenantId,
-      event_id: id,
-      connection_id: connection.id,
-      status: 'pending',
-      attempt_count: 0,
-      next_attempt_at: origin.at,
-      lease_until: null,
-      leased_by: null,
-      created_at: origin.at,
-      updated_at: origin.at,
-      delivered_at: null,
-    }));
+      payload,
+      await activeConnections(trx, scope),
+      idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
+    );
     await insertEvent(trx, scope, event, deliveries);
     return answerOf(event);
   });

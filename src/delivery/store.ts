@@ -65,6 +65,26 @@ export async function insertEvent(
     .execute();
 }
 
+/** Several events and all their deliveries in one statement (a batch publish's events without keys). */
+export async function insertEvents(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  events: EventRow[],
+  deliveries: DeliveryRow[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const eventValues = events.map((event) => ({ ...event, tenant_id: scope.tenantId }));
+  if (deliveries.length === 0) {
+    await db.insertInto('events').values(eventValues).execute();
+    return;
+  }
+  await db
+    .with('event', (qb) => qb.insertInto('events').values(eventValues))
+    .insertInto('deliveries')
+    .values(deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })))
+    .execute();
+}
+
 /** Revocation: nothing more is sent to the connection (contract §6). */
 export async function cancelOpenDeliveries(
   db: Kysely<DB>,
