@@ -9,7 +9,7 @@ import {
   fieldLabel,
   namesAnyField,
 } from './ConnectionField.js';
-import { Dialog } from './Dialog.js';
+import { Dialog, FormActions } from './Dialog.js';
 import { ErrorNotice, Notice } from './Notice.js';
 import { SecretOnce } from './SecretOnce.js';
 
@@ -285,14 +285,12 @@ export function CredentialsDialog({
             ) : (
               <ErrorNotice error={bind.error} />
             )}
-            <div class="dialog-actions">
-              <button type="button" class="button" onClick={onClose} disabled={bind.busy}>
-                Cancel
-              </button>
-              <button type="submit" class="button button-primary" disabled={bind.busy} aria-busy={bind.busy}>
-                {bind.busy ? 'Binding…' : rebind ? 'Replace credentials' : 'Bind credentials'}
-              </button>
-            </div>
+            <FormActions
+              busy={bind.busy}
+              onCancel={onClose}
+              label={rebind ? 'Replace credentials' : 'Bind credentials'}
+              busyLabel="Binding…"
+            />
           </form>
         ) : (
           <>

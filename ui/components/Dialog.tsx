@@ -62,6 +62,35 @@ export function Dialog({
   );
 }
 
+/**
+ * The foot of a dialog's form: Cancel, and the submit button that says what it does and, while it
+ * runs, that it is running. Cancel is off meanwhile, unless leaving is how to stop it (`cancelWhileBusy`).
+ */
+export function FormActions({
+  busy,
+  onCancel,
+  label,
+  busyLabel,
+  cancelWhileBusy = false,
+}: {
+  busy: boolean;
+  onCancel: () => void;
+  label: string;
+  busyLabel: string;
+  cancelWhileBusy?: boolean;
+}) {
+  return (
+    <div class="dialog-actions">
+      <button type="button" class="button" onClick={onCancel} disabled={busy && !cancelWhileBusy}>
+        Cancel
+      </button>
+      <button type="submit" class="button button-primary" disabled={busy} aria-busy={busy}>
+        {busy ? busyLabel : label}
+      </button>
+    </div>
+  );
+}
+
 /** "Are you sure?", naming what is about to change. */
 export function ConfirmDialog({
   title,

@@ -3,7 +3,7 @@ import { api } from '../api.js';
 import type { AllowedScopesAnswer, ApiKeyWithSecret } from '../api-types.js';
 import { formatDate } from '../format.js';
 import { useAction, useResource } from '../hooks.js';
-import { Dialog } from './Dialog.js';
+import { Dialog, FormActions } from './Dialog.js';
 import { Field } from './Field.js';
 import {
   DEFAULT_EXPIRY,
@@ -158,14 +158,7 @@ export function KeyCreateDialog({ onClose, onCreated }: { onClose: () => void; o
         />
         <KeyExpiryPicker value={expiry} onChange={setExpiry} error={expiryError} />
         <ErrorNotice error={otherError} />
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Creating…' : 'Create key'}
-          </button>
-        </div>
+        <FormActions busy={submit.busy} onCancel={onClose} label="Create key" busyLabel="Creating…" />
       </form>
     );
   }

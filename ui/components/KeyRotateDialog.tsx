@@ -3,7 +3,7 @@ import { api, ApiError } from '../api.js';
 import type { ApiKey, ApiKeyWithSecret } from '../api-types.js';
 import { formatDate } from '../format.js';
 import { useAction } from '../hooks.js';
-import { Dialog } from './Dialog.js';
+import { Dialog, FormActions } from './Dialog.js';
 import {
   EXPIRY_RANGE_MESSAGE,
   expiresAtOf,
@@ -162,14 +162,7 @@ export function KeyRotateDialog({
           currentExpiry={apiKey.expiresAt}
         />
         <ErrorNotice error={otherError} />
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Rotating…' : 'Rotate key'}
-          </button>
-        </div>
+        <FormActions busy={submit.busy} onCancel={onClose} label="Rotate key" busyLabel="Rotating…" />
       </form>
     </Dialog>
   );

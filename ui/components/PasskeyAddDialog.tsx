@@ -3,7 +3,7 @@ import { WebAuthnAbortService } from '@simplewebauthn/browser';
 import type { Passkey } from '../api-types.js';
 import { useAction } from '../hooks.js';
 import { isCancelled, registerPasskey, registrationFailure } from '../passkeys.js';
-import { Dialog } from './Dialog.js';
+import { Dialog, FormActions } from './Dialog.js';
 import { Field } from './Field.js';
 import { ErrorNotice, Notice } from './Notice.js';
 
@@ -92,14 +92,13 @@ export function PasskeyAddDialog({
           </Notice>
         ) : null}
         {nameError ? null : <ErrorNotice error={add.error} />}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={add.busy} aria-busy={add.busy}>
-            {add.busy ? 'Creating…' : 'Create passkey'}
-          </button>
-        </div>
+        <FormActions
+          busy={add.busy}
+          onCancel={onClose}
+          label="Create passkey"
+          busyLabel="Creating…"
+          cancelWhileBusy
+        />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api.js';
-import { Dialog } from '../../components/Dialog.js';
+import { Dialog, FormActions } from '../../components/Dialog.js';
 import { Field } from '../../components/Field.js';
 import { useSecretGuard } from '../../components/KeySecretStep.js';
 import { ErrorNotice, Notice } from '../../components/Notice.js';
@@ -279,14 +279,12 @@ export function ChannelFormDialog({
             {forbidden ? <p class="field-hint">{DESTINATION_FORBIDDEN_HINT}</p> : null}
           </div>
         ) : null}
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Saving…' : editing ? 'Save changes' : 'Add channel'}
-          </button>
-        </div>
+        <FormActions
+          busy={submit.busy}
+          onCancel={onClose}
+          label={editing ? 'Save changes' : 'Add channel'}
+          busyLabel="Saving…"
+        />
       </form>
     </Dialog>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { Dialog } from '../../components/Dialog.js';
+import { Dialog, FormActions } from '../../components/Dialog.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { TextField } from '../../components/TextField.js';
 import { useAction } from '../../hooks.js';
@@ -60,14 +60,7 @@ export function TenantCreateDialog({
         />
         <TenantModulePicker selected={modules} onChange={setModules} error={modulesError} />
         <ErrorNotice error={otherError} />
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Creating…' : 'Create tenant'}
-          </button>
-        </div>
+        <FormActions busy={submit.busy} onCancel={onClose} label="Create tenant" busyLabel="Creating…" />
       </form>
     </Dialog>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { Dialog } from '../../components/Dialog.js';
+import { Dialog, FormActions } from '../../components/Dialog.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { useAction } from '../../hooks.js';
 import { platformApi } from '../key.js';
@@ -49,14 +49,7 @@ export function TenantEntitlementsDialog({
         <ErrorNotice
           error={submit.error && submit.error.fieldErrors.length === 0 ? submit.error : undefined}
         />
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Saving…' : 'Save entitlements'}
-          </button>
-        </div>
+        <FormActions busy={submit.busy} onCancel={onClose} label="Save entitlements" busyLabel="Saving…" />
       </form>
     </Dialog>
   );

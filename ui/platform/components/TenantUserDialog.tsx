@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { Dialog } from '../../components/Dialog.js';
+import { Dialog, FormActions } from '../../components/Dialog.js';
 import { Field } from '../../components/Field.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { TextField } from '../../components/TextField.js';
@@ -110,14 +110,7 @@ export function TenantUserDialog({
           error={passwordError}
         />
         <ErrorNotice error={otherError} />
-        <div class="dialog-actions">
-          <button type="button" class="button" onClick={onClose} disabled={submit.busy}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={submit.busy} aria-busy={submit.busy}>
-            {submit.busy ? 'Adding…' : 'Add user'}
-          </button>
-        </div>
+        <FormActions busy={submit.busy} onCancel={onClose} label="Add user" busyLabel="Adding…" />
       </form>
     </Dialog>
   );
