@@ -3,15 +3,8 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import type { TenantScope } from '../tenants/scope.js';
-import {
-  activeConnections,
-  answerOf,
-  eventRows,
-  payloadOf,
-  type PublishedEvent,
-  publishEvent,
-} from './publish.js';
-import { insertEvents } from './store.js';
+import type { EventWriter } from './group-commit.js';
+import { answerOf, payloadOf, type PublishedEvent, publishEvent } from './publish.js';
 
 /** At most this many events in one batch (contract §7). */
 export const MAX_BATCH_EVENTS = 100;
@@ -29,8 +22,8 @@ export interface BatchItem {
 /**
  * Publishes each event of a batch exactly as if it were published alone (contract §7): the same
  * checks, the same fan-out, the same answer, in the batch's order. Events without an idempotency key
- * cannot affect one another, so they are written together: one read of the tenant's connections and
- * one statement for all their events and deliveries, instead of two statements each. Events with a key
+ * cannot affect one another, so they go to the group commit together (with other requests' events):
+ * one read of the connections and one statement for all their events and deliveries. Events with a key
  * are published one by one, in order, so two of one batch with the same key behave as two requests
  * would (the second gets the first's answer). An event refused on its own (its fields, its size, an
  * idempotency conflict) is that item's error; anything else (the database gone) fails the request,
@@ -38,6 +31,7 @@ export interface BatchItem {
  */
 export async function publishBatch(
   deps: ConnectionDeps,
+  writer: EventWriter,
   scope: TenantScope,
   origin: AuditOrigin,
   items: readonly unknown[],
@@ -69,21 +63,15 @@ export async function publishBatch(
     }
   }
 
-  if (plain.length > 0) {
-    const connections = await activeConnections(deps.ctx.db, scope);
-    const rows = plain.map((p) => eventRows(deps, scope, origin.at, p.type, p.payload, connections));
-    await insertEvents(
-      deps.ctx.db,
-      scope,
-      rows.map((r) => r.event),
-      rows.flatMap((r) => r.deliveries),
-    );
-    for (const [i, p] of plain.entries()) answers[p.index] = answerOf(rows[i]!.event);
-  }
+  const written = await Promise.all(
+    plain.map((p) => writer.write({ scope, at: origin.at, type: p.type, payload: p.payload })),
+  );
+  for (const [i, p] of plain.entries()) answers[p.index] = answerOf(written[i]!);
   for (const { index, item } of keyed) {
     try {
       answers[index] = await publishEvent(
         deps,
+        writer,
         scope,
         origin,
         { type: item.type, data: item.data },

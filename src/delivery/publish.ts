@@ -12,9 +12,10 @@ import {
   type DeliveryRow,
   type EventRow,
   findEventByIdempotencyKey,
-  insertEvent,
+  insertEventGroup,
   releaseIdempotencyKey,
 } from './store.js';
+import type { EventWriter } from './group-commit.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
 /** Contract §14; `data` itself is the first level. */
@@ -62,6 +63,28 @@ export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<T
     .where('status', '=', 'active')
     .where('credentials_sealed', 'is not', null)
     .execute();
+}
+
+/** The active, credential-bound connections of several tenants at once (a group commit's read). */
+export async function activeConnectionsOf(
+  db: Kysely<DB>,
+  tenantIds: readonly string[],
+): Promise<Map<string, TargetRow[]>> {
+  const byTenant = new Map<string, TargetRow[]>();
+  if (tenantIds.length === 0) return byTenant;
+  const rows = await db
+    .selectFrom('connections')
+    .select(['tenant_id', 'id', 'connector_key', 'config'])
+    .where('tenant_id', 'in', tenantIds)
+    .where('status', '=', 'active')
+    .where('credentials_sealed', 'is not', null)
+    .execute();
+  for (const { tenant_id, ...row } of rows) {
+    const list = byTenant.get(tenant_id) ?? [];
+    list.push(row);
+    byTenant.set(tenant_id, list);
+  }
+  return byTenant;
 }
 
 /** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
@@ -113,15 +136,19 @@ export function eventRows(
  * Records an event and one pending delivery per active, credential-bound connection of the tenant
  * whose connector and `eventTypes` take its type, in one transaction (contract §7). With an
  * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing.
+ * Without one, the event goes through the group commit (`writer`) with other requests' events.
  */
 export async function publishEvent(
   deps: ConnectionDeps,
+  writer: EventWriter,
   scope: TenantScope,
   origin: AuditOrigin,
   body: { type: string; data: Record<string, unknown> },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
   const payload = payloadOf(body.data);
+  if (!idempotencyKey)
+    return answerOf(await writer.write({ scope, at: origin.at, type: body.type, payload }));
   const requestHash = createHash('sha256')
     .update(JSON.stringify([body.type, payload]))
     .digest('hex');
@@ -129,7 +156,7 @@ export async function publishEvent(
     return await publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
   } catch (error) {
     // Two requests with one new key at once: the loser answers what the winner stored.
-    if (idempotencyKey && isUniqueViolation(error)) {
+    if (isUniqueViolation(error)) {
       return publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
     }
     throw error;
@@ -142,25 +169,19 @@ async function publishOnce(
   origin: AuditOrigin,
   type: string,
   payload: string,
-  idempotencyKey: string | undefined,
+  idempotencyKey: string,
   requestHash: string,
 ): Promise<PublishedEvent> {
-  const { ctx } = deps;
-  // With a key, reading the earlier event and writing the new one must be one transaction; without,
-  // the write is a single statement (event and deliveries together) and needs none.
-  const inTransaction = <T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
-    idempotencyKey ? ctx.db.transaction().execute(work) : work(ctx.db);
-  return inTransaction(async (trx) => {
-    if (idempotencyKey) {
-      const earlier = await findEventByIdempotencyKey(trx, scope, idempotencyKey);
-      if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {
-        if (earlier.request_hash !== requestHash) {
-          throw new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
-        }
-        return answerOf(earlier);
+  // Reading the earlier event and writing the new one must be one transaction.
+  return deps.ctx.db.transaction().execute(async (trx) => {
+    const earlier = await findEventByIdempotencyKey(trx, scope, idempotencyKey);
+    if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {
+      if (earlier.request_hash !== requestHash) {
+        throw new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
       }
-      if (earlier) await releaseIdempotencyKey(trx, scope, earlier.id);
+      return answerOf(earlier);
     }
+    if (earlier) await releaseIdempotencyKey(trx, scope, earlier.id);
     const { event, deliveries } = eventRows(
       deps,
       scope,
@@ -168,9 +189,9 @@ async function publishOnce(
       type,
       payload,
       await activeConnections(trx, scope),
-      idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
+      { key: idempotencyKey, requestHash },
     );
-    await insertEvent(trx, scope, event, deliveries);
+    await insertEventGroup(trx, [{ scope, event, deliveries }]);
     return answerOf(event);
   });
 }

@@ -10,6 +10,7 @@ import { tenantScopeOf } from '../tenants/scope.js';
 import { connectionEventLog } from './event-log.js';
 import { retryDelivery } from './manual-retry.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
+import { createEventWriter } from './group-commit.js';
 import { publishEvent } from './publish.js';
 
 export const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
@@ -62,6 +63,7 @@ const tags = ['events'];
 /** Publishing events and reading a connection's delivery log (contract §7). */
 export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const writer = createEventWriter(deps);
     app.post(
       '/api/v1/integrations/events',
       {
@@ -79,6 +81,7 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
       async (request, reply) => {
         const published = await publishEvent(
           deps,
+          writer,
           tenantScopeOf(request.principal),
           auditOrigin(request, deps.ctx.now()),
           request.body,
@@ -128,6 +131,7 @@ export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): Fast
       async (request, reply) => {
         const data = await publishBatch(
           deps,
+          writer,
           tenantScopeOf(request.principal),
           auditOrigin(request, deps.ctx.now()),
           request.body.events,

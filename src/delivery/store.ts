@@ -46,43 +46,74 @@ export async function releaseIdempotencyKey(
     .execute();
 }
 
-/** The event and its deliveries in one statement: atomic without a transaction's extra round trips. */
-export async function insertEvent(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  event: EventRow,
-  deliveries: DeliveryRow[],
-): Promise<void> {
-  const eventValues = { ...event, tenant_id: scope.tenantId };
-  if (deliveries.length === 0) {
+// PostgreSQL takes at most 65,535 parameters in one statement; a group stays well under it.
+const MAX_PARAMETERS = 30_000;
+const EVENT_COLUMNS = 8;
+const DELIVERY_COLUMNS = 12;
+
+/** Events of any tenants, each with its scope and deliveries, as a publish writes them. */
+export interface ScopedEvent {
+  scope: TenantScope;
+  event: EventRow;
+  deliveries: DeliveryRow[];
+}
+
+/**
+ * Events and their deliveries, as few statements as their size allows: each statement inserts some
+ * events and all of their deliveries together, so an event is never visible without them (atomic
+ * without a transaction's extra round trips). An event too large for one statement alone (thousands
+ * of connections) is written in a transaction.
+ */
+export async function insertEventGroup(db: Kysely<DB>, events: readonly ScopedEvent[]): Promise<void> {
+  let chunk: ScopedEvent[] = [];
+  let parameters = 0;
+  const chunks: ScopedEvent[][] = [];
+  for (const item of events) {
+    const size = EVENT_COLUMNS + item.deliveries.length * DELIVERY_COLUMNS;
+    if (chunk.length > 0 && parameters + size > MAX_PARAMETERS) {
+      chunks.push(chunk);
+      chunk = [];
+      parameters = 0;
+    }
+    chunk.push(item);
+    parameters += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  for (const part of chunks) {
+    const size = part.reduce((n, e) => n + EVENT_COLUMNS + e.deliveries.length * DELIVERY_COLUMNS, 0);
+    if (size <= MAX_PARAMETERS) await insertChunk(db, part);
+    else await db.transaction().execute((trx) => insertLarge(trx, part[0]!));
+  }
+}
+
+async function insertChunk(db: Kysely<DB>, part: readonly ScopedEvent[]): Promise<void> {
+  const eventValues = part.map(({ scope, event }) => ({ ...event, tenant_id: scope.tenantId }));
+  const deliveryValues = part.flatMap(({ scope, deliveries }) =>
+    deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })),
+  );
+  if (deliveryValues.length === 0) {
     await db.insertInto('events').values(eventValues).execute();
     return;
   }
   await db
     .with('event', (qb) => qb.insertInto('events').values(eventValues))
     .insertInto('deliveries')
-    .values(deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })))
+    .values(deliveryValues)
     .execute();
 }
 
-/** Several events and all their deliveries in one statement (a batch publish's events without keys). */
-export async function insertEvents(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  events: EventRow[],
-  deliveries: DeliveryRow[],
-): Promise<void> {
-  if (events.length === 0) return;
-  const eventValues = events.map((event) => ({ ...event, tenant_id: scope.tenantId }));
-  if (deliveries.length === 0) {
-    await db.insertInto('events').values(eventValues).execute();
-    return;
-  }
-  await db
-    .with('event', (qb) => qb.insertInto('events').values(eventValues))
-    .insertInto('deliveries')
-    .values(deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })))
+async function insertLarge(trx: Kysely<DB>, { scope, event, deliveries }: ScopedEvent): Promise<void> {
+  await trx
+    .insertInto('events')
+    .values({ ...event, tenant_id: scope.tenantId })
     .execute();
+  const perStatement = Math.floor(MAX_PARAMETERS / DELIVERY_COLUMNS);
+  for (let i = 0; i < deliveries.length; i += perStatement) {
+    await trx
+      .insertInto('deliveries')
+      .values(deliveries.slice(i, i + perStatement).map((d) => ({ ...d, tenant_id: scope.tenantId })))
+      .execute();
+  }
 }
 
 /** Revocation: nothing more is sent to the connection (contract §6). */
