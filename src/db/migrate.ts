@@ -1,6 +1,7 @@
 import { Migrator } from 'kysely/migration';
 import type { Database } from './database.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { ensurePartitions } from './partitions.js';
 
 function migrator(database: Database): Migrator {
   return new Migrator({
@@ -11,10 +12,14 @@ function migrator(database: Database): Migrator {
   });
 }
 
-/** Applies every pending migration; returns the names applied. Safe to run from several processes. */
+/**
+ * Applies every pending migration, and makes the coming days' delivery partitions (which the workers
+ * then keep ahead); returns the names applied. Safe to run from several processes.
+ */
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const { error, results } = await migrator(database).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
+  await ensurePartitions(database.kysely, new Date());
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 

@@ -166,8 +166,17 @@ export interface EventsTable {
   tenant_id: string;
   type: string;
   payload_sealed: string;
-  idempotency_key: string | null;
-  request_hash: string | null;
+  delivery_count: number;
+  created_at: Timestamp;
+}
+
+/** A publish's Idempotency-Key and the answer it gave, for 24 hours (contract §7). */
+export interface EventIdempotencyKeysTable {
+  tenant_id: string;
+  key: string;
+  request_hash: string;
+  event_id: string;
+  event_type: string;
   delivery_count: number;
   created_at: Timestamp;
 }
@@ -191,6 +200,8 @@ export interface DeliveriesTable {
 
 export interface DeliveryAttemptsTable {
   delivery_id: string;
+  /** The delivery's `created_at`: the key its partition is chosen by, as the delivery's is. */
+  delivery_created_at: Timestamp;
   number: number;
   started_at: Timestamp;
   duration_ms: number;
@@ -289,6 +300,7 @@ export interface DB {
   alert_notifications: AlertNotificationsTable;
   alert_channel_state: AlertChannelStateTable;
   events: EventsTable;
+  event_idempotency_keys: EventIdempotencyKeysTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;

@@ -63,9 +63,6 @@ export async function connectionEventLog(
   await connectionOr404(db, scope, connectionId);
   const limit = query.limit ?? 20;
   const rows = await listDeliveryRows(db, scope, connectionId, query.status, limit, after);
-  const attempts = await attemptsOf(
-    db,
-    rows.slice(0, limit).map((r) => r.id),
-  );
+  const attempts = await attemptsOf(db, rows.slice(0, limit));
   return toPage(rows, limit, (row) => toEntry(row, attempts.get(row.id) ?? []));
 }

@@ -4,6 +4,8 @@ import type { DB, DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js'
 /** How one claimed delivery ended this time, and the attempt that ended it (none when cancelled). */
 export interface Outcome {
   deliveryId: string;
+  /** The delivery's partition key. */
+  createdAt: Date | string;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: Date | null;
@@ -29,29 +31,31 @@ export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () =>
     const rows = sql.join(
       outcomes.map(
         (o) =>
-          sql`(${o.deliveryId}::text, ${o.status}::text, ${o.attemptCount}::int, ${o.nextAttemptAt}::timestamptz, ${o.deliveredAt}::timestamptz)`,
+          sql`(${o.deliveryId}::text, ${new Date(o.createdAt)}::timestamptz, ${o.status}::text, ${o.attemptCount}::int, ${o.nextAttemptAt}::timestamptz, ${o.deliveredAt}::timestamptz)`,
       ),
     );
     const attempts = outcomes.flatMap((o) => (o.attempt ? [o.attempt] : []));
     const attemptRows = sql.join(
       attempts.map(
         (a) =>
-          sql`(${a.delivery_id}, ${a.number}, ${a.started_at}, ${a.duration_ms}, ${a.remote_address}, ${a.response_status}, ${a.error}, ${a.error_detail})`,
+          sql`(${a.delivery_id}, ${a.delivery_created_at}, ${a.number}, ${a.started_at}, ${a.duration_ms}, ${a.remote_address}, ${a.response_status}, ${a.error}, ${a.error_detail})`,
       ),
     );
     const record =
       attempts.length > 0
         ? sql`with recorded as (
             insert into delivery_attempts
-              (delivery_id, number, started_at, duration_ms, remote_address, response_status, error, error_detail)
+              (delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address, response_status, error, error_detail)
             values ${attemptRows} on conflict do nothing) `
         : sql``;
     await sql`${record}
       update deliveries d set status = v.status, attempt_count = v.attempt_count,
         next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at,
         lease_until = null, leased_by = null, updated_at = ${now()}
-      from (values ${rows}) as v(id, status, attempt_count, next_attempt_at, delivered_at)
-      where d.id = v.id and d.leased_by = ${workerId} and d.status = 'delivering'`.execute(db);
+      from (values ${rows}) as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at)
+      where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId} and d.status = 'delivering'`.execute(
+      db,
+    );
   }
 
   function flush(): void {

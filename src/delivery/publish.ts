@@ -11,16 +11,17 @@ import type { TenantScope } from '../tenants/scope.js';
 import {
   type DeliveryRow,
   type EventRow,
-  findEventByIdempotencyKey,
+  findIdempotencyKey,
   insertEventGroup,
+  insertIdempotencyKey,
   releaseIdempotencyKey,
 } from './store.js';
 import type { EventWriter } from './group-commit.js';
+import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
 /** Contract §14; `data` itself is the first level. */
 const MAX_DATA_DEPTH = 64;
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface PublishedEvent {
   id: string;
@@ -95,7 +96,6 @@ export function eventRows(
   type: string,
   payload: string,
   connections: readonly TargetRow[],
-  idempotency?: { key: string; requestHash: string },
 ): { event: EventRow; deliveries: DeliveryRow[] } {
   const { ctx, catalog } = deps;
   const targets = connections.filter((connection) => {
@@ -110,8 +110,6 @@ export function eventRows(
     tenant_id: scope.tenantId,
     type,
     payload_sealed: ctx.keyring.seal('event-payload', payload, id),
-    idempotency_key: idempotency?.key ?? null,
-    request_hash: idempotency?.requestHash ?? null,
     delivery_count: targets.length,
     created_at: at,
   };
@@ -174,14 +172,19 @@ async function publishOnce(
 ): Promise<PublishedEvent> {
   // Reading the earlier event and writing the new one must be one transaction.
   return deps.ctx.db.transaction().execute(async (trx) => {
-    const earlier = await findEventByIdempotencyKey(trx, scope, idempotencyKey);
+    const earlier = await findIdempotencyKey(trx, scope, idempotencyKey);
     if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {
       if (earlier.request_hash !== requestHash) {
         throw new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
       }
-      return answerOf(earlier);
+      return {
+        id: earlier.event_id,
+        type: earlier.event_type,
+        createdAt: new Date(earlier.created_at).toISOString(),
+        deliveries: earlier.delivery_count,
+      };
     }
-    if (earlier) await releaseIdempotencyKey(trx, scope, earlier.id);
+    if (earlier) await releaseIdempotencyKey(trx, scope, idempotencyKey);
     const { event, deliveries } = eventRows(
       deps,
       scope,
@@ -189,8 +192,16 @@ async function publishOnce(
       type,
       payload,
       await activeConnections(trx, scope),
-      { key: idempotencyKey, requestHash },
     );
+    // The key first: a request that lost the race to it fails before writing anything else.
+    await insertIdempotencyKey(trx, scope, {
+      key: idempotencyKey,
+      request_hash: requestHash,
+      event_id: event.id,
+      event_type: event.type,
+      delivery_count: event.delivery_count,
+      created_at: event.created_at,
+    });
     await insertEventGroup(trx, [{ scope, event, deliveries }]);
     return answerOf(event);
   });

@@ -1,32 +1,53 @@
 import { type Kysely, sql } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
+import { dropExpiredPartitions, ensurePartitions } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
 
+/** How long an Idempotency-Key answers its first result (contract §7). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
 /**
- * Deletes finished deliveries (delivered, failed, cancelled) last changed before the cutoff, then
- * events older than it that have no delivery left, in small batches so no long lock holds up the
- * workers (contract §1 DELIVERY_RETENTION_DAYS). Attempts go with their delivery.
+ * Delivery retention (contract §1 DELIVERY_RETENTION_DAYS) and the partitions it works by: makes the
+ * coming days' partitions, drops whole the days that ended before the cutoff and have nothing left
+ * to send, and deletes, in small batches, the expired rows of the default partitions (rows whose day
+ * had no partition when they were written) and the idempotency keys past their 24 hours.
  */
 export async function purgeExpired(
   db: Kysely<DB>,
+  now: Date,
   cutoff: Date,
-): Promise<{ deliveries: number; events: number }> {
+): Promise<{ days: string[]; deliveries: number; events: number; created: string[] }> {
+  const created = await ensurePartitions(db, now);
+  const days = await dropExpiredPartitions(db, cutoff);
+  // A delivery's attempts go with it (same key, same partition table).
   const deliveries = await deleteInBatches(
     db,
     (batch) => sql`
-      delete from deliveries where id in (
-        select id from deliveries
+      with gone as (
+        select id, created_at from deliveries_default
         where status in ('delivered', 'failed', 'cancelled') and updated_at < ${cutoff}
-        limit ${batch})`,
+        limit ${batch}),
+      attempts as (
+        delete from delivery_attempts_default a using gone
+        where a.delivery_id = gone.id and a.delivery_created_at = gone.created_at)
+      delete from deliveries_default d using gone where d.id = gone.id and d.created_at = gone.created_at`,
   );
   const events = await deleteInBatches(
     db,
     (batch) => sql`
-      delete from events where id in (
-        select e.id from events e
+      delete from events_default where id in (
+        select e.id from events_default e
         where e.created_at < ${cutoff}
-          and not exists (select 1 from deliveries d where d.event_id = e.id)
+          and not exists (select 1 from deliveries_default d where d.event_id = e.id)
         limit ${batch})`,
   );
-  return { deliveries, events };
+  await deleteInBatches(
+    db,
+    (batch) => sql`
+      delete from event_idempotency_keys where (tenant_id, key) in (
+        select tenant_id, key from event_idempotency_keys
+        where created_at < ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}
+        limit ${batch})`,
+  );
+  return { days, deliveries, events, created };
 }

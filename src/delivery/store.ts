@@ -4,6 +4,7 @@ import type {
   DeliveriesTable,
   DeliveryAttemptsTable,
   DeliveryStatus,
+  EventIdempotencyKeysTable,
   EventsTable,
 } from '../db/schema.js';
 import { type Cursor, newestFirstPage } from '../http/pagination.js';
@@ -12,6 +13,7 @@ import type { TenantScope } from '../tenants/scope.js';
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
+export type IdempotencyKeyRow = Selectable<EventIdempotencyKeysTable>;
 
 /**
  * Deliveries that can still be sent: what revocation cancels. A claimed one (`delivering`) is
@@ -19,30 +21,37 @@ export type AttemptRow = Selectable<DeliveryAttemptsTable>;
  */
 export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'retrying', 'delivering'];
 
-export async function findEventByIdempotencyKey(
+export function findIdempotencyKey(
   db: Kysely<DB>,
   scope: TenantScope,
   key: string,
-): Promise<EventRow | undefined> {
+): Promise<IdempotencyKeyRow | undefined> {
   return db
-    .selectFrom('events')
+    .selectFrom('event_idempotency_keys')
     .selectAll()
     .where('tenant_id', '=', scope.tenantId)
-    .where('idempotency_key', '=', key)
+    .where('key', '=', key)
     .executeTakeFirst();
 }
 
 /** An expired key may be used again: the old event keeps its deliveries but lets go of the key. */
-export async function releaseIdempotencyKey(
+export async function releaseIdempotencyKey(db: Kysely<DB>, scope: TenantScope, key: string): Promise<void> {
+  await db
+    .deleteFrom('event_idempotency_keys')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('key', '=', key)
+    .execute();
+}
+
+/** Fails with a unique violation when another request took the key first. */
+export async function insertIdempotencyKey(
   db: Kysely<DB>,
   scope: TenantScope,
-  eventId: string,
+  row: Omit<IdempotencyKeyRow, 'tenant_id'>,
 ): Promise<void> {
   await db
-    .updateTable('events')
-    .set({ idempotency_key: null, request_hash: null })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', eventId)
+    .insertInto('event_idempotency_keys')
+    .values({ ...row, tenant_id: scope.tenantId })
     .execute();
 }
 
@@ -143,7 +152,11 @@ export function listDeliveryRows(
 ): Promise<Array<DeliveryRow & { event_type: string }>> {
   let query = db
     .selectFrom('deliveries')
-    .innerJoin('events', 'events.id', 'deliveries.event_id')
+    .innerJoin('events', (join) =>
+      join
+        .onRef('events.id', '=', 'deliveries.event_id')
+        .onRef('events.created_at', '=', 'deliveries.created_at'),
+    )
     .selectAll('deliveries')
     .select('events.type as event_type')
     .where('deliveries.tenant_id', '=', scope.tenantId)
@@ -152,13 +165,23 @@ export function listDeliveryRows(
   return newestFirstPage(query, limit, after, 'deliveries').execute();
 }
 
-export async function attemptsOf(db: Kysely<DB>, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+/** The attempts of these deliveries, by delivery ID; their `created_at` picks the partitions to read. */
+export async function attemptsOf(
+  db: Kysely<DB>,
+  deliveries: ReadonlyArray<Pick<DeliveryRow, 'id' | 'created_at'>>,
+): Promise<Map<string, AttemptRow[]>> {
   const byDelivery = new Map<string, AttemptRow[]>();
-  if (deliveryIds.length === 0) return byDelivery;
+  if (deliveries.length === 0) return byDelivery;
+  const days = [...new Set(deliveries.map((d) => new Date(d.created_at).getTime()))].map((t) => new Date(t));
   const rows = await db
     .selectFrom('delivery_attempts')
     .selectAll()
-    .where('delivery_id', 'in', deliveryIds)
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((d) => d.id),
+    )
+    .where('delivery_created_at', 'in', days)
     .orderBy('number')
     .execute();
   for (const row of rows) {

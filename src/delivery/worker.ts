@@ -84,7 +84,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     const now = ctx.now();
     const result = await sql<ClaimedRow>`
       with due as (
-        select id, status, updated_at, lease_until from deliveries
+        select id, created_at, status, updated_at, lease_until from deliveries
         where (status in ('pending', 'retrying') and next_attempt_at <= ${now})
            or (status = 'delivering' and lease_until < ${now})
         order by next_attempt_at
@@ -93,7 +93,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       claimed as (
         update deliveries d set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
           leased_by = ${id}, updated_at = ${now}
-        from due where d.id = due.id
+        from due where d.id = due.id and d.created_at = due.created_at
         returning d.*,
           case when due.status = 'delivering' then due.updated_at end as lost_claim_at,
           case when due.status = 'delivering' then due.lease_until end as lost_claim_until)
@@ -102,7 +102,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         e.created_at as event_created_at
       from claimed
       join connections c on c.id = claimed.connection_id
-      join events e on e.id = claimed.event_id`.execute(db);
+      join events e on e.id = claimed.event_id and e.created_at = claimed.created_at`.execute(db);
     return result.rows;
   }
 
@@ -117,6 +117,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   ): Promise<void> {
     return outcomes.record({
       deliveryId: row.id,
+      createdAt: row.created_at,
       status,
       attemptCount: fields.attemptCount ?? row.attempt_count,
       nextAttemptAt: fields.nextAttemptAt ?? null,
@@ -218,6 +219,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     const number = row.attempt_count + 1;
     const attempt: Insertable<DeliveryAttemptsTable> = {
       delivery_id: row.id,
+      delivery_created_at: row.created_at,
       number,
       started_at: startedAt,
       duration_ms: result.durationMs,
@@ -318,10 +320,13 @@ export async function startDeliveryWorkers(
   // Retention runs beside the workers, never inside their loop; several processes may run it at once.
   const { ctx } = deps;
   const retention = runEvery(options.retentionIntervalMs ?? RETENTION_INTERVAL_MS, () => {
-    const cutoff = new Date(ctx.now().getTime() - ctx.config.delivery.retentionDays * 86_400_000);
-    return purgeExpired(ctx.db, cutoff)
-      .then((purged) => {
-        if (purged.deliveries + purged.events > 0) ctx.log.info(purged, 'expired deliveries deleted');
+    const now = ctx.now();
+    const cutoff = new Date(now.getTime() - ctx.config.delivery.retentionDays * 86_400_000);
+    return purgeExpired(ctx.db, now, cutoff)
+      .then(({ created, days, deliveries, events }) => {
+        if (created.length > 0) ctx.log.info({ days: created }, 'delivery partitions created');
+        if (days.length > 0) ctx.log.info({ days }, 'expired delivery partitions dropped');
+        if (deliveries + events > 0) ctx.log.info({ deliveries, events }, 'expired deliveries deleted');
       })
       .catch((error: unknown) => ctx.log.warn(errorFields(error), 'purge failed'));
   });

@@ -41,9 +41,8 @@ export async function aggregateMinutes(db: Kysely<DB>, from: Date, to: Date): Pr
     with ended as (
       select to_timestamp(floor(extract(epoch from d.delivered_at) / 60) * 60) as minute,
         true as ok,
-        extract(epoch from (d.delivered_at - e.created_at))::float8 * 1000 as latency_ms
+        extract(epoch from (d.delivered_at - d.created_at))::float8 * 1000 as latency_ms
       from deliveries d
-      join events e on e.id = d.event_id
       where d.status = 'delivered' and d.delivered_at >= ${from} and d.delivered_at < ${to}
       union all
       select to_timestamp(floor(extract(epoch from d.updated_at) / 60) * 60), false, null

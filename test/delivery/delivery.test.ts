@@ -226,6 +226,8 @@ describe('delivery', () => {
       const event = await publish(session, 'a.b', {});
       assert.equal(event.body.deliveries, 0);
       const claimedAt = new Date(Date.now() - 30_000);
+      // A delivery is created with its event: the same moment, the same partition.
+      const createdAt = new Date(event.body.createdAt);
       const lost = (id: string, attemptCount: number) => ({
         id,
         tenant_id: tenant.id,
@@ -236,12 +238,13 @@ describe('delivery', () => {
         next_attempt_at: claimedAt,
         lease_until: new Date(claimedAt.getTime() + 25_000),
         leased_by: 'wrk_gone',
-        created_at: claimedAt,
+        created_at: createdAt,
         updated_at: claimedAt,
         delivered_at: null,
       });
       const earlier = (id: string, number: number) => ({
         delivery_id: id,
+        delivery_created_at: createdAt,
         number,
         started_at: claimedAt,
         duration_ms: 3,

@@ -10,6 +10,7 @@ import * as m0008 from './0008_setup_tokens.js';
 import * as m0009 from './0009_passkeys.js';
 import * as m0010 from './0010_monitoring_history.js';
 import * as m0011 from './0011_channel_last_attempt.js';
+import * as m0012 from './0012_partitioned_deliveries.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -27,4 +28,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009_passkeys': m0009,
   '0010_monitoring_history': m0010,
   '0011_channel_last_attempt': m0011,
+  '0012_partitioned_deliveries': m0012,
 };

@@ -57,7 +57,8 @@ async function failureRateHigh(db: Kysely<DB>, now: Date, alerts: Config['alerts
   const since = new Date(now.getTime() - alerts.failureRateWindowSeconds * 1000);
   const rows = await sql<{ tenant_id: string; total: string | number; failed: string | number }>`
     select d.tenant_id, count(*) as total, count(*) filter (where a.error is not null) as failed
-    from delivery_attempts a join deliveries d on d.id = a.delivery_id
+    from delivery_attempts a
+    join deliveries d on d.id = a.delivery_id and d.created_at = a.delivery_created_at
     where a.started_at > ${since}
     group by d.tenant_id`.execute(db);
   return rows.rows

@@ -198,8 +198,6 @@ test('failures arriving over several evaluations are one notice, once an evaluat
         tenant_id: tenant.id,
         type: 'order.created',
         payload_sealed: 'never read',
-        idempotency_key: null,
-        request_hash: null,
         delivery_count: ids.length,
         created_at: at,
       })
