@@ -12,9 +12,10 @@ import {
 } from './support.js';
 
 /**
- * Issue 4's benchmark: hubgate on PostgreSQL against a bare Fastify route, in one run.
- * (a) the bare route, (b) GET /api/v1/automation/health with a tnt_ key, (c) GET
- * /api/v1/integrations/connections with a key (only once that route exists).
+ * Issue 4's benchmark: hubgate on PostgreSQL against bare Fastify references, in one run.
+ * (a) a bare route, (a2) a bare Fastify + pg route running the SQL that (c) runs (bare-pg-server.ts),
+ * (b) GET /api/v1/automation/health with a tnt_ key, (c) GET /api/v1/integrations/connections with a
+ * key, a first page of 20. Goals: (b) at least 70 % of (a), (c) at least 80 % of (a2).
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -26,6 +27,7 @@ const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: secretKey };
 buildHubgate();
 
 const results: LoadResult[] = [];
+let listMatches: boolean | undefined;
 try {
   const plt = prepareHubgate(env);
 
@@ -38,8 +40,9 @@ try {
     await freePort(),
     '/readyz',
   );
+  const servers = [bare, bareLogged, hub];
   try {
-    const { session, keySecret } = await benchTenant(
+    const { session, keySecret, tenantId } = await benchTenant(
       hub.baseUrl,
       plt,
       ['integrations', 'integration_hub'],
@@ -55,16 +58,36 @@ try {
       });
     }
 
+    // (a2) starts once the tenant and its connections exist: it reads them from the same database.
+    const barePg = await startProcess(
+      ['bench/bare-pg-server.ts'],
+      { DATABASE_URL: db.url, BARE_TENANT_ID: tenantId },
+      await freePort(),
+      '/healthz',
+    );
+    servers.push(barePg);
+    const barePgUrl = `${barePg.baseUrl}/connections`;
+    const listUrl = `${hub.baseUrl}/api/v1/integrations/connections`;
+    const probe = await httpJson('GET', listUrl, bearer);
+    if (probe.status === 200) {
+      // The reference answers exactly what hubgate answers, or the comparison is not like for like.
+      const reference = await httpJson('GET', barePgUrl);
+      listMatches = JSON.stringify(reference.body) === JSON.stringify(probe.body);
+    }
+
     const options = { connections: CONNECTIONS, seconds: SECONDS };
     // A short warm-up of each, so JIT and connection pools are settled before measuring.
     await load('warm-up', `${bare.baseUrl}/`, { ...options, seconds: 2 });
+    await load('warm-up', barePgUrl, { ...options, seconds: 2 });
     await load('warm-up', `${hub.baseUrl}/api/v1/automation/health`, {
       ...options,
       seconds: 2,
       headers: bearer,
     });
+    if (probe.status === 200) await load('warm-up', listUrl, { ...options, seconds: 2, headers: bearer });
 
     results.push(await load('(a) bare Fastify route', `${bare.baseUrl}/`, options));
+    results.push(await load('(a2) bare Fastify + pg, same SQL as (c)', barePgUrl, options));
     // Not part of the target; they show where the time goes: a log line per request, and
     // hubgate's framework (request IDs, headers, access log) without a credential.
     results.push(await load('(-) bare Fastify + pino access line', `${bareLogged.baseUrl}/`, options));
@@ -75,17 +98,9 @@ try {
         headers: bearer,
       }),
     );
-    const probe = await httpJson('GET', `${hub.baseUrl}/api/v1/integrations/connections`, bearer);
     if (probe.status === 200) {
       results.push(
-        await load(
-          '(c) GET /integrations/connections, tnt_ key',
-          `${hub.baseUrl}/api/v1/integrations/connections`,
-          {
-            ...options,
-            headers: bearer,
-          },
-        ),
+        await load('(c) GET /integrations/connections, tnt_ key', listUrl, { ...options, headers: bearer }),
       );
     } else {
       console.log(
@@ -93,20 +108,49 @@ try {
       );
     }
   } finally {
-    await Promise.all([bare.stop(), bareLogged.stop(), hub.stop()]);
+    await Promise.all(servers.map((server) => server.stop()));
   }
 } finally {
   await db.drop();
 }
 
-const ceiling = results[0]?.rps ?? 1;
+const rpsOf = (prefix: string) => results.find((r) => r.label.startsWith(prefix))?.rps;
+const ceiling = rpsOf('(a) ') ?? 1;
+// (b) against (a), (c) against (a2): the reference that does the same work without hubgate.
+const references: Record<string, { of: string; goal: number }> = {
+  '(b) ': { of: '(a) ', goal: 0.7 },
+  '(c) ': { of: '(a2) ', goal: 0.8 },
+};
+const referenceOf = (label: string) =>
+  Object.entries(references).find(([prefix]) => label.startsWith(prefix));
+const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
 console.log(
   `\naccess benchmark: ${CONNECTIONS} connections, ${SECONDS} s each, hubgate LOG_LEVEL=${LOG_LEVEL}, PostgreSQL`,
 );
-console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors | vs (a) |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors | vs (a) | vs ref |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
+  const ref = referenceOf(r.label);
+  const refRps = ref ? rpsOf(ref[1].of) : undefined;
+  const vsRef = ref && refRps ? `${percent(r.rps / refRps)} of ${ref[1].of.trim()}` : '';
   console.log(
-    `| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${((r.rps / ceiling) * 100).toFixed(0)} % |`,
+    `| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${percent(r.rps / ceiling)} | ${vsRef} |`,
+  );
+}
+const goals = Object.entries(references).flatMap(([prefix, { of, goal }]) => {
+  const rps = rpsOf(prefix);
+  const refRps = rpsOf(of);
+  if (rps === undefined || refRps === undefined) return [];
+  const ratio = rps / refRps;
+  return [
+    `${prefix.trim()} ≥ ${percent(goal)} of ${of.trim()}: ${percent(ratio)} ${ratio >= goal ? 'met' : 'NOT met'}`,
+  ];
+});
+console.log(`goals: ${goals.join('; ')}`);
+if (listMatches !== undefined) {
+  console.log(
+    listMatches
+      ? '(a2) answers the same JSON as (c), byte for byte'
+      : 'warning: (a2) does not answer what (c) answers: the comparison is not like for like',
   );
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import {
   benchTenant,
@@ -9,16 +11,22 @@ import {
   freshDatabase,
   httpJson,
   prepareHubgate,
+  ROOT,
   startProcess,
 } from './support.js';
 
 /**
- * Issue 6's benchmark: EVENTS events published to hubgate on PostgreSQL and delivered to a local
- * receiver, against the same number of POSTs sent straight to that receiver with undici (the
- * ceiling), in one run. Prints events per second for both, their ratio, and publish-to-first-attempt
- * latency percentiles.
+ * Issue 6's benchmark, in one run, every system delivering to the same local receiver:
+ * - the ceiling: POSTs sent straight to the receiver with undici;
+ * - the peer: what a team would build itself, Fastify + graphile-worker + undici in one process on its
+ *   own database (peer-graphile.ts), one job per published event;
+ * - hubgate on PostgreSQL, events published one per request (POST /api/v1/integrations/events);
+ * - hubgate, events published in batches (POST /api/v1/integrations/events/batch).
+ * Each publishes EVENTS events from CONCURRENCY publishers and is timed until every event's
+ * webhook-id has first reached the receiver. Then a low steady rate measures how long one publish
+ * request takes, for the peer and for hubgate. Each system is warmed up before it is measured.
  */
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 // Published and delivered before the measured run, so that it measures a warm process.
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1_000);
 const CONCURRENCY = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -27,18 +35,33 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const RATE = Number(process.env.BENCH_RATE ?? 0);
 // BENCH_WORKERS=2 adds `hubgate worker` processes beside serve (which runs workers too).
 const EXTRA_WORKERS = Math.max(0, Number(process.env.BENCH_WORKERS ?? 1) - 1);
+// Events per batch request (the route takes at most 100).
+const BATCH = Math.min(100, Math.max(1, Number(process.env.BENCH_BATCH ?? 50)));
+// graphile-worker's concurrency in the peer (its pg pool: concurrency + 2, as graphile-worker advises).
+const PEER_CONCURRENCY = Number(process.env.BENCH_PEER_CONCURRENCY ?? 32);
+// graphile-worker's batching (bench/peer-graphile.ts), off unless set: e.g. 33 and 0.
+const PEER_LOCAL_QUEUE = process.env.BENCH_PEER_LOCAL_QUEUE ?? '-1';
+const PEER_COMPLETE_BATCH_DELAY = process.env.BENCH_PEER_COMPLETE_BATCH_DELAY ?? '-1';
+// The low-load phase: LOW_RATE events/s for LOW_SECONDS from LOW_PUBLISHERS publishers.
+const LOW_RATE = Number(process.env.BENCH_LOW_RATE ?? 50);
+const LOW_SECONDS = Number(process.env.BENCH_LOW_SECONDS ?? 4);
+const LOW_PUBLISHERS = Number(process.env.BENCH_LOW_PUBLISHERS ?? 2);
+// A phase fails when no event of it has reached the receiver for this long.
+const STALL_MS = Number(process.env.BENCH_STALL_SECONDS ?? 60) * 1000;
 
 buildHubgate();
 
-// The receiver: records when each webhook-id first arrives.
+// The receiver, the same for every system: records when each webhook-id first arrives.
 const firstSeen = new Map<string, number>();
-let received = 0;
+let duplicates = 0;
 const receiver = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
-    received++;
     const id = req.headers['webhook-id'];
-    if (typeof id === 'string' && !firstSeen.has(id)) firstSeen.set(id, performance.now());
+    if (typeof id === 'string') {
+      if (firstSeen.has(id)) duplicates++;
+      else firstSeen.set(id, performance.now());
+    }
     res.end('ok');
   });
 });
@@ -56,18 +79,199 @@ async function pool(count: number, concurrency: number, job: (i: number) => Prom
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b);
 
+// Every publisher's requests, whichever system they go to.
+const agent = new Agent({ connections: Math.max(CONCURRENCY, LOW_PUBLISHERS) });
+const event = { type: 'bench.event', data: { hello: 'world', n: 1 } };
+const body = JSON.stringify(event);
+
+async function post(url: string, headers: Record<string, string>, payload: string): Promise<string> {
+  const r = await request(url, {
+    method: 'POST',
+    body: payload,
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  const text = await r.body.text();
+  if (r.statusCode < 200 || r.statusCode >= 300) {
+    throw new Error(`POST ${url} answered ${r.statusCode}: ${text.slice(0, 300)}`);
+  }
+  return text;
+}
+
+/** Sends one request carrying `events` events; answers the IDs the receiver will see as webhook-id. */
+type Send = (events: number) => Promise<string[]>;
+
+/** One event per request, answered `{"id"}` (hubgate and the peer alike). */
+const singlePublish =
+  (url: string, headers: Record<string, string>): Send =>
+  async () => [(JSON.parse(await post(url, headers, body)) as { id: string }).id];
+
+const batchBodies = new Map<number, string>();
+const batchBody = (n: number) => {
+  let text = batchBodies.get(n);
+  if (text === undefined) {
+    text = JSON.stringify({ events: Array.from({ length: n }, () => event) });
+    batchBodies.set(n, text);
+  }
+  return text;
+};
+
+/** hubgate's batch route: `{"data":[{"id",…} | {"error":{…}}]}`, one item per event, in order. */
+const batchPublish =
+  (url: string, headers: Record<string, string>): Send =>
+  async (n) => {
+    const answer = JSON.parse(await post(url, headers, batchBody(n))) as {
+      data: Array<{ id?: string; error?: { status: number; code: string; detail: string | null } }>;
+    };
+    const refused = answer.data.find((item) => item.id === undefined);
+    if (refused || answer.data.length !== n) {
+      throw new Error(`batch of ${n} answered ${answer.data.length} items, e.g. ${JSON.stringify(refused)}`);
+    }
+    return answer.data.map((item) => item.id!);
+  };
+
+/** The ceiling: the event straight to the receiver, with a webhook-id for it to time. */
+let ceilingIds = 0;
+const ceilingPost: Send = async () => {
+  const id = `ceiling_${++ceilingIds}`;
+  await post(receiverUrl, { 'webhook-id': id }, body);
+  return [id];
+};
+
+interface Phase {
+  events: number;
+  /** From the first request to the last answer. */
+  publishSeconds: number;
+  /** From the first request to the first arrival of the last event at the receiver. */
+  deliverSeconds: number;
+  /** Request sent → answer received, ms, sorted. */
+  requestLatencies: number[];
+  /** Request sent → first arrival at the receiver, per event, ms, sorted. */
+  deliveryLatencies: number[];
+  duplicates: number;
+}
+
+/**
+ * Publishes `total` events, `perRequest` per request, from `publishers` concurrent publishers (at
+ * `rate` events/s if positive, else as fast as they can), then waits until every event answered has
+ * reached the receiver.
+ */
+async function phase(
+  total: number,
+  perRequest: number,
+  publishers: number,
+  rate: number,
+  send: Send,
+): Promise<Phase> {
+  firstSeen.clear();
+  duplicates = 0;
+  const publishedAt = new Map<string, number>();
+  const requestLatencies: number[] = [];
+  const start = performance.now();
+  await pool(Math.ceil(total / perRequest), publishers, async (i) => {
+    if (rate > 0) {
+      const wait = start + (i * perRequest * 1000) / rate - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    const sent = performance.now();
+    const ids = await send(Math.min(perRequest, total - i * perRequest));
+    requestLatencies.push(performance.now() - sent);
+    for (const id of ids) publishedAt.set(id, sent);
+  });
+  const publishSeconds = (performance.now() - start) / 1000;
+
+  const waiting = new Set(publishedAt.keys());
+  let lastProgress = performance.now();
+  for (;;) {
+    const before = waiting.size;
+    for (const id of waiting) if (firstSeen.has(id)) waiting.delete(id);
+    if (waiting.size === 0) break;
+    if (waiting.size < before) lastProgress = performance.now();
+    else if (performance.now() - lastProgress > STALL_MS) {
+      throw new Error(`${waiting.size} of ${total} events never reached the receiver`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  let lastArrival = start;
+  const deliveryLatencies: number[] = [];
+  for (const [id, at] of publishedAt) {
+    const arrival = firstSeen.get(id)!;
+    if (arrival > lastArrival) lastArrival = arrival;
+    deliveryLatencies.push(arrival - at);
+  }
+  return {
+    events: publishedAt.size,
+    publishSeconds,
+    deliverSeconds: (lastArrival - start) / 1000,
+    requestLatencies: sorted(requestLatencies),
+    deliveryLatencies: sorted(deliveryLatencies),
+    duplicates,
+  };
+}
+
+const rateOf = (p: Phase) => (p.events > 0 ? p.events / p.deliverSeconds : 0);
+const ms = (value: number) => value.toFixed(1);
+const warmLine = (name: string, p: Phase) =>
+  `${name}: ${p.events} events, ${rateOf(p).toFixed(0)} events/s, publish-to-arrival ` +
+  `p99 ${percentile(p.deliveryLatencies, 0.99).toFixed(0)} ms, max ${percentile(p.deliveryLatencies, 1).toFixed(0)} ms`;
+const lowLoad = (send: Send) => phase(LOW_RATE * LOW_SECONDS, 1, LOW_PUBLISHERS, LOW_RATE, send);
+const settle = () => new Promise((r) => setTimeout(r, 1_000));
+
+// The ceiling, warmed up like the others, always as fast as it goes (BENCH_RATE paces the others).
+const ceilingWarm = await phase(WARMUP, 1, CONCURRENCY, 0, ceilingPost);
+const ceiling = await phase(EVENTS, 1, CONCURRENCY, 0, ceilingPost);
+
+// The peer, on a database of its own.
+const peerVersion = (
+  JSON.parse(readFileSync(join(ROOT, 'node_modules/graphile-worker/package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
+const peerToken = randomBytes(24).toString('base64url');
+let peerWarm: Phase, peer: Phase, peerLow: Phase;
+const peerDb = await freshDatabase();
+try {
+  const server = await startProcess(
+    ['bench/peer-graphile.ts'],
+    {
+      DATABASE_URL: peerDb.url,
+      PEER_RECEIVER_URL: receiverUrl,
+      PEER_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      PEER_TOKEN: peerToken,
+      PEER_CONCURRENCY: String(PEER_CONCURRENCY),
+      PEER_LOCAL_QUEUE,
+      PEER_COMPLETE_BATCH_DELAY,
+    },
+    await freePort(),
+    '/healthz',
+  );
+  try {
+    const send = singlePublish(`${server.baseUrl}/events`, { authorization: `Bearer ${peerToken}` });
+    peerWarm = await phase(WARMUP, 1, CONCURRENCY, RATE, send);
+    peer = await phase(EVENTS, 1, CONCURRENCY, RATE, send);
+    await settle();
+    peerLow = await lowLoad(send);
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await peerDb.drop();
+}
+
+// hubgate.
+let hubWarm: Phase, hub: Phase, batchWarm: Phase, batch: Phase, hubLow: Phase;
 const db = await freshDatabase();
-const secretKey = randomBytes(32).toString('base64');
 const env = {
   DATABASE_URL: db.url,
-  HUBGATE_SECRET_KEY: secretKey,
+  HUBGATE_SECRET_KEY: randomBytes(32).toString('base64'),
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
 };
 try {
   const plt = prepareHubgate(env);
-  const hub = await startProcess(
+  const server = await startProcess(
     ['dist/main.js', 'serve'],
     { ...env, LOG_LEVEL, RATE_LIMIT_PER_MINUTE: '100000000' },
     await freePort(),
@@ -85,97 +289,99 @@ try {
   );
   try {
     const { session, keySecret } = await benchTenant(
-      hub.baseUrl,
+      server.baseUrl,
       plt,
       ['integrations'],
       ['integrations:OPERATOR'],
     );
-    const connection = await httpJson('POST', `${hub.baseUrl}/api/v1/integrations/connections`, session, {
+    const connection = await httpJson('POST', `${server.baseUrl}/api/v1/integrations/connections`, session, {
       connectorKey: 'webhook',
       displayName: 'bench',
       url: receiverUrl,
     });
     await httpJson(
       'PUT',
-      `${hub.baseUrl}/api/v1/integrations/connections/${connection.body.id}/credentials`,
+      `${server.baseUrl}/api/v1/integrations/connections/${connection.body.id}/credentials`,
       session,
       {},
     );
-    const agent = new Agent({ connections: CONCURRENCY });
-    const body = JSON.stringify({ type: 'bench.event', data: { hello: 'world', n: 1 } });
-
-    // The ceiling: the same number of POSTs straight to the receiver.
-    const ceilingStart = performance.now();
-    await pool(EVENTS, CONCURRENCY, async () => {
-      const r = await request(receiverUrl, {
-        method: 'POST',
-        body,
-        dispatcher: agent,
-        headers: { 'content-type': 'application/json' },
-      });
-      await r.body.dump();
-    });
-    const ceilingSeconds = (performance.now() - ceilingStart) / 1000;
-
-    // hubgate: publish, and wait until every event has reached the receiver. A warm-up run first
-    // (JIT, pools opening their connections), reported on its own line, not in the figures.
-    async function publishAll(count: number) {
-      firstSeen.clear();
-      received = 0;
-      const publishedAt = new Map<string, number>();
-      const start = performance.now();
-      await pool(count, CONCURRENCY, async (i) => {
-        if (RATE > 0) {
-          const due = start + (i * 1000) / RATE;
-          const wait = due - performance.now();
-          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        }
-        const sent = performance.now();
-        const r = await request(`${hub.baseUrl}/api/v1/integrations/events`, {
-          method: 'POST',
-          body,
-          dispatcher: agent,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${keySecret}` },
-        });
-        const answer = (await r.body.json()) as { id: string };
-        publishedAt.set(answer.id, sent);
-      });
-      const publishSeconds = (performance.now() - start) / 1000;
-      while (firstSeen.size < count) await new Promise((r) => setTimeout(r, 20));
-      const deliverSeconds = (performance.now() - start) / 1000;
-      const latencies = [...publishedAt]
-        .map(([id, at]) => (firstSeen.get(id) ?? at) - at)
-        .sort((a, b) => a - b);
-      return { publishSeconds, deliverSeconds, latencies, duplicates: received - count };
-    }
-    const warm = await publishAll(WARMUP);
-    const { publishSeconds, deliverSeconds, latencies, duplicates } = await publishAll(EVENTS);
-    await agent.close();
-
-    const ceilingRate = EVENTS / ceilingSeconds;
-    const hubRate = EVENTS / deliverSeconds;
-    console.log(
-      `\ndelivery benchmark: ${EVENTS} events, ${CONCURRENCY} concurrent publishers, ` +
-        `${RATE > 0 ? `at ${RATE}/s` : 'as fast as possible'}, serve + ${EXTRA_WORKERS} worker process(es), PostgreSQL`,
-    );
-    console.log('| case | events/s | vs ceiling |');
-    console.log('|---|---:|---:|');
-    console.log(`| ceiling: undici POSTs straight to the receiver | ${ceilingRate.toFixed(0)} | 100 % |`);
-    console.log(
-      `| hubgate: published and delivered (all received) | ${hubRate.toFixed(0)} | ${((100 * hubRate) / ceilingRate).toFixed(0)} % |`,
-    );
-    console.log(
-      `warm-up (not counted): ${WARMUP} events, ${(WARMUP / warm.deliverSeconds).toFixed(0)} events/s, ` +
-        `publish-to-first-attempt p99 ${percentile(warm.latencies, 0.99).toFixed(0)} ms, max ${percentile(warm.latencies, 1).toFixed(0)} ms`,
-    );
-    console.log(`publish alone: ${(EVENTS / publishSeconds).toFixed(0)} events/s; ${duplicates} duplicates`);
-    console.log(
-      `publish-to-first-attempt: p50 ${percentile(latencies, 0.5).toFixed(0)} ms, p90 ${percentile(latencies, 0.9).toFixed(0)} ms, p99 ${percentile(latencies, 0.99).toFixed(0)} ms, max ${percentile(latencies, 1).toFixed(0)} ms ${RATE > 0 ? `(steady ${RATE}/s)` : '(publishing as fast as possible: a backlog)'}`,
-    );
+    const auth = { authorization: `Bearer ${keySecret}` };
+    const single = singlePublish(`${server.baseUrl}/api/v1/integrations/events`, auth);
+    const batched = batchPublish(`${server.baseUrl}/api/v1/integrations/events/batch`, auth);
+    hubWarm = await phase(WARMUP, 1, CONCURRENCY, RATE, single);
+    hub = await phase(EVENTS, 1, CONCURRENCY, RATE, single);
+    batchWarm = await phase(WARMUP, BATCH, CONCURRENCY, RATE, batched);
+    batch = await phase(EVENTS, BATCH, CONCURRENCY, RATE, batched);
+    await settle();
+    hubLow = await lowLoad(single);
   } finally {
-    await Promise.all([hub.stop(), ...workers.map((w) => w.stop())]);
+    await Promise.all([server.stop(), ...workers.map((w) => w.stop())]);
   }
 } finally {
   await db.drop();
+  await agent.close();
   receiver.close();
+}
+
+const ceilingRate = rateOf(ceiling);
+const peerRate = rateOf(peer);
+const pct = (ratio: number) => `${(100 * ratio).toFixed(0)} %`;
+console.log(
+  `\ndelivery benchmark: ${EVENTS} events, ${CONCURRENCY} concurrent publishers, ` +
+    `${RATE > 0 ? `at ${RATE}/s` : 'as fast as possible'}; hubgate: serve + ${EXTRA_WORKERS} worker process(es), PostgreSQL; ` +
+    `peer: Fastify + graphile-worker ${peerVersion} (concurrency ${PEER_CONCURRENCY}, ` +
+    `localQueue ${PEER_LOCAL_QUEUE}, completeJobBatchDelay ${PEER_COMPLETE_BATCH_DELAY}), PostgreSQL`,
+);
+console.log('| case | events/s (delivered) | published/s | vs ceiling | vs peer |');
+console.log('|---|---:|---:|---:|---:|');
+const rows: Array<[string, Phase]> = [
+  ['ceiling: undici POSTs straight to the receiver', ceiling],
+  [`peer: graphile-worker, one event per request`, peer],
+  ['hubgate: single publishes', hub],
+  [`hubgate: batches of ${BATCH}`, batch],
+];
+for (const [label, p] of rows) {
+  const rate = rateOf(p);
+  console.log(
+    `| ${label} | ${rate.toFixed(0)} | ${(p.events / p.publishSeconds).toFixed(0)} | ${pct(rate / ceilingRate)} | ${pct(rate / peerRate)} |`,
+  );
+}
+
+console.log(
+  `\nlow-load publish latency: ${LOW_RATE} events/s for ${LOW_SECONDS} s, ${LOW_PUBLISHERS} publishers, one event per request`,
+);
+console.log(
+  '| case | publish p50 ms | publish p99 ms | publish → arrival p50 ms | publish → arrival p99 ms |',
+);
+console.log('|---|---:|---:|---:|---:|');
+for (const [label, p] of [
+  ['peer: graphile-worker', peerLow],
+  ['hubgate: single publish', hubLow],
+] as const) {
+  console.log(
+    `| ${label} | ${ms(percentile(p.requestLatencies, 0.5))} | ${ms(percentile(p.requestLatencies, 0.99))} | ` +
+      `${ms(percentile(p.deliveryLatencies, 0.5))} | ${ms(percentile(p.deliveryLatencies, 0.99))} |`,
+  );
+}
+
+console.log('\nwarm-ups (not counted):');
+for (const [name, p] of [
+  ['ceiling', ceilingWarm],
+  ['peer', peerWarm],
+  ['hubgate single', hubWarm],
+  ['hubgate batches', batchWarm],
+] as const) {
+  console.log(`- ${warmLine(name, p)}`);
+}
+console.log(
+  `duplicates (an event reaching the receiver more than once): peer ${peer.duplicates}, ` +
+    `hubgate single ${hub.duplicates}, hubgate batches ${batch.duplicates}`,
+);
+for (const [name, p] of rows) {
+  const l = p.deliveryLatencies;
+  console.log(
+    `${name}: publish-to-first-arrival p50 ${percentile(l, 0.5).toFixed(0)} ms, p90 ${percentile(l, 0.9).toFixed(0)} ms, ` +
+      `p99 ${percentile(l, 0.99).toFixed(0)} ms, max ${percentile(l, 1).toFixed(0)} ms ` +
+      `${RATE > 0 ? `(steady ${RATE}/s)` : '(publishing as fast as possible: a backlog)'}`,
+  );
 }

@@ -161,14 +161,14 @@ export async function httpJson(
 
 /**
  * A tenant with an admin who is signed in, made through hubgate's API with a platform key: the
- * session headers (cookie and CSRF token) and a tnt_ key with `scopes`.
+ * session headers (cookie and CSRF token), a tnt_ key with `scopes`, and the tenant's ID.
  */
 export async function benchTenant(
   baseUrl: string,
   platformKey: string,
   entitlements: string[],
   scopes: string[],
-): Promise<{ session: Record<string, string>; keySecret: string }> {
+): Promise<{ session: Record<string, string>; keySecret: string; tenantId: string }> {
   const auth = { authorization: `Bearer ${platformKey}` };
   const tenant = await httpJson('POST', `${baseUrl}/api/v1/platform/tenants`, auth, {
     name: 'Bench',
@@ -190,7 +190,7 @@ export async function benchTenant(
     scopes,
     expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
   });
-  return { session, keySecret: key.body.secret as string };
+  return { session, keySecret: key.body.secret as string, tenantId: tenant.body.id as string };
 }
 
 /** Builds hubgate, so the benchmarks run it as `npm start` does: compiled, from dist/. */
