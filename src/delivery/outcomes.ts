@@ -13,18 +13,22 @@ export interface Outcome {
   attempt?: Insertable<DeliveryAttemptsTable>;
 }
 
-const MAX_BATCH = 64;
-const MAX_WAIT_MS = 5;
+const MAX_BATCH = 256;
+/** Batches being written at once; outcomes that arrive meanwhile wait and form the next one. */
+const MAX_IN_FLIGHT = 2;
 
 /**
  * Writes outcomes in batches: many deliveries' attempts and new states in one statement, instead of
- * one round trip each, which is what bounds a worker under load. A state changes only while this
+ * one round trip each, which is what bounds a worker under load. As with publishing's group commit,
+ * nothing waits for a timer: a batch is written at the next turn of the event loop unless two are
+ * already being written, so the batch size follows the load. A state changes only while this
  * worker's claim holds (not cancelled by a revocation, not expired); attempts are recorded anyway,
  * since they happened. `record` resolves once its outcome is written.
  */
 export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () => Date) {
   let batch: Array<{ outcome: Outcome; done: (error?: unknown) => void }> = [];
-  let timer: NodeJS.Timeout | undefined;
+  let inFlight = 0;
+  let scheduled = false;
 
   async function write(items: typeof batch): Promise<void> {
     const outcomes = items.map((i) => i.outcome);
@@ -58,28 +62,39 @@ export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () =>
     );
   }
 
+  function schedule(): void {
+    if (scheduled || batch.length === 0 || inFlight >= MAX_IN_FLIGHT) return;
+    scheduled = true;
+    setImmediate(flush);
+  }
+
   function flush(): void {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    const items = batch;
-    batch = [];
-    if (items.length === 0) return;
-    write(items).then(
-      () => {
-        for (const item of items) item.done();
-      },
-      (error: unknown) => {
-        for (const item of items) item.done(error);
-      },
-    );
+    scheduled = false;
+    if (inFlight >= MAX_IN_FLIGHT || batch.length === 0) return;
+    const items = batch.slice(0, MAX_BATCH);
+    batch = batch.slice(items.length);
+    inFlight++;
+    write(items)
+      .then(
+        () => {
+          for (const item of items) item.done();
+        },
+        (error: unknown) => {
+          for (const item of items) item.done(error);
+        },
+      )
+      .finally(() => {
+        inFlight--;
+        schedule();
+      });
+    schedule();
   }
 
   return {
     record(outcome: Outcome): Promise<void> {
       return new Promise((resolve, reject) => {
         batch.push({ outcome, done: (error) => (error ? reject(error) : resolve()) });
-        if (batch.length >= MAX_BATCH) flush();
-        else timer ??= setTimeout(flush, MAX_WAIT_MS);
+        schedule();
       });
     },
   };

@@ -67,7 +67,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   // Longer than any attempt can take (one timeout, plus reading and writing the outcome), so a live
   // worker never loses a claim mid-send; a dead worker's claims are due again after it.
   const leaseMs = config.delivery.timeoutMs * 2 + 5_000;
+  // Attempts being sent: what `concurrency` bounds.
   const inFlight = new Set<Promise<void>>();
+  // Outcomes being written. A slot is free once its request has ended, not once its outcome is
+  // written: the delivery stays claimed meanwhile, so nothing can take it twice, and the worker
+  // sends while the previous batch of outcomes is on its way instead of waiting for it.
+  const recording = new Set<Promise<void>>();
   // Under load, claiming after every finished attempt costs a claim statement per delivery; waiting
   // for a quarter of the slots to be free claims them in batches, and an idle worker claims at once.
   const claimFloor = Math.max(1, Math.floor(options.concurrency / 4));
@@ -108,33 +113,47 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
 
   const outcomes = createOutcomeWriter(db, id, ctx.now);
 
-  /** Ends a claim (see outcomes.ts): the delivery's new state, and the attempt that ended it. */
+  /**
+   * Ends a claim (see outcomes.ts): the delivery's new state, and the attempt that ended it. Returns
+   * at once; the write goes with the next batch of outcomes.
+   */
   function finish(
     row: DeliveryRow,
     status: DeliveryStatus,
     fields: { attemptCount?: number; nextAttemptAt?: Date | null; deliveredAt?: Date | null } = {},
     attempt?: Insertable<DeliveryAttemptsTable>,
-  ): Promise<void> {
-    return outcomes.record({
-      deliveryId: row.id,
-      createdAt: row.created_at,
-      status,
-      attemptCount: fields.attemptCount ?? row.attempt_count,
-      nextAttemptAt: fields.nextAttemptAt ?? null,
-      deliveredAt: fields.deliveredAt ?? null,
-      attempt,
-    });
+  ): void {
+    const written = outcomes
+      .record({
+        deliveryId: row.id,
+        createdAt: row.created_at,
+        status,
+        attemptCount: fields.attemptCount ?? row.attempt_count,
+        nextAttemptAt: fields.nextAttemptAt ?? null,
+        deliveredAt: fields.deliveredAt ?? null,
+        attempt,
+      })
+      .catch((error: unknown) => {
+        const fields = { ...errorFields(error), deliveryId: row.id };
+        // Expected during an outage: the claim runs out, and the delivery is retaken with this
+        // attempt logged as interrupted.
+        if (isDatabaseUnavailable(error))
+          ctx.log.warn(fields, 'delivery outcome not recorded: database unavailable');
+        else ctx.log.error(fields, 'delivery outcome not recorded');
+      })
+      .finally(() => recording.delete(written));
+    recording.add(written);
   }
 
   async function attempt(row: ClaimedRow): Promise<void> {
     if (row.lost_claim_at && row.lost_claim_until) {
-      await recordInterrupted(row, new Date(row.lost_claim_at), new Date(row.lost_claim_until));
+      recordInterrupted(row, new Date(row.lost_claim_at), new Date(row.lost_claim_until));
       return;
     }
     const definition = catalog.get(row.connector_key);
     if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
       ctx.metrics.deliveries.inc({ outcome: 'cancelled' });
-      await finish(row, 'cancelled');
+      finish(row, 'cancelled');
       return;
     }
     const now = ctx.now();
@@ -179,7 +198,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       );
     }
     const result = await sender.send(rendered);
-    await record(row, now, result);
+    record(row, now, result);
   }
 
   /**
@@ -190,9 +209,9 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
    * killing its worker ends `failed` instead of looping. Nothing is sent now: the next attempt waits
    * its scheduled delay, as after any failure.
    */
-  function recordInterrupted(row: ClaimedRow, claimedAt: Date, claimEnded: Date): Promise<void> {
+  function recordInterrupted(row: ClaimedRow, claimedAt: Date, claimEnded: Date): void {
     const heldMs = Math.max(0, claimEnded.getTime() - claimedAt.getTime());
-    return record(row, claimedAt, {
+    record(row, claimedAt, {
       ok: false,
       status: null,
       remoteAddress: null,
@@ -215,7 +234,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     }
   }
 
-  async function record(row: ClaimedRow, startedAt: Date, result: AttemptResult): Promise<void> {
+  function record(row: ClaimedRow, startedAt: Date, result: AttemptResult): void {
     const number = row.attempt_count + 1;
     const attempt: Insertable<DeliveryAttemptsTable> = {
       delivery_id: row.id,
@@ -230,7 +249,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     };
     if (result.ok) {
       count(row, 'delivered', result);
-      await finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() }, attempt);
+      finish(row, 'delivered', { attemptCount: number, deliveredAt: ctx.now() }, attempt);
       return;
     }
     // 410 Gone: the receiver says it will never take this again.
@@ -240,23 +259,20 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         : retryDelaySeconds(number, config.delivery.retryScheduleSeconds, result.retryAfterSeconds);
     if (delay === null) {
       count(row, 'failed', result);
-      await finish(row, 'failed', { attemptCount: number }, attempt);
+      finish(row, 'failed', { attemptCount: number }, attempt);
       return;
     }
     const nextAttemptAt = new Date(ctx.now().getTime() + delay * 1000);
     count(row, 'retrying', result);
-    await finish(row, 'retrying', { attemptCount: number, nextAttemptAt }, attempt);
+    finish(row, 'retrying', { attemptCount: number, nextAttemptAt }, attempt);
   }
 
   function track(row: ClaimedRow): void {
     const job = attempt(row)
       .catch((error: unknown) => {
-        const fields = { ...errorFields(error), deliveryId: row.id };
-        // Expected during an outage: the claim runs out, and the delivery is retaken with this
-        // attempt logged as interrupted.
-        if (isDatabaseUnavailable(error))
-          ctx.log.warn(fields, 'delivery outcome not recorded: database unavailable');
-        else ctx.log.error(fields, 'delivery attempt failed unexpectedly');
+        // A bug, not an outage (sending touches no database): the claim runs out and the delivery
+        // is retaken with this attempt logged as interrupted.
+        ctx.log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
         inFlight.delete(job);
@@ -295,6 +311,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       wakeup.notify();
       await loop;
       await Promise.all(inFlight);
+      await Promise.all(recording);
       await sender.close();
     },
   };
