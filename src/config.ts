@@ -16,6 +16,7 @@ const SERVICE_NAME = `^[A-Za-z][A-Za-z0-9-]*@${DNS_NAME}$`;
  */
 const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_PREPARED_STATEMENTS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
   PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
@@ -50,7 +51,8 @@ const EnvSchema = Type.Object({
 });
 type Env = Static<typeof EnvSchema>;
 
-export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
+export type DatabaseConfig =
+  { kind: 'postgres'; url: string; preparedStatements: boolean } | { kind: 'embedded'; dataDir: string };
 
 export interface Config {
   database: DatabaseConfig;
@@ -112,6 +114,7 @@ export class ConfigError extends Error {}
 
 const DESCRIPTIONS: Record<keyof Env, string> = {
   DATABASE_URL: 'a postgres:// or postgresql:// URL',
+  DATABASE_PREPARED_STATEMENTS: 'true or false',
   DATA_DIR: 'a directory path',
   HOST: 'a host name or address to listen on',
   PORT: 'an integer from 0 to 65535',
@@ -264,7 +267,11 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   return {
     database: env.DATABASE_URL
-      ? { kind: 'postgres', url: env.DATABASE_URL }
+      ? {
+          kind: 'postgres',
+          url: env.DATABASE_URL,
+          preparedStatements: env.DATABASE_PREPARED_STATEMENTS !== 'false',
+        }
       : { kind: 'embedded', dataDir: env.DATA_DIR ?? './data' },
     host: env.HOST ?? '127.0.0.1',
     port,

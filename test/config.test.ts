@@ -27,7 +27,17 @@ test('defaults follow contract §1', () => {
 test('PUBLIC_URL defaults to the configured port; DATABASE_URL selects PostgreSQL', () => {
   const config = parseConfig({ PORT: '9000', DATABASE_URL: 'postgres://u@127.0.0.1/db' });
   assert.equal(config.publicUrl.origin, 'http://localhost:9000');
-  assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://u@127.0.0.1/db' });
+  assert.deepEqual(config.database, {
+    kind: 'postgres',
+    url: 'postgres://u@127.0.0.1/db',
+    preparedStatements: true,
+  });
+  const unprepared = parseConfig({
+    DATABASE_URL: 'postgres://u@127.0.0.1/db',
+    DATABASE_PREPARED_STATEMENTS: 'false',
+  });
+  assert.equal(unprepared.database.kind === 'postgres' && unprepared.database.preparedStatements, false);
+  assert.throws(() => parseConfig({ DATABASE_PREPARED_STATEMENTS: 'no' }), /DATABASE_PREPARED_STATEMENTS/);
 });
 
 test('delivery knobs are parsed', () => {

@@ -8,6 +8,7 @@ import { KEEPALIVE_AFTER_MS } from './reconnect.js';
 import { restrictDataDir } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { listenForever } from './listener.js';
+import { prepareRepeatedStatements } from './prepared.js';
 import type { DB } from './schema.js';
 
 /**
@@ -16,7 +17,9 @@ import type { DB } from './schema.js';
  * a dump, for tests and benchmarks.
  */
 export type StorageTarget =
-  { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string } | { kind: 'memory'; seed?: Blob };
+  | { kind: 'postgres'; url: string; preparedStatements?: boolean }
+  | { kind: 'embedded'; dataDir: string }
+  | { kind: 'memory'; seed?: Blob };
 
 export interface Database {
   readonly kysely: Kysely<DB>;
@@ -37,7 +40,7 @@ export interface Database {
 }
 
 export async function openDatabase(target: StorageTarget, logger?: Logger): Promise<Database> {
-  if (target.kind === 'postgres') return openPostgres(target.url, logger);
+  if (target.kind === 'postgres') return openPostgres(target.url, target.preparedStatements ?? true, logger);
 
   const unlock = target.kind === 'embedded' ? lockDataDir(target.dataDir) : () => {};
   try {
@@ -69,7 +72,7 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
   }
 }
 
-function openPostgres(url: string, logger?: Logger): Database {
+function openPostgres(url: string, prepared: boolean, logger?: Logger): Database {
   const pool = new pg.Pool({
     connectionString: url,
     // The API and the delivery workers share it; deliveries take two short queries each.
@@ -88,7 +91,11 @@ function openPostgres(url: string, logger?: Logger): Database {
   const lost = (error: Error) =>
     logger?.warn({ err: { message: error.message } }, 'database connection lost');
   pool.on('error', lost);
-  pool.on('connect', (client) => client.on('error', lost));
+  const statements = new Set<string>();
+  pool.on('connect', (client) => {
+    client.on('error', lost);
+    if (prepared) prepareRepeatedStatements(client, statements);
+  });
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,
