@@ -30,33 +30,35 @@ export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () =>
   let inFlight = 0;
   let scheduled = false;
 
+  // One array per column (`unnest`): the statement's text is the same whatever the batch's size, so
+  // PostgreSQL parses it once per connection.
   async function write(items: typeof batch): Promise<void> {
     const outcomes = items.map((i) => i.outcome);
-    const rows = sql.join(
-      outcomes.map(
-        (o) =>
-          sql`(${o.deliveryId}::text, ${new Date(o.createdAt)}::timestamptz, ${o.status}::text, ${o.attemptCount}::int, ${o.nextAttemptAt}::timestamptz, ${o.deliveredAt}::timestamptz)`,
-      ),
-    );
     const attempts = outcomes.flatMap((o) => (o.attempt ? [o.attempt] : []));
-    const attemptRows = sql.join(
-      attempts.map(
-        (a) =>
-          sql`(${a.delivery_id}, ${a.delivery_created_at}, ${a.number}, ${a.started_at}, ${a.duration_ms}, ${a.remote_address}, ${a.response_status}, ${a.error}, ${a.error_detail})`,
-      ),
-    );
-    const record =
-      attempts.length > 0
-        ? sql`with recorded as (
-            insert into delivery_attempts
-              (delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address, response_status, error, error_detail)
-            values ${attemptRows} on conflict do nothing) `
-        : sql``;
-    await sql`${record}
+    const of = <T, R>(list: readonly T[], pick: (item: T) => R) => list.map(pick);
+    const at = (value: Date | string | null | undefined) => (value ? new Date(value) : null);
+    await sql`
+      with recorded as (
+        insert into delivery_attempts (delivery_id, delivery_created_at, number, started_at, duration_ms,
+          remote_address, response_status, error, error_detail)
+        select delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
+          response_status, error, error_detail
+        from unnest(${of(attempts, (a) => a.delivery_id)}::text[],
+          ${of(attempts, (a) => at(a.delivery_created_at))}::timestamptz[], ${of(attempts, (a) => a.number)}::int[],
+          ${of(attempts, (a) => at(a.started_at))}::timestamptz[], ${of(attempts, (a) => a.duration_ms)}::int[],
+          ${of(attempts, (a) => a.remote_address ?? null)}::text[],
+          ${of(attempts, (a) => a.response_status ?? null)}::int[], ${of(attempts, (a) => a.error ?? null)}::text[],
+          ${of(attempts, (a) => a.error_detail ?? null)}::text[])
+          as a(delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
+            response_status, error, error_detail)
+        on conflict do nothing)
       update deliveries d set status = v.status, attempt_count = v.attempt_count,
         next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at,
         lease_until = null, leased_by = null, updated_at = ${now()}
-      from (values ${rows}) as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at)
+      from unnest(${of(outcomes, (o) => o.deliveryId)}::text[], ${of(outcomes, (o) => at(o.createdAt))}::timestamptz[],
+        ${of(outcomes, (o) => o.status)}::text[], ${of(outcomes, (o) => o.attemptCount)}::int[],
+        ${of(outcomes, (o) => o.nextAttemptAt)}::timestamptz[], ${of(outcomes, (o) => o.deliveredAt)}::timestamptz[])
+        as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at)
       where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId} and d.status = 'delivering'`.execute(
       db,
     );

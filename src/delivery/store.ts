@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   DB,
   DeliveriesTable,
@@ -55,10 +55,8 @@ export async function insertIdempotencyKey(
     .execute();
 }
 
-// PostgreSQL takes at most 65,535 parameters in one statement; a group stays well under it.
-const MAX_PARAMETERS = 30_000;
-const EVENT_COLUMNS = 8;
-const DELIVERY_COLUMNS = 12;
+// A statement carries at most about this much sealed payload; a larger group is split.
+const MAX_STATEMENT_BYTES = 8 * 1024 * 1024;
 
 /** Events of any tenants, each with its scope and deliveries, as a publish writes them. */
 export interface ScopedEvent {
@@ -68,61 +66,45 @@ export interface ScopedEvent {
 }
 
 /**
- * Events and their deliveries, as few statements as their size allows: each statement inserts some
- * events and all of their deliveries together, so an event is never visible without them (atomic
- * without a transaction's extra round trips). An event too large for one statement alone (thousands
- * of connections) is written in a transaction.
+ * Events and their deliveries, in as few statements as their size allows: each inserts some events
+ * and all of their deliveries together, so an event is never visible without them (atomic without a
+ * transaction's extra round trips). The rows go as one array per column (`unnest`), so the statement's
+ * text is the same for a group of 1 or of 500: PostgreSQL parses it once per connection.
  */
 export async function insertEventGroup(db: Kysely<DB>, events: readonly ScopedEvent[]): Promise<void> {
   let chunk: ScopedEvent[] = [];
-  let parameters = 0;
-  const chunks: ScopedEvent[][] = [];
+  let bytes = 0;
   for (const item of events) {
-    const size = EVENT_COLUMNS + item.deliveries.length * DELIVERY_COLUMNS;
-    if (chunk.length > 0 && parameters + size > MAX_PARAMETERS) {
-      chunks.push(chunk);
+    if (chunk.length > 0 && bytes + item.event.payload_sealed.length > MAX_STATEMENT_BYTES) {
+      await insertChunk(db, chunk);
       chunk = [];
-      parameters = 0;
+      bytes = 0;
     }
     chunk.push(item);
-    parameters += size;
+    bytes += item.event.payload_sealed.length;
   }
-  if (chunk.length > 0) chunks.push(chunk);
-  for (const part of chunks) {
-    const size = part.reduce((n, e) => n + EVENT_COLUMNS + e.deliveries.length * DELIVERY_COLUMNS, 0);
-    if (size <= MAX_PARAMETERS) await insertChunk(db, part);
-    else await db.transaction().execute((trx) => insertLarge(trx, part[0]!));
-  }
+  if (chunk.length > 0) await insertChunk(db, chunk);
 }
 
 async function insertChunk(db: Kysely<DB>, part: readonly ScopedEvent[]): Promise<void> {
-  const eventValues = part.map(({ scope, event }) => ({ ...event, tenant_id: scope.tenantId }));
-  const deliveryValues = part.flatMap(({ scope, deliveries }) =>
-    deliveries.map((d) => ({ ...d, tenant_id: scope.tenantId })),
-  );
-  if (deliveryValues.length === 0) {
-    await db.insertInto('events').values(eventValues).execute();
-    return;
-  }
-  await db
-    .with('event', (qb) => qb.insertInto('events').values(eventValues))
-    .insertInto('deliveries')
-    .values(deliveryValues)
-    .execute();
-}
-
-async function insertLarge(trx: Kysely<DB>, { scope, event, deliveries }: ScopedEvent): Promise<void> {
-  await trx
-    .insertInto('events')
-    .values({ ...event, tenant_id: scope.tenantId })
-    .execute();
-  const perStatement = Math.floor(MAX_PARAMETERS / DELIVERY_COLUMNS);
-  for (let i = 0; i < deliveries.length; i += perStatement) {
-    await trx
-      .insertInto('deliveries')
-      .values(deliveries.slice(i, i + perStatement).map((d) => ({ ...d, tenant_id: scope.tenantId })))
-      .execute();
-  }
+  const column = <T>(pick: (e: ScopedEvent) => T) => part.map(pick);
+  const deliveries = part.flatMap(({ scope, deliveries }) => deliveries.map((d) => ({ scope, d })));
+  const deliveryColumn = <T>(pick: (x: { scope: TenantScope; d: DeliveryRow }) => T) => deliveries.map(pick);
+  await sql`
+    with event as (
+      insert into events (id, tenant_id, type, payload_sealed, delivery_count, created_at)
+      select id, tenant_id, type, payload_sealed, delivery_count, created_at
+      from unnest(${column((e) => e.event.id)}::text[], ${column((e) => e.scope.tenantId)}::text[],
+        ${column((e) => e.event.type)}::text[], ${column((e) => e.event.payload_sealed)}::text[],
+        ${column((e) => e.event.delivery_count)}::int[], ${column((e) => new Date(e.event.created_at))}::timestamptz[])
+        as e(id, tenant_id, type, payload_sealed, delivery_count, created_at))
+    insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
+      created_at, updated_at)
+    select id, tenant_id, event_id, connection_id, 'pending', 0, created_at, created_at, created_at
+    from unnest(${deliveryColumn((x) => x.d.id)}::text[], ${deliveryColumn((x) => x.scope.tenantId)}::text[],
+      ${deliveryColumn((x) => x.d.event_id)}::text[], ${deliveryColumn((x) => x.d.connection_id)}::text[],
+      ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[])
+      as d(id, tenant_id, event_id, connection_id, created_at)`.execute(db);
 }
 
 /** Revocation: nothing more is sent to the connection (contract §6). */
