@@ -26,6 +26,7 @@ const EnvSchema = Type.Object({
   DELIVERY_ALLOWED_CIDRS: Type.Optional(Type.String()),
   DELIVERY_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\s*[0-9]+(\\s*,\\s*[0-9]+)*\\s*$' })),
   DELIVERY_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}$' })),
+  DELIVERY_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
   DELIVERY_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   RATE_LIMIT_PER_MINUTE: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -66,6 +67,8 @@ export interface Config {
     allowedCidrs: Cidr[];
     retryScheduleSeconds: number[];
     timeoutMs: number;
+    /** Attempts one process's worker has in flight at once. */
+    concurrency: number;
     retentionDays: number;
   };
   rateLimitPerMinute: number;
@@ -124,6 +127,7 @@ const DESCRIPTIONS: Record<keyof Env, string> = {
   DELIVERY_ALLOWED_CIDRS: 'a comma-separated list of CIDR ranges such as 127.0.0.1/32',
   DELIVERY_RETRY_SCHEDULE: 'a comma-separated list of whole seconds such as 5,300,1800',
   DELIVERY_TIMEOUT_MS: 'a whole number of milliseconds from 100 to 600000',
+  DELIVERY_CONCURRENCY: 'a whole number of attempts from 1 to 1000',
   DELIVERY_RETENTION_DAYS: 'a whole number of days from 1 to 36500',
   RATE_LIMIT_PER_MINUTE: 'a whole number of requests from 1 upwards',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent',
@@ -282,6 +286,7 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
       allowedCidrs: parseCidrs(env.DELIVERY_ALLOWED_CIDRS),
       retryScheduleSeconds: schedule,
       timeoutMs: intIn(env, 'DELIVERY_TIMEOUT_MS', 10_000, 100, 600_000),
+      concurrency: intIn(env, 'DELIVERY_CONCURRENCY', 64, 1, 1_000),
       retentionDays: intIn(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
     },
     rateLimitPerMinute: intIn(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),

@@ -42,7 +42,7 @@ type ClaimedRow = DeliveryRow &
 /** How an attempt failed (contract §7 `error`): what the sender saw, or a worker that died mid-attempt. */
 type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 32, pollMs: 500 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 64, pollMs: 500 };
 
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
@@ -329,7 +329,11 @@ export async function startDeliveryWorkers(
   wakeup: Wakeup,
   options: Partial<WorkerOptions>,
 ): Promise<{ stop(): Promise<void> }> {
-  const worker = createDeliveryWorker(deps, wakeup, { ...DEFAULT_WORKER_OPTIONS, ...options });
+  const worker = createDeliveryWorker(deps, wakeup, {
+    ...DEFAULT_WORKER_OPTIONS,
+    concurrency: deps.ctx.config.delivery.concurrency,
+    ...options,
+  });
   const unlisten = database.listen
     ? await database.listen(DELIVERY_CHANNEL, () => wakeup.notify())
     : undefined;
