@@ -26,7 +26,7 @@ export interface WorkerOptions {
 }
 
 /** A claimed delivery with what sending it needs. */
-type ClaimedRow = DeliveryRow &
+type ClaimedRow = Pick<DeliveryRow, 'id' | 'event_id' | 'connection_id' | 'attempt_count' | 'created_at'> &
   Pick<
     Selectable<ConnectionsTable>,
     'connector_key' | 'config' | 'credentials_sealed' | 'previous_credentials_sealed' | 'previous_valid_until'
@@ -99,10 +99,11 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         update deliveries d set status = 'delivering', lease_until = ${new Date(now.getTime() + leaseMs)},
           leased_by = ${id}, updated_at = ${now}
         from due where d.id = due.id and d.created_at = due.created_at
-        returning d.*,
+        returning d.id, d.event_id, d.connection_id, d.attempt_count, d.created_at,
           case when due.status = 'delivering' then due.updated_at end as lost_claim_at,
           case when due.status = 'delivering' then due.lease_until end as lost_claim_until)
-      select claimed.*, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
+      select claimed.id, claimed.event_id, claimed.connection_id, claimed.attempt_count, claimed.created_at,
+        claimed.lost_claim_at, claimed.lost_claim_until, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
         c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
         e.created_at as event_created_at
       from claimed
@@ -118,7 +119,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
    * at once; the write goes with the next batch of outcomes.
    */
   function finish(
-    row: DeliveryRow,
+    row: ClaimedRow,
     status: DeliveryStatus,
     fields: { attemptCount?: number; nextAttemptAt?: Date | null; deliveredAt?: Date | null } = {},
     attempt?: Insertable<DeliveryAttemptsTable>,
