@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import {
   benchTenant,
@@ -262,6 +263,9 @@ try {
 
 // hubgate.
 let hubWarm: Phase, hub: Phase, batchWarm: Phase, batch: Phase, hubLow: Phase;
+let storage: Array<{ relation: string; rows: number; heap: number; indexes: number }> = [];
+// Transactions and rows written per event in hubgate's database during each measured phase.
+const work: Array<{ label: string; commits: number; tuples: number; events: number }> = [];
 const db = await freshDatabase();
 const env = {
   DATABASE_URL: db.url,
@@ -309,11 +313,16 @@ try {
     const single = singlePublish(`${server.baseUrl}/api/v1/integrations/events`, auth);
     const batched = batchPublish(`${server.baseUrl}/api/v1/integrations/events/batch`, auth);
     hubWarm = await phase(WARMUP, 1, CONCURRENCY, RATE, single);
+    let before = await databaseWork(db.url);
     hub = await phase(EVENTS, 1, CONCURRENCY, RATE, single);
+    work.push({ label: 'single publishes', ...(await databaseWork(db.url, before)), events: EVENTS });
     batchWarm = await phase(WARMUP, BATCH, CONCURRENCY, RATE, batched);
+    before = await databaseWork(db.url);
     batch = await phase(EVENTS, BATCH, CONCURRENCY, RATE, batched);
+    work.push({ label: `batches of ${BATCH}`, ...(await databaseWork(db.url, before)), events: EVENTS });
     await settle();
     hubLow = await lowLoad(single);
+    storage = await storageOf(db.url);
   } finally {
     await Promise.all([server.stop(), ...workers.map((w) => w.stop())]);
   }
@@ -384,4 +393,76 @@ for (const [name, p] of rows) {
       `p99 ${percentile(l, 0.99).toFixed(0)} ms, max ${percentile(l, 1).toFixed(0)} ms ` +
       `${RATE > 0 ? `(steady ${RATE}/s)` : '(publishing as fast as possible: a backlog)'}`,
   );
+}
+
+/**
+ * What the delivered events left in hubgate's database, per table (its partitions summed): rows, and
+ * bytes of heap and of indexes. The capacity model's inputs (docs/scaling.md).
+ */
+async function storageOf(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('vacuum analyze');
+    const { rows } = await client.query<{ relation: string; rows: string; heap: string; indexes: string }>(`
+      select parent.relname as relation,
+        sum(child.reltuples)::bigint as rows,
+        sum(pg_table_size(child.oid))::bigint as heap,
+        sum(pg_indexes_size(child.oid))::bigint as indexes
+      from pg_class parent
+      join pg_inherits i on i.inhparent = parent.oid
+      join pg_class child on child.oid = i.inhrelid
+      where parent.relname in ('events', 'deliveries', 'delivery_attempts')
+      group by parent.relname order by parent.relname`);
+    return rows.map((r) => ({
+      relation: r.relation,
+      rows: Number(r.rows),
+      heap: Number(r.heap),
+      indexes: Number(r.indexes),
+    }));
+  } finally {
+    await client.end();
+  }
+}
+
+if (storage.length > 0) {
+  console.log('\nstorage left by the delivered events (all partitions, after VACUUM):');
+  console.log('| table | rows | heap bytes/row | index bytes/row |');
+  console.log('|---|---:|---:|---:|');
+  for (const t of storage) {
+    const per = (bytes: number) => (t.rows > 0 ? (bytes / t.rows).toFixed(0) : '–');
+    console.log(`| ${t.relation} | ${t.rows} | ${per(t.heap)} | ${per(t.indexes)} |`);
+  }
+}
+
+/**
+ * The database's committed transactions and written rows (inserted, updated, deleted) so far, or since
+ * `before`: every statement outside a transaction is one commit, so commits per event say how many
+ * statements each event cost, all processes together (the other processes' periodic work included).
+ */
+async function databaseWork(url: string, before?: { commits: number; tuples: number }) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // The statistics are sent by each backend when its transaction ends, at most every second.
+    if (before) await new Promise((r) => setTimeout(r, 1_500));
+    const { rows } = await client.query<{ commits: string; tuples: string }>(`
+      select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as tuples
+      from pg_stat_database where datname = current_database()`);
+    const now = { commits: Number(rows[0]?.commits ?? 0), tuples: Number(rows[0]?.tuples ?? 0) };
+    return before ? { commits: now.commits - before.commits, tuples: now.tuples - before.tuples } : now;
+  } finally {
+    await client.end();
+  }
+}
+
+if (work.length > 0) {
+  console.log('\nhubgate database work per event (all statements of all processes in the phase):');
+  console.log('| phase | commits/event | rows written/event |');
+  console.log('|---|---:|---:|');
+  for (const w of work) {
+    console.log(
+      `| ${w.label} | ${(w.commits / w.events).toFixed(3)} | ${(w.tuples / w.events).toFixed(2)} |`,
+    );
+  }
 }
