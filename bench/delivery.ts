@@ -265,7 +265,7 @@ try {
 let hubWarm: Phase, hub: Phase, batchWarm: Phase, batch: Phase, hubLow: Phase;
 let storage: Array<{ relation: string; rows: number; heap: number; indexes: number }> = [];
 // Transactions and rows written per event in hubgate's database during each measured phase.
-const work: Array<{ label: string; commits: number; tuples: number; events: number }> = [];
+const work: Array<{ label: string; commits: number; tuples: number; wal: number; events: number }> = [];
 const db = await freshDatabase();
 const env = {
   DATABASE_URL: db.url,
@@ -440,17 +440,29 @@ if (storage.length > 0) {
  * `before`: every statement outside a transaction is one commit, so commits per event say how many
  * statements each event cost, all processes together (the other processes' periodic work included).
  */
-async function databaseWork(url: string, before?: { commits: number; tuples: number }) {
+async function databaseWork(url: string, before?: { commits: number; tuples: number; wal: number }) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     // The statistics are sent by each backend when its transaction ends, at most every second.
     if (before) await new Promise((r) => setTimeout(r, 1_500));
-    const { rows } = await client.query<{ commits: string; tuples: string }>(`
-      select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as tuples
+    // WAL is counted for the whole server: nothing else writes during hubgate's phases.
+    const { rows } = await client.query<{ commits: string; tuples: string; wal: string }>(`
+      select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as tuples,
+        (select wal_bytes from pg_stat_wal) as wal
       from pg_stat_database where datname = current_database()`);
-    const now = { commits: Number(rows[0]?.commits ?? 0), tuples: Number(rows[0]?.tuples ?? 0) };
-    return before ? { commits: now.commits - before.commits, tuples: now.tuples - before.tuples } : now;
+    const now = {
+      commits: Number(rows[0]?.commits ?? 0),
+      tuples: Number(rows[0]?.tuples ?? 0),
+      wal: Number(rows[0]?.wal ?? 0),
+    };
+    return before
+      ? {
+          commits: now.commits - before.commits,
+          tuples: now.tuples - before.tuples,
+          wal: now.wal - before.wal,
+        }
+      : now;
   } finally {
     await client.end();
   }
@@ -458,11 +470,11 @@ async function databaseWork(url: string, before?: { commits: number; tuples: num
 
 if (work.length > 0) {
   console.log('\nhubgate database work per event (all statements of all processes in the phase):');
-  console.log('| phase | commits/event | rows written/event |');
-  console.log('|---|---:|---:|');
+  console.log('| phase | commits/event | rows written/event | WAL bytes/event |');
+  console.log('|---|---:|---:|---:|');
   for (const w of work) {
     console.log(
-      `| ${w.label} | ${(w.commits / w.events).toFixed(3)} | ${(w.tuples / w.events).toFixed(2)} |`,
+      `| ${w.label} | ${(w.commits / w.events).toFixed(3)} | ${(w.tuples / w.events).toFixed(2)} | ${(w.wal / w.events).toFixed(0)} |`,
     );
   }
 }
