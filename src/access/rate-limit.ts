@@ -36,8 +36,9 @@ const WINDOW_MS = 60_000;
  * A fixed one-minute window per credential, shared by every process through PostgreSQL (contract:
  * RATE_LIMIT_PER_MINUTE, per credential). A process counts locally and exchanges its count with
  * the shared row at most once per `syncMs` per bucket, so the hot path costs a map lookup, not a
- * write; a bucket's first hit in a window always asks the database. Several processes can overshoot
- * the limit by what they admit between two exchanges, and no more.
+ * write; a bucket's first hit in a window always asks the database, and so does every hit that
+ * brings this process's unshared count to a quarter of what was left. Several processes can
+ * overshoot the limit by what they admit between two exchanges, and no more.
  */
 export function createRateLimiter(
   db: Kysely<DB>,
@@ -107,8 +108,15 @@ export function createRateLimiter(
       // flood of refused requests must not cost a write each.
       // Sharing the count is best effort: with the database gone, this process still counts on its
       // own, and the request goes on to answer for itself (503 where it needs the database).
-      if (count <= limit && Date.now() - state.syncedAt >= syncMs)
+      if (count <= limit && Date.now() - state.syncedAt >= syncMs) {
         await exchange(bucket, state).catch(onError);
+      } else if (count <= limit && state.sending === 0 && state.pending >= (limit - state.shared) / 4) {
+        // Near the limit, a process shares its count sooner: once it has admitted a quarter of what
+        // was left at its last exchange, without holding up this request. Several processes
+        // hammering one credential then see one another's hits before each could admit the limit;
+        // far from the limit this costs nothing.
+        exchange(bucket, state).catch(onError);
+      }
       const total = Math.max(count, counted(state));
       return answer(total <= limit, total, windowStart, now);
     },
