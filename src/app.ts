@@ -40,7 +40,7 @@ import { hubRoutes } from './connections/hub-routes.js';
 import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
-import { startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
+import { type Dispatch, startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { setupRoutes } from './setup/routes.js';
@@ -194,9 +194,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(hubRoutes(connections));
   await app.register(connectionRoutes(connections));
   const wakeup = createWakeup();
-  await app.register(deliveryRoutes(connections, createAnnouncer(deps.database, wakeup, logBackgroundError)));
+  // This process's worker takes its publishes' deliveries straight away when it has room.
+  const local: { dispatch?: Dispatch } = {};
+  await app.register(
+    deliveryRoutes(connections, createAnnouncer(deps.database, wakeup, logBackgroundError), local),
+  );
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
+    local.dispatch = workers.dispatch;
     // Alerts are evaluated where deliveries are worked; a lease keeps it to one process at a time.
     const alerts = startAlertEngine(ctx, alertSender);
     const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);

@@ -1,7 +1,8 @@
 import type { ConnectionDeps } from '../connections/connections.js';
 import type { TenantScope } from '../tenants/scope.js';
-import { activeConnectionsOf, eventRows } from './publish.js';
-import { type EventRow, insertEventGroup } from './store.js';
+import { activeConnectionsOf, eventRows, type TargetRow } from './publish.js';
+import { type DeliveryRow, type EventRow, insertEventGroup, type ScopedEvent } from './store.js';
+import type { ClaimedRow, Dispatch } from './worker.js';
 
 /** An event without an idempotency key, checked and ready to be written. */
 export interface EventDraft {
@@ -36,7 +37,13 @@ interface Waiting {
  * changes nothing a client can see; if a group's statement fails, each of its events is written
  * alone, so one event's problem (its tenant deleted meanwhile) never fails another request.
  */
-export function createEventWriter(deps: ConnectionDeps, options: GroupCommitOptions = DEFAULT_GROUP_COMMIT) {
+export function createEventWriter(
+  deps: ConnectionDeps,
+  // This process's worker, once it runs (none in a process without workers): it takes the group's
+  // deliveries straight away when it has free slots (worker.ts, direct dispatch).
+  local: { dispatch?: Dispatch } = {},
+  options: GroupCommitOptions = DEFAULT_GROUP_COMMIT,
+) {
   const { db } = deps.ctx;
   let queue: Waiting[] = [];
   let inFlight = 0;
@@ -62,12 +69,14 @@ export function createEventWriter(deps: ConnectionDeps, options: GroupCommitOpti
   }
 
   async function write(group: Waiting[]): Promise<void> {
-    let rows;
+    let scoped: ScopedEvent[];
+    let connections: Map<string, TargetRow[]>;
     try {
       const tenantIds = [...new Set(group.map((w) => w.draft.scope.tenantId))];
-      const connections = await activeConnectionsOf(db, tenantIds);
-      rows = group.map(({ draft }) =>
-        eventRows(
+      connections = await activeConnectionsOf(db, tenantIds);
+      scoped = group.map(({ draft }) => ({
+        scope: draft.scope,
+        ...eventRows(
           deps,
           draft.scope,
           draft.at,
@@ -75,26 +84,45 @@ export function createEventWriter(deps: ConnectionDeps, options: GroupCommitOpti
           draft.payload,
           connections.get(draft.scope.tenantId) ?? [],
         ),
-      );
+      }));
     } catch (error) {
       for (const w of group) w.done(error);
       return;
     }
-    const scoped = rows.map((r, i) => ({ scope: group[i]!.draft.scope, ...r }));
+    const deliveries = scoped.flatMap((e) => e.deliveries.map((d) => ({ e, d })));
+    const reservation = local.dispatch?.reserve(deliveries.length);
+    const dispatched = deliveries.slice(0, reservation?.slots ?? 0);
     try {
-      await insertEventGroup(db, scoped);
-      for (const [i, w] of group.entries()) w.done(undefined, rows[i]!.event);
+      await insertEventGroup(
+        db,
+        scoped,
+        reservation && dispatched.length > 0
+          ? {
+              deliveryIds: new Set(dispatched.map(({ d }) => d.id)),
+              workerId: reservation.workerId,
+              leaseUntil: reservation.leaseUntil,
+            }
+          : undefined,
+      );
     } catch (error) {
+      // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
+      if (reservation) local.dispatch?.hand([], reservation.slots);
       if (group.length === 1) return group[0]!.done(error);
       await Promise.all(
         group.map((w, i) =>
           insertEventGroup(db, [scoped[i]!]).then(
-            () => w.done(undefined, rows[i]!.event),
+            () => w.done(undefined, scoped[i]!.event),
             (alone: unknown) => w.done(alone),
           ),
         ),
       );
+      return;
     }
+    if (reservation) {
+      const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
+      local.dispatch?.hand(claimedRows(dispatched, byId), reservation.slots);
+    }
+    for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
   }
 
   return {
@@ -109,3 +137,34 @@ export function createEventWriter(deps: ConnectionDeps, options: GroupCommitOpti
 }
 
 export type EventWriter = ReturnType<typeof createEventWriter>;
+
+/** What the worker needs to send deliveries it did not claim itself, from what the publish read. */
+function claimedRows(
+  dispatched: ReadonlyArray<{ e: ScopedEvent; d: DeliveryRow }>,
+  connections: ReadonlyMap<string, TargetRow>,
+): ClaimedRow[] {
+  return dispatched.flatMap(({ e, d }) => {
+    const connection = connections.get(d.connection_id);
+    if (!connection) return [];
+    return [
+      {
+        id: d.id,
+        event_id: d.event_id,
+        connection_id: d.connection_id,
+        attempt_count: 0,
+        created_at: d.created_at,
+        lost_claim_at: null,
+        lost_claim_until: null,
+        connection_status: 'active' as const,
+        connector_key: connection.connector_key,
+        config: connection.config,
+        credentials_sealed: connection.credentials_sealed,
+        previous_credentials_sealed: connection.previous_credentials_sealed,
+        previous_valid_until: connection.previous_valid_until,
+        type: e.event.type,
+        payload_sealed: e.event.payload_sealed,
+        event_created_at: e.event.created_at,
+      },
+    ];
+  });
+}

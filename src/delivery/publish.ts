@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { type AuditOrigin } from '../access/audit.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { eventTypeMatches } from '../connections/event-types.js';
 import { newId } from '../crypto/ids.js';
-import type { DB } from '../db/schema.js';
+import type { ConnectionsTable, DB } from '../db/schema.js';
 import { nestingDepth } from '../http/json-body.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
 import type { TenantScope } from '../tenants/scope.js';
@@ -53,13 +53,30 @@ export function payloadOf(data: Record<string, unknown>): string {
   return payload;
 }
 
-type TargetRow = { id: string; connector_key: string; config: Record<string, unknown> };
+export type TargetRow = Pick<
+  Selectable<ConnectionsTable>,
+  | 'id'
+  | 'connector_key'
+  | 'config'
+  | 'credentials_sealed'
+  | 'previous_credentials_sealed'
+  | 'previous_valid_until'
+>;
+// What a fan-out reads of a connection: what matching needs, and what sending needs (direct dispatch).
+const TARGET_COLUMNS = [
+  'id',
+  'connector_key',
+  'config',
+  'credentials_sealed',
+  'previous_credentials_sealed',
+  'previous_valid_until',
+] as const;
 
 /** The tenant's active, credential-bound connections: the candidates for a fan-out. */
 export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<TargetRow[]> {
   return db
     .selectFrom('connections')
-    .select(['id', 'connector_key', 'config'])
+    .select(TARGET_COLUMNS)
     .where('tenant_id', '=', scope.tenantId)
     .where('status', '=', 'active')
     .where('credentials_sealed', 'is not', null)
@@ -75,7 +92,7 @@ export async function activeConnectionsOf(
   if (tenantIds.length === 0) return byTenant;
   const rows = await db
     .selectFrom('connections')
-    .select(['tenant_id', 'id', 'connector_key', 'config'])
+    .select(['tenant_id', ...TARGET_COLUMNS])
     .where('tenant_id', 'in', tenantIds)
     .where('status', '=', 'active')
     .where('credentials_sealed', 'is not', null)

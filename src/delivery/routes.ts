@@ -12,6 +12,7 @@ import { retryDelivery } from './manual-retry.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
 import { createEventWriter } from './group-commit.js';
 import { publishEvent } from './publish.js';
+import type { Dispatch } from './worker.js';
 
 export const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 
@@ -61,9 +62,13 @@ const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
 const tags = ['events'];
 
 /** Publishing events and reading a connection's delivery log (contract §7). */
-export function deliveryRoutes(deps: ConnectionDeps, announce: () => void): FastifyPluginAsyncTypebox {
+export function deliveryRoutes(
+  deps: ConnectionDeps,
+  announce: () => void,
+  local: { dispatch?: Dispatch } = {},
+): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const writer = createEventWriter(deps);
+    const writer = createEventWriter(deps, local);
     app.post(
       '/api/v1/integrations/events',
       {

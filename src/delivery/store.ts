@@ -71,22 +71,37 @@ export interface ScopedEvent {
  * transaction's extra round trips). The rows go as one array per column (`unnest`), so the statement's
  * text is the same for a group of 1 or of 500: PostgreSQL parses it once per connection.
  */
-export async function insertEventGroup(db: Kysely<DB>, events: readonly ScopedEvent[]): Promise<void> {
+export async function insertEventGroup(
+  db: Kysely<DB>,
+  events: readonly ScopedEvent[],
+  claim?: InsertedClaim,
+): Promise<void> {
   let chunk: ScopedEvent[] = [];
   let bytes = 0;
   for (const item of events) {
     if (chunk.length > 0 && bytes + item.event.payload_sealed.length > MAX_STATEMENT_BYTES) {
-      await insertChunk(db, chunk);
+      await insertChunk(db, chunk, claim);
       chunk = [];
       bytes = 0;
     }
     chunk.push(item);
     bytes += item.event.payload_sealed.length;
   }
-  if (chunk.length > 0) await insertChunk(db, chunk);
+  if (chunk.length > 0) await insertChunk(db, chunk, claim);
 }
 
-async function insertChunk(db: Kysely<DB>, part: readonly ScopedEvent[]): Promise<void> {
+/** Deliveries inserted already claimed by a worker of this process (direct dispatch). */
+export interface InsertedClaim {
+  deliveryIds: ReadonlySet<string>;
+  workerId: string;
+  leaseUntil: Date;
+}
+
+async function insertChunk(
+  db: Kysely<DB>,
+  part: readonly ScopedEvent[],
+  claim?: InsertedClaim,
+): Promise<void> {
   const column = <T>(pick: (e: ScopedEvent) => T) => part.map(pick);
   const deliveries = part.flatMap(({ scope, deliveries }) => deliveries.map((d) => ({ scope, d })));
   const deliveryColumn = <T>(pick: (x: { scope: TenantScope; d: DeliveryRow }) => T) => deliveries.map(pick);
@@ -99,12 +114,15 @@ async function insertChunk(db: Kysely<DB>, part: readonly ScopedEvent[]): Promis
         ${column((e) => e.event.delivery_count)}::int[], ${column((e) => new Date(e.event.created_at))}::timestamptz[])
         as e(id, tenant_id, type, payload_sealed, delivery_count, created_at))
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
-      created_at, updated_at)
-    select id, tenant_id, event_id, connection_id, 'pending', 0, created_at, created_at, created_at
+      lease_until, leased_by, created_at, updated_at)
+    select id, tenant_id, event_id, connection_id, case when claimed then 'delivering' else 'pending' end, 0,
+      created_at, case when claimed then ${claim?.leaseUntil ?? null}::timestamptz end,
+      case when claimed then ${claim?.workerId ?? null}::text end, created_at, created_at
     from unnest(${deliveryColumn((x) => x.d.id)}::text[], ${deliveryColumn((x) => x.scope.tenantId)}::text[],
       ${deliveryColumn((x) => x.d.event_id)}::text[], ${deliveryColumn((x) => x.d.connection_id)}::text[],
-      ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[])
-      as d(id, tenant_id, event_id, connection_id, created_at)`.execute(db);
+      ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[],
+      ${deliveryColumn((x) => claim?.deliveryIds.has(x.d.id) ?? false)}::boolean[])
+      as d(id, tenant_id, event_id, connection_id, created_at, claimed)`.execute(db);
 }
 
 /** Revocation: nothing more is sent to the connection (contract §6). */
