@@ -26,7 +26,10 @@ export interface WorkerOptions {
 }
 
 /** A claimed delivery with what sending it needs. */
-export type ClaimedRow = Pick<DeliveryRow, 'id' | 'event_id' | 'connection_id' | 'attempt_count' | 'created_at'> &
+export type ClaimedRow = Pick<
+  DeliveryRow,
+  'id' | 'event_id' | 'connection_id' | 'attempt_count' | 'created_at'
+> &
   Pick<
     Selectable<ConnectionsTable>,
     'connector_key' | 'config' | 'credentials_sealed' | 'previous_credentials_sealed' | 'previous_valid_until'
