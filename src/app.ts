@@ -160,7 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonBodies(app, config.bodyLimitBytes);
   registerTextChecks(app);
   await app.register(cookie);
-  await registerSecurityHeaders(app, config.publicUrl);
+  registerSecurityHeaders(app, config.publicUrl);
   registerGate(app, {
     verifiers: createCredentialVerifiers(ctx),
     limiter,

@@ -103,7 +103,9 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
     const address = addressOf(request);
     const pending = lookups.get(address) ?? 0;
-    enforce(reply, deps.limiter.peek(address, now, pending), true);
+    const early = deps.limiter.peek(address, now, pending);
+    // Passed, it is counted again once the credential is known, and that count sets the headers.
+    if (!early.allowed) enforce(reply, early, true);
     lookups.set(address, pending + 1);
     let principal: Principal | null;
     try {

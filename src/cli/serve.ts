@@ -1,19 +1,17 @@
-import { once } from 'node:events';
 import type { Kysely } from 'kysely';
-import pino from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { openStorage } from '../db/storage.js';
-import { createLogger } from '../logger.js';
+import { createLogger, LogOutput } from '../logger.js';
 import { issueSetupToken, setupUrl } from '../setup/setup.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate serve`: the API and web UI in one process, until SIGINT or SIGTERM. */
 export async function serve(config: Config): Promise<void> {
-  // Standard output, written asynchronously as createLogger would; kept at hand for announceSetup.
-  const logOutput = pino.destination({ dest: 1, sync: false });
+  // Standard output, as createLogger would make it; kept at hand for announceSetup.
+  const logOutput = new LogOutput();
   const logger = createLogger(config.logLevel, logOutput);
   const { database, keyring } = await openStorage(config, logger);
   const app = await buildApp(config, { database, keyring, logger, workers: {} });
@@ -39,20 +37,9 @@ export async function serve(config: Config): Promise<void> {
 async function announceSetup(config: Config, db: Kysely<DB>, keyring: Keyring, logOutput: LogOutput) {
   const issued = await issueSetupToken(db, keyring, new Date());
   if (!issued) return;
-  await written(logOutput);
   const url = setupUrl(config.publicUrl.origin, issued.token);
-  process.stdout.write(`Set up hubgate in your browser: ${url}  (valid 24 hours, once)\n`);
-}
-
-type LogOutput = ReturnType<typeof pino.destination>;
-
-/**
- * Resolves once every log line written so far has reached the file descriptor. The destination
- * writes asynchronously, and its flush() does not wait; but it emits 'drain' each time its buffer
- * empties, so an empty write is followed by 'drain' once it and everything before it are out.
- */
-async function written(output: LogOutput): Promise<void> {
-  const drained = once(output, 'drain');
-  output.write('');
-  await drained;
+  // Into the log lines' own output, behind every line so far (it gathers lines before it writes
+  // them: a line written beside it could overtake them), and on its way at once.
+  logOutput.write(`Set up hubgate in your browser: ${url}  (valid 24 hours, once)\n`);
+  logOutput.flush();
 }

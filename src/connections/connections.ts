@@ -15,6 +15,7 @@ import type { ConnectorDefinition } from './connector.js';
 import {
   type ConnectionRow,
   findConnectionRow,
+  type ListedConnectionRow,
   insertConnection,
   listConnectionRows,
   updateConnectionRow,
@@ -34,7 +35,24 @@ export interface Connection {
 }
 
 export function toConnection(row: ConnectionRow): Connection {
-  const credentialsBound = row.credentials_sealed !== null;
+  return shown(
+    row,
+    row.credentials_sealed !== null,
+    new Date(row.created_at).toISOString(),
+    isoOrNull(row.revoked_at),
+  );
+}
+
+/** A listed row as the API shows it: the list's query wrote its timestamps already. */
+const toListedConnection = (row: ListedConnectionRow): Connection =>
+  shown(row, row.credentials_bound, row.created_at, row.revoked_at);
+
+function shown(
+  row: Pick<ConnectionRow, 'id' | 'connector_key' | 'display_name' | 'status' | 'config'>,
+  credentialsBound: boolean,
+  createdAt: string,
+  revokedAt: string | null,
+): Connection {
   return {
     id: row.id,
     connectorKey: row.connector_key,
@@ -43,8 +61,8 @@ export function toConnection(row: ConnectionRow): Connection {
     config: row.config,
     credentialsBound,
     deliveryEnabled: row.status === 'active' && credentialsBound,
-    createdAt: new Date(row.created_at).toISOString(),
-    revokedAt: isoOrNull(row.revoked_at),
+    createdAt,
+    revokedAt,
   };
 }
 
@@ -131,7 +149,7 @@ export async function listConnections(
 ): Promise<Page<Connection>> {
   const limit = query.limit ?? 20;
   const rows = await listConnectionRows(deps.ctx.db, scope, limit, decodeCursor(query.cursor, 'con'));
-  return toPage(rows, limit, toConnection);
+  return toPage(rows, limit, toListedConnection);
 }
 
 export async function getConnection(

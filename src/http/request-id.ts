@@ -27,15 +27,18 @@ export function newRequestId(): string {
 }
 
 // Fastify keeps a request's headers until it answers: whoever must answer for it without Fastify
-// (a request cut off while its body was arriving: a timeout, a bad chunk) finds its ID here.
-const ids = new WeakMap<IncomingMessage, string>();
+// (a request cut off while its body was arriving: a timeout, a bad chunk) finds its ID on the
+// request itself (a property, not a WeakMap entry: one of those per request is work for every
+// garbage collection while the request lives).
+const ID = Symbol('hubgate.requestId');
+type Identified = IncomingMessage & { [ID]?: string };
 
 export function generateRequestId(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   const id = typeof incoming === 'string' && SAFE_INCOMING.test(incoming) ? incoming : newRequestId();
-  ids.set(request, id);
+  (request as Identified)[ID] = id;
   return id;
 }
 
 /** The ID Fastify gave this request, if it reached Fastify. */
-export const requestIdOf = (request: IncomingMessage): string | undefined => ids.get(request);
+export const requestIdOf = (request: IncomingMessage): string | undefined => (request as Identified)[ID];

@@ -1,7 +1,7 @@
 /**
- * The browser-facing policy of contract §12, in one place: helmet sends it on every answer that
- * passes Fastify (web/security-headers.ts), and the answers written before routing, straight to the
- * socket (http/unplaceable.ts), carry the same.
+ * The browser-facing policy of contract §12, in one place: every answer that passes Fastify carries
+ * these headers (web/security-headers.ts), and the answers written before routing, straight to the
+ * socket (http/unplaceable.ts), carry the policy's core lines.
  */
 export const CSP_DIRECTIVES = {
   defaultSrc: ["'self'"],
@@ -18,11 +18,44 @@ export const CSP_DIRECTIVES = {
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** The header lines of that policy, as helmet writes them. */
+const CONTENT_SECURITY_POLICY = Object.entries(CSP_DIRECTIVES)
+  .map(([name, sources]) => `${kebab(name)} ${sources.join(' ')}`)
+  .join(';');
+
+// HSTS only means something over HTTPS; sent from http://localhost it would only confuse.
+const HSTS_MAX_AGE_SECONDS = 180 * 24 * 60 * 60;
+
+/**
+ * Every header of the policy, named, spelled and ordered as helmet (8) writes them with the options
+ * this service used to give it: its defaults but for the policy above (helmet's own allows `https:`
+ * fonts and styles and inline style attributes), framing denied, no Referer, and HSTS (without
+ * subdomains) only when the public URL is HTTPS. The list is made once at start-up instead of
+ * helmet building it anew for every request; test/web/security-headers.test.ts holds it to what
+ * helmet writes.
+ */
+export function securityHeaders(publicUrl: URL): ReadonlyArray<readonly [string, string]> {
+  return [
+    ['Content-Security-Policy', CONTENT_SECURITY_POLICY],
+    ['Cross-Origin-Opener-Policy', 'same-origin'],
+    ['Cross-Origin-Resource-Policy', 'same-origin'],
+    ['Origin-Agent-Cluster', '?1'],
+    // A secret in a fragment never travels in a Referer, but nothing else of a page needs to either.
+    ['Referrer-Policy', 'no-referrer'],
+    ...(publicUrl.protocol === 'https:'
+      ? [['Strict-Transport-Security', `max-age=${HSTS_MAX_AGE_SECONDS}`] as const]
+      : []),
+    ['X-Content-Type-Options', 'nosniff'],
+    ['X-DNS-Prefetch-Control', 'off'],
+    ['X-Download-Options', 'noopen'],
+    ['X-Frame-Options', 'DENY'],
+    ['X-Permitted-Cross-Domain-Policies', 'none'],
+    ['X-XSS-Protection', '0'],
+  ];
+}
+
+/** The header lines of that policy that the answers written straight to the socket carry. */
 export const SECURITY_HEADER_LINES: readonly string[] = [
-  `content-security-policy: ${Object.entries(CSP_DIRECTIVES)
-    .map(([name, sources]) => `${kebab(name)} ${sources.join(' ')}`)
-    .join(';')}`,
+  `content-security-policy: ${CONTENT_SECURITY_POLICY}`,
   'x-frame-options: DENY',
   'referrer-policy: no-referrer',
 ];

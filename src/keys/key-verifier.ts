@@ -1,3 +1,4 @@
+import { hash as sha256 } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TenantKeyPrincipal } from '../access/principal.js';
 import { isWellFormedToken } from '../crypto/api-tokens.js';
@@ -18,6 +19,27 @@ export interface KeyVerifierTimings {
 // what it costs the database under load.
 export const DEFAULT_KEY_TIMINGS: KeyVerifierTimings = { cacheTtlMs: 500, lastUsedFlushMs: 5_000 };
 const MAX_CACHED = 10_000;
+
+/**
+ * The keyed hash of a well-formed `tnt_` token (HMAC-SHA256 under the token-hash key), or null for
+ * a token that is not one. Both are pure functions of the token, and cost more than the rest of the
+ * access check: a token seen before is answered from memory. The memo is keyed by a plain SHA-256
+ * of the token, so it never holds a secret; it is bounded like the key cache.
+ */
+function memoizedTokenHash(keyring: Keyring): (token: string) => string | null {
+  const memo = new Map<string, string>();
+  return (token) => {
+    const fingerprint = sha256('sha256', token, 'base64');
+    let hash = memo.get(fingerprint);
+    if (hash === undefined) {
+      if (!isWellFormedToken('tnt_', token)) return null;
+      hash = keyring.hashToken('token-hash', token);
+      if (memo.size >= MAX_CACHED) memo.clear();
+      memo.set(fingerprint, hash);
+    }
+    return hash;
+  };
+}
 
 export interface TenantKeyVerifier {
   verify(token: string, now: Date): Promise<TenantKeyPrincipal | null>;
@@ -41,6 +63,7 @@ export function createTenantKeyVerifier(
   const lastUsed = new Map<string, Date>();
   // Bumped by forget(): a lookup that started before a revocation here must not cache what it read.
   let generation = 0;
+  const tokenHash = memoizedTokenHash(keyring);
 
   async function fetchAndCache(hash: string): Promise<KeyForVerification | undefined> {
     const fetchedAt = Date.now();
@@ -84,12 +107,13 @@ export function createTenantKeyVerifier(
 
   return {
     async verify(token, now) {
-      if (!isWellFormedToken('tnt_', token)) return null;
-      const hash = keyring.hashToken('token-hash', token);
+      const hash = tokenHash(token);
+      if (hash === null) return null;
       const found = await lookup(hash, Date.now());
       if (!found) return null;
       const { row, entitlements } = found;
-      if (row.revoked_at || new Date(row.expires_at) <= now) return null;
+      const expiresAt = new Date(row.expires_at);
+      if (row.revoked_at || expiresAt <= now) return null;
       const current = row.secret_hash === hash;
       if (!current && !(row.previous_valid_until && new Date(row.previous_valid_until) > now)) return null;
       lastUsed.set(row.id, now);
@@ -100,7 +124,7 @@ export function createTenantKeyVerifier(
         tenantId: row.tenant_id,
         scopes: row.scopes,
         entitlements,
-        expiresAt: new Date(row.expires_at),
+        expiresAt,
       };
     },
     forget(keyId) {
