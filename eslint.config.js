@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'scratch/', 'data/', 'screenshots/'] },
@@ -22,6 +23,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...layerRules(),
   // Benchmarks and scripts are command-line programs: printing is their job.
   { files: ['bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
 );

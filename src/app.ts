@@ -7,8 +7,8 @@ import { automationRoutes } from './access/automation-routes.js';
 import { registerGate } from './access/gate.js';
 import { startAccessRetention } from './access/retention.js';
 import { createRateLimiter } from './access/rate-limit.js';
-import { sessionRoutes } from './access/session-routes.js';
-import { createCredentialVerifiers } from './access/verifiers.js';
+import { sessionRoutes } from './sign-in/routes.js';
+import { createCredentialVerifiers } from './keys/credential-verifiers.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
@@ -17,7 +17,7 @@ import { registerAccessLog } from './http/access-log.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
-import { registerOpenApi } from './http/openapi.js';
+import { registerOpenApi } from './access/openapi.js';
 import { errorFields } from './logger.js';
 import { generateRequestId } from './http/request-id.js';
 import { registerTextChecks } from './http/text.js';
@@ -36,9 +36,10 @@ import {
 } from './keys/key-verifier.js';
 import { keyRoutes } from './keys/routes.js';
 import { loadConnectorCatalog } from './connections/catalog.js';
-import { hubRoutes } from './connections/hub-routes.js';
+import { hubRoutes } from './hub/routes.js';
 import { connectionRoutes } from './connections/routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
+import { cancelOpenDeliveries } from './delivery/store.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { type Dispatch, startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { startChallengeRetention } from './passkeys/retention.js';
@@ -54,7 +55,7 @@ import { startAlertEngine } from './platform/alerting/engine.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { createChannelSender } from './platform/alerting/senders/index.js';
-import { createMetrics, registerHttpMetrics } from './platform/metrics.js';
+import { createMetrics, registerHttpMetrics } from './http/metrics.js';
 import { startHistorySampler } from './platform/history.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
 
@@ -141,7 +142,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     db,
     keyring: deps.keyring,
     log: deps.logger,
-    tenantKeys,
     metrics,
     now: deps.now ?? (() => new Date()),
   };
@@ -162,7 +162,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(cookie);
   registerSecurityHeaders(app, config.publicUrl);
   registerGate(app, {
-    verifiers: createCredentialVerifiers(ctx),
+    verifiers: createCredentialVerifiers(ctx, tenantKeys),
     limiter,
     keyring: deps.keyring,
     publicOrigin: config.publicUrl.origin,
@@ -176,7 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(passkeyRoutes(ctx));
   await app.register(ssoRoutes(ctx, sso));
   await app.register(setupRoutes(ctx));
-  await app.register(keyRoutes(ctx));
+  await app.register(keyRoutes(ctx, tenantKeys));
   await app.register(automationRoutes(ctx));
   await app.register(auditRoutes(ctx));
   await app.register(tenantRoutes(ctx));
@@ -192,7 +192,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(alertsRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
-  await app.register(connectionRoutes(connections));
+  await app.register(connectionRoutes(connections, cancelOpenDeliveries));
   const wakeup = createWakeup();
   // This process's worker takes its publishes' deliveries straight away when it has room.
   const local: { dispatch?: Dispatch } = {};

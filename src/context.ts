@@ -4,8 +4,7 @@ import type { Config } from './config.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
-import type { TenantKeyVerifier } from './keys/key-verifier.js';
-import type { Metrics } from './platform/metrics.js';
+import type { Metrics } from './http/metrics.js';
 
 /** What every domain's routes and logic are given by buildApp: no globals, nothing at import time. */
 export interface AppContext {
@@ -14,8 +13,6 @@ export interface AppContext {
   db: Kysely<DB>;
   keyring: Keyring;
   log: Logger;
-  /** Tenant key lookups with their short-lived cache and batched last-used writes. */
-  tenantKeys: TenantKeyVerifier;
   /** Prometheus metrics of this process (GET /metrics). */
   metrics: Metrics;
   now(): Date;

@@ -2,8 +2,8 @@
 // copied by hand. None of these imports reaches the bundle.
 import type { Static } from 'typebox';
 import type { AuditEntry } from '../src/access/audit-routes.js';
-import type { SignInAnswer as SignInAnswerSchema } from '../src/access/sign-in-answer.js';
-import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/connections/hub-routes.js';
+import type { SignInAnswer as SignInAnswerSchema } from '../src/sign-in/answer.js';
+import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/hub/routes.js';
 import type { ConnectionSchema } from '../src/connections/routes.js';
 import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
 import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';

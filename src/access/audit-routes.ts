@@ -5,7 +5,7 @@ import { decodeCursor, PageQueryFields, toPage } from '../http/pagination.js';
 import { Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { listAuditRows } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
-import { sessionOf } from './session-routes.js';
+import { sessionOf } from './principal.js';
 
 export const AuditEntry = Type.Object({
   id: Type.String(),

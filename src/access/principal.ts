@@ -1,3 +1,4 @@
+import { HttpProblem } from '../http/problem.js';
 import type { Role } from './catalog.js';
 
 /** Who is calling, once the gate has authenticated the request. */
@@ -39,7 +40,9 @@ export function actorOf(principal: Principal | null): { actorType: string; actor
   return { actorType: principal.kind, actorId: principal.keyId };
 }
 
-/** The tenant a request acts for; only tenant-scoped credentials have one. */
-export function tenantOf(principal: Principal | null): string | null {
-  return principal && principal.kind !== 'platform_key' ? principal.tenantId : null;
+/** The session a route was called with (the gate has put it there for session-class routes). */
+export function sessionOf(principal: unknown): SessionPrincipal {
+  const p = principal as SessionPrincipal | null;
+  if (p?.kind !== 'session') throw new HttpProblem('internal');
+  return p;
 }

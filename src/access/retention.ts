@@ -4,7 +4,7 @@ import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { DB } from '../db/schema.js';
 import { errorFields } from '../logger.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
-import { SIGN_IN_FAILURE_WINDOW_MS } from './sign-in.js';
+import { SIGN_IN_FAILURE_WINDOW_MS } from './session-store.js';
 
 const DAY_MS = 86_400_000;
 

@@ -76,6 +76,9 @@ export async function revokeSessionRow(db: Kysely<DB>, sessionId: string, at: Da
     .execute();
 }
 
+/** How long a failed sign-in counts against its account (contract §4). */
+export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+
 export type SignInReservation = { reserved: true } | { reserved: false; oldestFailure: Date | null };
 
 /**

@@ -7,7 +7,7 @@ import { createLogger } from '../logger.js';
 import { startAlertEngine } from '../platform/alerting/engine.js';
 import { createChannelSender } from '../platform/alerting/senders/index.js';
 import { startHistorySampler } from '../platform/history.js';
-import { createMetrics } from '../platform/metrics.js';
+import { createMetrics } from '../http/metrics.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (contract §1). */

@@ -8,8 +8,7 @@ import { HttpProblem, notFound } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import { isoOrNull } from '../http/schemas.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
-import { cancelOpenDeliveries } from '../delivery/store.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 import type { ConnectorCatalog } from './catalog.js';
 import type { ConnectorDefinition } from './connector.js';
 import {
@@ -67,6 +66,17 @@ function shown(
 }
 
 /** The connection domain's dependencies: the app context and the connector catalog. */
+/**
+ * Closes a revoked connection's open deliveries in the revoking transaction. Deliveries sit above
+ * connections, so buildApp hands the delivery store's function in rather than connections importing it.
+ */
+export type CancelDeliveries = (
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  at: Date,
+) => Promise<number>;
+
 export interface ConnectionDeps {
   ctx: AppContext;
   catalog: ConnectorCatalog;
@@ -166,13 +176,14 @@ export async function revokeConnection(
   scope: TenantScope,
   origin: AuditOrigin,
   id: string,
+  cancelDeliveries: CancelDeliveries,
 ): Promise<Connection> {
   return deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     if (row.status === 'disabled') return toConnection(row);
     const updated = await updateConnectionRow(trx, scope, id, { status: 'disabled', revoked_at: origin.at });
     if (!updated) throw notFound('connection');
-    const cancelled = await cancelOpenDeliveries(trx, scope, id, origin.at);
+    const cancelled = await cancelDeliveries(trx, scope, id, origin.at);
     await recordAudit(trx, origin, {
       action: 'connection.revoke',
       tenantId: scope.tenantId,

@@ -1,5 +1,4 @@
 import { type TObject, Type } from 'typebox';
-import { VERSION } from '../version.js';
 
 /** An event as it leaves hubgate (contract §7). */
 export interface OutboundEvent {
@@ -57,12 +56,6 @@ export interface ConnectorDefinition {
 export const UrlField = (description: string) =>
   Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description });
 export const RECEIVER_URL = UrlField('https URL that receives events');
-
-/** Headers of every JSON request hubgate sends. */
-export const jsonHeaders = (): Record<string, string> => ({
-  'content-type': 'application/json',
-  'user-agent': `hubgate/${VERSION}`,
-});
 
 /** The event as webhook and HTTP receivers get it (contract §7). */
 export const eventJson = (event: OutboundEvent): string =>

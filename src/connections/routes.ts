@@ -4,7 +4,7 @@ import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
-import { tenantScopeOf } from '../tenants/scope.js';
+import { tenantScopeOf } from '../access/scope.js';
 import type { ConnectorCatalog } from './catalog.js';
 import {
   bindCredentials,
@@ -13,6 +13,7 @@ import {
   getConnection,
   listConnections,
   revokeConnection,
+  type CancelDeliveries,
 } from './connections.js';
 
 export const ConnectionSchema = Type.Object({
@@ -83,7 +84,10 @@ const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } =>
 const tags = ['connections'];
 
 /** Integration connections (contract §6): tenant routes, all on the automation allowlist. */
-export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
+export function connectionRoutes(
+  deps: ConnectionDeps,
+  cancelDeliveries: CancelDeliveries,
+): FastifyPluginAsyncTypebox {
   return async (app) => {
     const { ctx } = deps;
     app.get(
@@ -148,6 +152,7 @@ export function connectionRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebo
           tenantScopeOf(request.principal),
           auditOrigin(request, ctx.now()),
           request.params.id,
+          cancelDeliveries,
         ),
     );
 

@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ConnectionsTable, DB } from '../db/schema.js';
 import { afterCursor, type Cursor } from '../http/pagination.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
 

@@ -2,7 +2,7 @@ import type { AuditOrigin } from '../access/audit.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 import type { EventWriter } from './group-commit.js';
 import { answerOf, payloadOf, type PublishedEvent, publishEvent } from './publish.js';
 

@@ -2,7 +2,7 @@ import type { DeliveryStatus } from '../db/schema.js';
 import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
 import { isoOrNull } from '../http/schemas.js';
 import { type ConnectionDeps, connectionOr404 } from '../connections/connections.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 import { type AttemptRow, attemptsOf, type DeliveryRow, listDeliveryRows } from './store.js';
 
 export interface DeliveryLogEntry {

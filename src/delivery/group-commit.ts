@@ -1,5 +1,5 @@
 import type { ConnectionDeps } from '../connections/connections.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 import { activeConnectionsOf, eventRows, type TargetRow } from './publish.js';
 import { type DeliveryRow, type EventRow, insertEventGroup, type ScopedEvent } from './store.js';
 import type { ClaimedRow, Dispatch } from './worker.js';

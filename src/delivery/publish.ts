@@ -7,7 +7,7 @@ import { newId } from '../crypto/ids.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
 import { nestingDepth } from '../http/json-body.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 import {
   type DeliveryRow,
   type EventRow,

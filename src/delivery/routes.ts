@@ -6,7 +6,7 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
-import { tenantScopeOf } from '../tenants/scope.js';
+import { tenantScopeOf } from '../access/scope.js';
 import { connectionEventLog } from './event-log.js';
 import { retryDelivery } from './manual-retry.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';

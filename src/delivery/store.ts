@@ -8,7 +8,7 @@ import type {
   EventsTable,
 } from '../db/schema.js';
 import { type Cursor, newestFirstPage } from '../http/pagination.js';
-import type { TenantScope } from '../tenants/scope.js';
+import type { TenantScope } from '../access/scope.js';
 
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
+import type { Database } from '../db/database.js';
 import { timedPing } from '../db/ping.js';
 import { HttpProblem } from './problem.js';
 
@@ -10,7 +10,7 @@ const READY_TIMEOUT_MS = 2_000;
  * A ping that every caller arriving while one is in flight shares: a burst of readiness checks
  * from many addresses must not take a pooled connection per request (contract §14).
  */
-function sharedPing(ctx: AppContext): () => Promise<number> {
+function sharedPing(ctx: { database: Database }): () => Promise<number> {
   let inFlight: Promise<number> | undefined;
   return () =>
     (inFlight ??= timedPing(ctx.database, READY_TIMEOUT_MS).finally(() => {
@@ -19,7 +19,7 @@ function sharedPing(ctx: AppContext): () => Promise<number> {
 }
 
 /** Liveness and readiness for load balancers and orchestrators (contract §1); no credential. */
-export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function healthRoutes(ctx: { database: Database }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ping = sharedPing(ctx);
     app.get(

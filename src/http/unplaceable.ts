@@ -2,7 +2,7 @@ import { type IncomingMessage, maxHeaderSize, ServerResponse, STATUS_CODES } fro
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { countHttpRequest, type Metrics } from '../platform/metrics.js';
+import { countHttpRequest, type Metrics } from './metrics.js';
 import { markCutOff } from './access-log.js';
 import { problemBody } from './error-handler.js';
 import { fieldProblem, HttpProblem, noSuchRoute } from './problem.js';

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { LEVELS, MODULE_KEYS, SCOPES } from '../access/catalog.js';
-import { sessionOf } from '../access/session-routes.js';
+import { sessionOf } from '../access/principal.js';
+import type { TenantKeyVerifier } from './key-verifier.js';
 import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
@@ -44,7 +45,7 @@ const keyManagement = { access: { class: 'key_management' } } as const;
 const tags = ['api keys'];
 
 /** Tenant automation key management: interactive sessions of the key-managing roles (contract §4). */
-export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/api/v1/company/api-keys',
@@ -117,7 +118,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           request.params.id,
           request.body,
         );
-        ctx.tenantKeys.forget(key.id);
+        tenantKeys.forget(key.id);
         return key;
       },
     );
@@ -131,7 +132,7 @@ export function keyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const session = sessionOf(request.principal);
         await revokeApiKey(ctx, auditOrigin(request, ctx.now()), session.tenantId, request.params.id);
-        ctx.tenantKeys.forget(request.params.id);
+        tenantKeys.forget(request.params.id);
         return reply.code(204).send(null);
       },
     );

@@ -1,4 +1,11 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { VERSION } from '../version.js';
+
+/** Headers of every JSON request hubgate sends. */
+export const jsonHeaders = (): Record<string, string> => ({
+  'content-type': 'application/json',
+  'user-agent': `hubgate/${VERSION}`,
+});
 
 /**
  * Request headers a configuration may never set on an outbound request: the ones that frame or

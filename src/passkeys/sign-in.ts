@@ -6,7 +6,7 @@ import {
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
-import { type SignedIn, startSignedInSession } from '../access/sign-in.js';
+import { type SignedIn, startSignedInSession } from '../sign-in/sign-in.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { findUserById } from '../tenants/tenants.js';

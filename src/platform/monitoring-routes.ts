@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { errorFields } from '../logger.js';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 import { MAX_HISTORY_MINUTES, readHistory } from './history.js';
-import { registerScrapeMetrics } from './metrics.js';
+import { registerScrapeMetrics } from './scrape-metrics.js';
 import { startEventLoopLag, takeSnapshot } from './monitoring.js';
 
 const Count = Type.Integer({ minimum: 0 });

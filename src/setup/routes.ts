@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { addressBucket, clientAddress } from '../access/client-address.js';
-import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../access/sign-in-answer.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
 import type { AppContext } from '../context.js';
 import { Nullable, StrictObject } from '../http/schemas.js';
 import { completeSetup, isSetupRequired, setupDone } from './setup.js';

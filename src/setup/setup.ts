@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
 import { MODULE_KEYS } from '../access/catalog.js';
-import { clearAttempts, reserveAttempt, type SignedIn } from '../access/sign-in.js';
+import { clearAttempts, reserveAttempt, type SignedIn } from '../sign-in/sign-in.js';
 import { startSession } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';

@@ -1,5 +1,5 @@
 import { type AuditOrigin, recordAudit } from '../access/audit.js';
-import { type SignedIn, startSignedInSession } from '../access/sign-in.js';
+import { type SignedIn, startSignedInSession } from '../sign-in/sign-in.js';
 import type { SsoConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';

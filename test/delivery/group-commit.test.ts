@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConnectorCatalog } from '../../src/connections/catalog.js';
 import type { AppContext } from '../../src/context.js';
 import { createEventWriter } from '../../src/delivery/group-commit.js';
-import type { TenantScope } from '../../src/tenants/scope.js';
+import type { TenantScope } from '../../src/access/scope.js';
 import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';

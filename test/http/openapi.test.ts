@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { LEVELS, MODULE_KEYS } from '../../src/access/catalog.js';
-import { registerOpenApi } from '../../src/http/openapi.js';
+import { registerOpenApi } from '../../src/access/openapi.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { responseCheck } from '../helpers/openapi-check.js';

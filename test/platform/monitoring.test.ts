@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { createMetrics } from '../../src/platform/metrics.js';
+import { createMetrics } from '../../src/http/metrics.js';
 import { startEventLoopLag, takeSnapshot } from '../../src/platform/monitoring.js';
 import { createLogger } from '../../src/logger.js';
 import { makeKey, makeSignedInTenant, makeTenant, makeWebhookConnection } from '../helpers/factories.js';

@@ -1,4 +1,4 @@
-import { jsonHeaders } from '../../../connections/connector.js';
+import { jsonHeaders } from '../../../outbound/headers.js';
 import type { Notification } from '../notification.js';
 import { groupLabels, summaryLine } from './body.js';
 import { fromHttp, InvalidChannelConfig, type KindSender, stringArrayField, stringField } from './shared.js';

@@ -1,4 +1,4 @@
-import { jsonHeaders } from '../../../connections/connector.js';
+import { jsonHeaders } from '../../../outbound/headers.js';
 import { FRAMING_HEADERS } from '../../../outbound/headers.js';
 import { alertmanagerBody } from './body.js';
 import { fromHttp, InvalidChannelConfig, type KindSender, stringField } from './shared.js';

@@ -1,4 +1,4 @@
-import { jsonHeaders } from '../../../connections/connector.js';
+import { jsonHeaders } from '../../../outbound/headers.js';
 import type { Notification } from '../notification.js';
 import { inline } from '../quote.js';
 import { alertCount, endedAt, sortedPairs, title } from './body.js';

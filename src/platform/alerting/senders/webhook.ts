@@ -1,6 +1,6 @@
-import { jsonHeaders } from '../../../connections/connector.js';
+import { jsonHeaders } from '../../../outbound/headers.js';
 import { newId } from '../../../crypto/ids.js';
-import { signatureHeaders } from '../../../delivery/signing.js';
+import { signatureHeaders } from '../../../outbound/signing.js';
 import { alertmanagerBody } from './body.js';
 import { fromHttp, type KindSender, stringField } from './shared.js';
 

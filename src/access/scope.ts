@@ -1,5 +1,5 @@
 import { HttpProblem } from '../http/problem.js';
-import type { Principal } from '../access/principal.js';
+import type { Principal } from './principal.js';
 
 declare const scopeBrand: unique symbol;
 

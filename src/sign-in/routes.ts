@@ -1,25 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
-import { HttpProblem } from '../http/problem.js';
 import { NoContent, StrictObject } from '../http/schemas.js';
 import { getTenant } from '../tenants/tenants.js';
-import { auditOrigin } from './audit.js';
-import { clearSessionCookies, setCsrfCookie } from './cookies.js';
-import { issueCsrfToken } from './csrf.js';
-import type { SessionPrincipal } from './principal.js';
-import { endSession } from './sessions.js';
+import { auditOrigin } from '../access/audit.js';
+import { clearSessionCookies, setCsrfCookie } from '../access/cookies.js';
+import { issueCsrfToken } from '../access/csrf.js';
+import { sessionOf } from '../access/principal.js';
+import { endSession } from '../access/sessions.js';
 import { signInWithPassword } from './sign-in.js';
-import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './sign-in-answer.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './answer.js';
 
 const tags = ['sign-in'];
-
-/** The session a route was called with (the gate has put it there for session-class routes). */
-export function sessionOf(principal: unknown): SessionPrincipal {
-  const p = principal as SessionPrincipal | null;
-  if (p?.kind !== 'session') throw new HttpProblem('internal');
-  return p;
-}
 
 /** Password sign-in, the session, sign-out (contract §4). */
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

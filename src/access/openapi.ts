@@ -3,10 +3,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { AccessRule } from '../access/rules.js';
+import type { AccessRule } from './rules.js';
 import { VERSION } from '../version.js';
-import { PROBLEMS, type ProblemCode } from './problem.js';
-import { ProblemSchema } from './schemas.js';
+import { PROBLEMS, type ProblemCode } from '../http/problem.js';
+import { ProblemSchema } from '../http/schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

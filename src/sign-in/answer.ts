@@ -3,8 +3,8 @@ import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { getTenant } from '../tenants/tenants.js';
-import { setSessionCookies } from './cookies.js';
-import { issueCsrfToken } from './csrf.js';
+import { setSessionCookies } from '../access/cookies.js';
+import { issueCsrfToken } from '../access/csrf.js';
 import type { SignedIn } from './sign-in.js';
 
 const UserSchema = Type.Object({

@@ -4,12 +4,10 @@ import type { DB } from '../db/schema.js';
 import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
 import { HttpProblem } from '../http/problem.js';
 import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
-import { type AuditOrigin, recordAudit } from './audit.js';
-import { clearFailures, reserveSignInAttempt } from './session-store.js';
-import { startSession } from './sessions.js';
+import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { clearFailures, reserveSignInAttempt, SIGN_IN_FAILURE_WINDOW_MS } from '../access/session-store.js';
+import { startSession } from '../access/sessions.js';
 
-/** How long a failed sign-in counts against its account (contract §4). */
-export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FAILURES = 10;
 
 /**

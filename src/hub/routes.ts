@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AccessRule } from '../access/rules.js';
 import { Nullable, PageOf } from '../http/schemas.js';
-import { tenantScopeOf } from '../tenants/scope.js';
-import type { ConnectionDeps } from './connections.js';
+import { tenantScopeOf } from '../access/scope.js';
+import type { ConnectionDeps } from '../connections/connections.js';
 import { credentialReadiness, describeConnectors, hubOverview } from './hub.js';
 
 const Field = Type.Object({
