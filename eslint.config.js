@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import assertMessage from './eslint-rules/assert-message.js';
 import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
@@ -24,6 +25,11 @@ export default tseslint.config(
     },
   },
   ...layerRules(),
+  {
+    files: ['test/**/*.ts'],
+    plugins: { local: { rules: { 'assert-message': assertMessage } } },
+    rules: { 'local/assert-message': 'warn' },
+  },
   // Benchmarks and scripts are command-line programs: printing is their job.
   { files: ['bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
 );

@@ -32,6 +32,71 @@ interface BucketState {
 
 const WINDOW_MS = 60_000;
 
+const windowOf = (now: Date) => Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
+const counted = (state: BucketState) => state.shared + state.sending + state.pending;
+
+function answerOf(
+  limit: number,
+  allowed: boolean,
+  total: number,
+  windowStart: number,
+  now: Date,
+): RateLimitResult {
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - total),
+    resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
+  };
+}
+
+/** Adds this process's unshared hits to the bucket's shared row and reads back every process's total. */
+async function exchangeCount(db: Kysely<DB>, bucket: string, state: BucketState): Promise<void> {
+  const add = state.pending;
+  state.pending = 0;
+  state.sending += add;
+  state.syncedAt = Date.now();
+  try {
+    const result = await sql<{ hits: number }>`
+      insert into rate_limit_windows (bucket, window_start, hits)
+      values (${bucket}, ${new Date(state.windowStart)}, ${add})
+      on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
+      returning hits`.execute(db);
+    state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
+  } catch (error) {
+    // Not shared this time: count them again with the next exchange.
+    state.pending += add;
+    throw error;
+  } finally {
+    state.sending -= add;
+  }
+}
+
+/**
+ * Pending hits reach the shared row even when this process sees no more traffic for a bucket;
+ * about once a window, rows of finished windows are deleted.
+ */
+function startSweeper(
+  db: Kysely<DB>,
+  buckets: Map<string, BucketState>,
+  syncMs: number,
+  onError: (error: unknown) => void,
+): NodeJS.Timeout {
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const cutoff = Date.now() - WINDOW_MS * 2;
+    for (const [bucket, state] of buckets) {
+      if (state.windowStart < cutoff) buckets.delete(bucket);
+      else if (state.pending > 0) exchangeCount(db, bucket, state).catch(onError);
+    }
+    if (++ticks % Math.max(1, Math.round(WINDOW_MS / syncMs)) === 0) {
+      sql`delete from rate_limit_windows where window_start < ${new Date(cutoff)}`.execute(db).catch(onError);
+    }
+  }, syncMs);
+  timer.unref();
+  return timer;
+}
+
 /**
  * A fixed one-minute window per credential, shared by every process through PostgreSQL (contract:
  * RATE_LIMIT_PER_MINUTE, per credential). A process counts locally and exchanges its count with
@@ -48,51 +113,13 @@ export function createRateLimiter(
   const syncMs = options.syncMs ?? 1_000;
   const buckets = new Map<string, BucketState>();
 
-  async function exchange(bucket: string, state: BucketState): Promise<void> {
-    const add = state.pending;
-    state.pending = 0;
-    state.sending += add;
-    state.syncedAt = Date.now();
-    try {
-      const result = await sql<{ hits: number }>`
-        insert into rate_limit_windows (bucket, window_start, hits)
-        values (${bucket}, ${new Date(state.windowStart)}, ${add})
-        on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
-        returning hits`.execute(db);
-      state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
-    } catch (error) {
-      // Not shared this time: count them again with the next exchange.
-      state.pending += add;
-      throw error;
-    } finally {
-      state.sending -= add;
-    }
-  }
+  const exchange = (bucket: string, state: BucketState) => exchangeCount(db, bucket, state);
 
-  // Pending hits reach the shared row even when this process sees no more traffic for a bucket;
-  // about once a window, rows of finished windows are deleted.
   const onError = options.onError ?? (() => {});
-  let ticks = 0;
-  const timer = setInterval(() => {
-    const cutoff = Date.now() - WINDOW_MS * 2;
-    for (const [bucket, state] of buckets) {
-      if (state.windowStart < cutoff) buckets.delete(bucket);
-      else if (state.pending > 0) exchange(bucket, state).catch(onError);
-    }
-    if (++ticks % Math.max(1, Math.round(WINDOW_MS / syncMs)) === 0) {
-      sql`delete from rate_limit_windows where window_start < ${new Date(cutoff)}`.execute(db).catch(onError);
-    }
-  }, syncMs);
-  timer.unref();
+  const timer = startSweeper(db, buckets, syncMs, onError);
 
-  const windowOf = (now: Date) => Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
-  const counted = (state: BucketState) => state.shared + state.sending + state.pending;
-  const answer = (allowed: boolean, total: number, windowStart: number, now: Date): RateLimitResult => ({
-    allowed,
-    limit,
-    remaining: Math.max(0, limit - total),
-    resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
-  });
+  const answer = (allowed: boolean, total: number, windowStart: number, now: Date) =>
+    answerOf(limit, allowed, total, windowStart, now);
 
   return {
     async hit(bucket, now) {

@@ -50,20 +50,35 @@ export interface TenantKeyVerifier {
   close(): Promise<void>;
 }
 
-export function createTenantKeyVerifier(
-  db: Kysely<DB>,
-  keyring: Keyring,
-  timings: KeyVerifierTimings = DEFAULT_KEY_TIMINGS,
-  onFlushError: (error: unknown) => void = () => {},
-): TenantKeyVerifier {
+/**
+ * The principal a key row grants for a token with `hash` at `now`, or null when the key is revoked,
+ * expired, or the token is a rotated-out secret past its grace period. Pure: no clock, no database.
+ */
+export function principalOf(found: KeyForVerification, hash: string, now: Date): TenantKeyPrincipal | null {
+  const { row, entitlements } = found;
+  const expiresAt = new Date(row.expires_at);
+  if (row.revoked_at || expiresAt <= now) return null;
+  const current = row.secret_hash === hash;
+  if (!current && !(row.previous_valid_until && new Date(row.previous_valid_until) > now)) return null;
+  return {
+    kind: 'tenant_key',
+    keyId: row.id,
+    prefix: row.prefix,
+    tenantId: row.tenant_id,
+    scopes: row.scopes,
+    entitlements,
+    expiresAt,
+  };
+}
+
+/** Key rows by token hash, trusted for `ttlMs`; a lookup per key and TTL is what the database sees. */
+function createKeyCache(db: Kysely<DB>, ttlMs: number) {
   const cache = new Map<string, { found: KeyForVerification | undefined; fetchedAt: number }>();
   // When a cached answer expires under load, every request in flight for that key would ask the
   // database at once; they wait for one lookup instead.
   const inFlight = new Map<string, Promise<KeyForVerification | undefined>>();
-  const lastUsed = new Map<string, Date>();
   // Bumped by forget(): a lookup that started before a revocation here must not cache what it read.
   let generation = 0;
-  const tokenHash = memoizedTokenHash(keyring);
 
   async function fetchAndCache(hash: string): Promise<KeyForVerification | undefined> {
     const fetchedAt = Date.now();
@@ -79,19 +94,37 @@ export function createTenantKeyVerifier(
     }
   }
 
-  function lookup(
-    hash: string,
-    nowMs: number,
-  ): Promise<KeyForVerification | undefined> | KeyForVerification | undefined {
-    const hit = cache.get(hash);
-    if (hit && nowMs - hit.fetchedAt < timings.cacheTtlMs) return hit.found;
-    let pending = inFlight.get(hash);
-    if (!pending) {
-      pending = fetchAndCache(hash);
-      inFlight.set(hash, pending);
-    }
-    return pending;
-  }
+  return {
+    lookup(
+      hash: string,
+      nowMs: number,
+    ): Promise<KeyForVerification | undefined> | KeyForVerification | undefined {
+      const hit = cache.get(hash);
+      if (hit && nowMs - hit.fetchedAt < ttlMs) return hit.found;
+      let pending = inFlight.get(hash);
+      if (!pending) {
+        pending = fetchAndCache(hash);
+        inFlight.set(hash, pending);
+      }
+      return pending;
+    },
+    forget(keyId: string): void {
+      for (const [hash, entry] of cache) if (entry.found?.row.id === keyId) cache.delete(hash);
+      generation += 1;
+      inFlight.clear();
+    },
+  };
+}
+
+export function createTenantKeyVerifier(
+  db: Kysely<DB>,
+  keyring: Keyring,
+  timings: KeyVerifierTimings = DEFAULT_KEY_TIMINGS,
+  onFlushError: (error: unknown) => void = () => {},
+): TenantKeyVerifier {
+  const keys = createKeyCache(db, timings.cacheTtlMs);
+  const lastUsed = new Map<string, Date>();
+  const tokenHash = memoizedTokenHash(keyring);
 
   async function flush(): Promise<void> {
     if (lastUsed.size === 0) return;
@@ -109,29 +142,12 @@ export function createTenantKeyVerifier(
     async verify(token, now) {
       const hash = tokenHash(token);
       if (hash === null) return null;
-      const found = await lookup(hash, Date.now());
-      if (!found) return null;
-      const { row, entitlements } = found;
-      const expiresAt = new Date(row.expires_at);
-      if (row.revoked_at || expiresAt <= now) return null;
-      const current = row.secret_hash === hash;
-      if (!current && !(row.previous_valid_until && new Date(row.previous_valid_until) > now)) return null;
-      lastUsed.set(row.id, now);
-      return {
-        kind: 'tenant_key',
-        keyId: row.id,
-        prefix: row.prefix,
-        tenantId: row.tenant_id,
-        scopes: row.scopes,
-        entitlements,
-        expiresAt,
-      };
+      const found = await keys.lookup(hash, Date.now());
+      const principal = found ? principalOf(found, hash, now) : null;
+      if (principal) lastUsed.set(principal.keyId, now);
+      return principal;
     },
-    forget(keyId) {
-      for (const [hash, entry] of cache) if (entry.found?.row.id === keyId) cache.delete(hash);
-      generation += 1;
-      inFlight.clear();
-    },
+    forget: keys.forget,
     flush,
     async close() {
       clearInterval(timer);

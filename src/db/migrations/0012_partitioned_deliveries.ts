@@ -8,8 +8,19 @@ import { type Kysely, sql } from 'kysely';
 // to a small table of their own. Rows of a day with no partition yet go to each table's default
 // partition (see db/partitions.ts). Existing rows are copied into a partition per day.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  const run = (statement: ReturnType<typeof sql>) => statement.execute(db);
+  await setAsideUnpartitioned(db);
+  await createEvents(db);
+  await createDeliveries(db);
+  await createAttempts(db);
+  await createDayPartitions(db);
+  await createIdempotencyKeys(db);
+  await copyRows(db);
+}
 
+const runner = (db: Kysely<unknown>) => (statement: ReturnType<typeof sql>) => statement.execute(db);
+
+async function setAsideUnpartitioned(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   await run(sql`alter table delivery_attempts rename to delivery_attempts_unpartitioned`);
   await run(sql`alter table deliveries rename to deliveries_unpartitioned`);
   await run(sql`alter table events rename to events_unpartitioned`);
@@ -22,8 +33,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await run(sql`drop index events_idempotency_idx, events_created_idx, deliveries_due_idx,
     deliveries_connection_idx, deliveries_tenant_updated_idx, deliveries_delivered_at_idx,
     deliveries_failed_at_idx, deliveries_delivered_idx, deliveries_failed_idx, delivery_attempts_started_idx`);
+}
 
-  await run(sql`create table events (
+async function createEvents(db: Kysely<unknown>): Promise<void> {
+  await sql`create table events (
     id text not null,
     tenant_id text not null references tenants (id) on delete cascade,
     type text not null,
@@ -32,8 +45,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     delivery_count integer not null,
     created_at timestamptz not null,
     constraint events_pkey primary key (id, created_at)
-  ) partition by range (created_at)`);
+  ) partition by range (created_at)`.execute(db);
+}
 
+async function createDeliveries(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   await run(sql`create table deliveries (
     id text not null,
     tenant_id text not null references tenants (id) on delete cascade,
@@ -58,7 +74,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     sql`create index deliveries_delivered_at_idx on deliveries (delivered_at) where status = 'delivered'`,
   );
   await run(sql`create index deliveries_failed_at_idx on deliveries (updated_at) where status = 'failed'`);
+}
 
+async function createAttempts(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   await run(sql`create table delivery_attempts (
     delivery_id text not null,
     delivery_created_at timestamptz not null,
@@ -73,7 +92,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   ) partition by range (delivery_created_at)`);
   // The failure-rate alert reads the attempts of its window; without this it would read them all.
   await run(sql`create index delivery_attempts_started_idx on delivery_attempts (started_at)`);
+}
 
+async function createDayPartitions(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   for (const table of ['events', 'deliveries', 'delivery_attempts']) {
     await run(sql`create table ${sql.id(`${table}_default`)} partition of ${sql.id(table)} default`);
   }
@@ -92,7 +114,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         for values from (${sql.lit(from)}) to (${sql.lit(to)})`);
     }
   }
+}
 
+async function createIdempotencyKeys(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   // An Idempotency-Key answers its first event's result for 24 hours (contract §7).
   await run(sql`create table event_idempotency_keys (
     tenant_id text not null references tenants (id) on delete cascade,
@@ -105,7 +130,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     constraint event_idempotency_keys_pkey primary key (tenant_id, key)
   )`);
   await run(sql`create index event_idempotency_keys_created_idx on event_idempotency_keys (created_at)`);
+}
 
+async function copyRows(db: Kysely<unknown>): Promise<void> {
+  const run = runner(db);
   await run(sql`insert into events (id, tenant_id, type, payload_sealed, delivery_count, created_at)
     select id, tenant_id, type, payload_sealed, delivery_count, created_at from events_unpartitioned`);
   await run(sql`insert into event_idempotency_keys
