@@ -4,6 +4,7 @@
 export const LAYERS = [
   ['version.ts', 'deadline.ts'],
   ['outbound/'],
+  ['config/'],
   ['config.ts', 'logger.ts', 'periodic.ts'],
   ['crypto/'],
   ['db/'],
