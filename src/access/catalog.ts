@@ -1,12 +1,9 @@
 /** The fixed vocabulary of contract §4: modules, levels (ordered) and roles. */
-export const MODULE_KEYS = ['integrations', 'integration_hub'] as const;
-export type ModuleKey = (typeof MODULE_KEYS)[number];
+export { MODULE_KEYS, type ModuleKey, ROLES, type Role } from '../db/schema.js';
+import { MODULE_KEYS, type ModuleKey, type Role } from '../db/schema.js';
 
 export const LEVELS = ['READER', 'OPERATOR', 'ADMIN'] as const;
 export type Level = (typeof LEVELS)[number];
-
-export const ROLES = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER'] as const;
-export type Role = (typeof ROLES)[number];
 
 /** Roles with ADMIN level on every entitled module and key management (contract §4). */
 export const KEY_MANAGING_ROLES: readonly Role[] = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN'];

@@ -4,6 +4,18 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
+// Text columns that hold one of a fixed set. The sets live here, with the rows, so a row read back is
+// typed without a cast; access/catalog and platform/alerting/kinds export them to the domains.
+/** The modules a tenant can be entitled to (contract §4). */
+export const MODULE_KEYS = ['integrations', 'integration_hub'] as const;
+export type ModuleKey = (typeof MODULE_KEYS)[number];
+/** A person's role in their tenant (contract §4). */
+export const ROLES = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER'] as const;
+export type Role = (typeof ROLES)[number];
+/** The five alert channel kinds (contract §9). */
+export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
 export interface TenantsTable {
   id: string;
   name: string;
@@ -20,7 +32,7 @@ export interface UsersTable {
   id: string;
   tenant_id: string;
   email: string;
-  role: string;
+  role: Role;
   password_hash: string | null;
   password_sign_in_enabled: Generated<boolean>;
   /** The WebAuthn user handle (base64url), one per user, made with the first passkey offer. */
@@ -214,7 +226,7 @@ export interface DeliveryAttemptsTable {
 export interface AlertChannelsTable {
   id: string;
   name: string;
-  kind: string;
+  kind: ChannelKind;
   enabled: boolean;
   config: Json<Record<string, unknown>>;
   secrets_sealed: string;

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type TObject, Type } from 'typebox';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
 
-/** The five channel kinds of contract §9. */
-export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
-export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+export { CHANNEL_KINDS, type ChannelKind } from '../../db/schema.js';
+import type { ChannelKind } from '../../db/schema.js';
 
 /**
  * One channel kind, whole: the fields of its `config` (secret and not), which of them are secret
