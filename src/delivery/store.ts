@@ -17,7 +17,9 @@ export type IdempotencyKeyRow = Selectable<EventIdempotencyKeysTable>;
 
 /**
  * Deliveries that can still be sent: what revocation cancels. A claimed one (`delivering`) is
- * cancelled too; its worker checks the claim right before sending and sends nothing.
+ * cancelled too, and its claim cleared: a send already under way may still reach the receiver once,
+ * but its outcome no longer changes the delivery (outcomes.ts writes states only under a claim that
+ * holds), so it stays cancelled and is never retried.
  */
 export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'retrying', 'delivering'];
 
