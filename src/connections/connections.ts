@@ -1,23 +1,23 @@
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
 import type { Kysely } from 'kysely';
-import type { AppContext } from '../context.js';
-import type { DB } from '../db/schema.js';
-import { isIdOf, newId } from '../crypto/ids.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
-import { HttpProblem, notFound } from '../http/problem.js';
-import { bodyValidator } from '../http/validation.js';
-import { isoOrNull } from '../http/schemas.js';
-import { checkUrl } from '../outbound/ssrf-policy.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
+import type { AppContext } from '../context.js';
+import { isIdOf, newId } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
+import { listPage, type Page, type PageQuery } from '../http/pagination.js';
+import { HttpProblem, notFound } from '../http/problem.js';
+import { isoOrNull } from '../http/schemas.js';
+import { bodyValidator } from '../http/validation.js';
+import { checkUrl } from '../outbound/ssrf-policy.js';
 import type { ConnectorCatalog } from './catalog.js';
 import type { ConnectorDefinition } from './connector.js';
 import {
-  type ConnectionRow,
   findConnectionRow,
-  type ListedConnectionRow,
   insertConnection,
   listConnectionRows,
   updateConnectionRow,
+  type ConnectionRow,
+  type ListedConnectionRow,
 } from './store.js';
 
 /** A connection as the API shows it (contract §6): safe metadata only, never a secret. */
@@ -157,9 +157,12 @@ export async function listConnections(
   scope: TenantScope,
   query: PageQuery,
 ): Promise<Page<Connection>> {
-  const limit = query.limit ?? 20;
-  const rows = await listConnectionRows(deps.ctx.db, scope, limit, decodeCursor(query.cursor, 'con'));
-  return toPage(rows, limit, toListedConnection);
+  return listPage(
+    query,
+    'con',
+    (limit, after) => listConnectionRows(deps.ctx.db, scope, limit, after),
+    (rows) => rows.map(toListedConnection),
+  );
 }
 
 export async function getConnection(

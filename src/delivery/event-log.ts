@@ -1,9 +1,9 @@
-import type { DeliveryStatus } from '../db/schema.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
-import { isoOrNull } from '../http/schemas.js';
-import { type ConnectionDeps, connectionOr404 } from '../connections/connections.js';
 import type { TenantScope } from '../access/scope.js';
-import { type AttemptRow, attemptsOf, type DeliveryRow, listDeliveryRows } from './store.js';
+import { connectionOr404, type ConnectionDeps } from '../connections/connections.js';
+import type { DeliveryStatus } from '../db/schema.js';
+import { listPage, type Cursor, type Page, type PageQuery } from '../http/pagination.js';
+import { isoOrNull } from '../http/schemas.js';
+import { attemptsOf, listDeliveryRows, type AttemptRow, type DeliveryRow } from './store.js';
 
 export interface DeliveryLogEntry {
   id: string;
@@ -58,11 +58,14 @@ export async function connectionEventLog(
   query: PageQuery & { status?: DeliveryStatus },
 ): Promise<Page<DeliveryLogEntry>> {
   const { db } = deps.ctx;
-  // A bad cursor is a validation failure, which contract §3 answers before the lookup's 404.
-  const after = decodeCursor(query.cursor, 'dlv');
-  await connectionOr404(db, scope, connectionId);
-  const limit = query.limit ?? 20;
-  const rows = await listDeliveryRows(db, scope, connectionId, query.status, limit, after);
-  const attempts = await attemptsOf(db, rows.slice(0, limit));
-  return toPage(rows, limit, (row) => toEntry(row, attempts.get(row.id) ?? []));
+  // listPage checks the cursor first: a bad one is a validation failure, which contract §3 answers
+  // before the lookup's 404.
+  const fetch = async (limit: number, after: Cursor | undefined) => {
+    await connectionOr404(db, scope, connectionId);
+    return listDeliveryRows(db, scope, connectionId, query.status, limit, after);
+  };
+  return listPage(query, 'dlv', fetch, async (rows) => {
+    const attempts = await attemptsOf(db, rows);
+    return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
+  });
 }

@@ -1,11 +1,13 @@
-import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { Type } from 'typebox';
-import { type IdPrefix, isIdOf } from '../crypto/ids.js';
+import { isIdOf, type IdPrefix } from '../crypto/ids.js';
 import { HttpProblem } from './problem.js';
 
 /** `?limit=` and `?cursor=` of contract §2; spread into a route's querystring schema. */
+const DEFAULT_PAGE_SIZE = 20;
+
 export const PageQueryFields = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 };
 
@@ -85,6 +87,30 @@ export function toPage<R extends { created_at: Date | string; id: string }, T>(
   const last = pageRows[pageRows.length - 1];
   return {
     data: pageRows.map(map),
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
+        : null,
+  };
+}
+
+/**
+ * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`), fetches `limit + 1`
+ * rows after it with `fetch`, and turns the page's rows into items with `toItems` (which may look up
+ * what the items need, once for the page). Every list answers the same way through this.
+ */
+export async function listPage<R extends { created_at: Date | string; id: string }, T>(
+  query: PageQuery,
+  prefix: IdPrefix,
+  fetch: (limit: number, after: Cursor | undefined) => Promise<R[]>,
+  toItems: (rows: R[]) => T[] | Promise<T[]>,
+): Promise<Page<T>> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const rows = await fetch(limit, decodeCursor(query.cursor, prefix));
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows[pageRows.length - 1];
+  return {
+    data: await toItems(pageRows),
     nextCursor:
       rows.length > limit && last
         ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
