@@ -25,7 +25,7 @@ function groupTable(group: Group): string[] {
   return [`## ${group}`, '', '| Variable | Default | Meaning |', '| --- | --- | --- |', ...rows, ''];
 }
 
-/** Greedy wrap at the width the README uses; a code span is never split across lines. */
+/** Greedy wrap at the width the other docs pages use; a code span is never split across lines. */
 function paragraph(text: string, width = 105): string[] {
   const lines: string[] = [];
   let line = '';

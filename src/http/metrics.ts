@@ -5,7 +5,7 @@ import { abortStatus } from './access-log.js';
 /**
  * The process's Prometheus metrics (one registry per app, so tests may run many apps in one
  * process). Names follow Prometheus conventions: `hubgate_` prefix, `_total` counters, `_seconds`
- * histograms, base units. The list, with labels, is in the README (Metrics).
+ * histograms, base units. The list, with labels, is in docs/operators/monitoring.md.
  */
 export interface Metrics {
   registry: Registry;
