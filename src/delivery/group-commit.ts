@@ -1,8 +1,10 @@
-import type { ConnectionDeps } from '../connections/connections.js';
 import type { TenantScope } from '../access/scope.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import type { ClaimedRow } from './claim.js';
+import type { Dispatch } from './dispatch.js';
 import { activeConnectionsOf, eventRows, type TargetRow } from './publish.js';
-import { type DeliveryRow, type EventRow, insertEventGroup, type ScopedEvent } from './store.js';
-import type { ClaimedRow, Dispatch } from './worker.js';
+import { insertEventGroup, type DeliveryRow, type EventRow, type ScopedEvent } from './store.js';
+import { createTurnBatcher } from './turn-batch.js';
 
 /** An event without an idempotency key, checked and ready to be written. */
 export interface EventDraft {
@@ -40,100 +42,107 @@ interface Waiting {
 export function createEventWriter(
   deps: ConnectionDeps,
   // This process's worker, once it runs (none in a process without workers): it takes the group's
-  // deliveries straight away when it has free slots (worker.ts, direct dispatch).
+  // deliveries straight away when it has free slots (dispatch.ts, direct dispatch).
   local: { dispatch?: Dispatch } = {},
   options: GroupCommitOptions = DEFAULT_GROUP_COMMIT,
 ) {
-  const { db } = deps.ctx;
-  let queue: Waiting[] = [];
-  let inFlight = 0;
-  let scheduled = false;
-
-  function schedule(): void {
-    if (scheduled || queue.length === 0 || inFlight >= options.maxInFlight) return;
-    scheduled = true;
-    setImmediate(flush);
-  }
-
-  function flush(): void {
-    scheduled = false;
-    if (inFlight >= options.maxInFlight || queue.length === 0) return;
-    const group = queue.length <= options.maxEvents ? queue : queue.slice(0, options.maxEvents);
-    queue = queue.length <= options.maxEvents ? [] : queue.slice(options.maxEvents);
-    inFlight++;
-    void write(group).finally(() => {
-      inFlight--;
-      schedule();
-    });
-    schedule();
-  }
-
-  async function write(group: Waiting[]): Promise<void> {
-    let scoped: ScopedEvent[];
-    let connections: Map<string, TargetRow[]>;
-    try {
-      const tenantIds = [...new Set(group.map((w) => w.draft.scope.tenantId))];
-      connections = await activeConnectionsOf(db, tenantIds);
-      scoped = group.map(({ draft }) => ({
-        scope: draft.scope,
-        ...eventRows(
-          deps,
-          draft.scope,
-          draft.at,
-          draft.type,
-          draft.payload,
-          connections.get(draft.scope.tenantId) ?? [],
-        ),
-      }));
-    } catch (error) {
-      for (const w of group) w.done(error);
-      return;
-    }
-    const deliveries = scoped.flatMap((e) => e.deliveries.map((d) => ({ e, d })));
-    const reservation = local.dispatch?.reserve(deliveries.length);
-    const dispatched = deliveries.slice(0, reservation?.slots ?? 0);
-    try {
-      await insertEventGroup(
-        db,
-        scoped,
-        reservation && dispatched.length > 0
-          ? {
-              deliveryIds: new Set(dispatched.map(({ d }) => d.id)),
-              workerId: reservation.workerId,
-              leaseUntil: reservation.leaseUntil,
-            }
-          : undefined,
-      );
-    } catch (error) {
-      // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
-      if (reservation) local.dispatch?.hand([], reservation.slots);
-      if (group.length === 1) return group[0]!.done(error);
-      await Promise.all(
-        group.map((w, i) =>
-          insertEventGroup(db, [scoped[i]!]).then(
-            () => w.done(undefined, scoped[i]!.event),
-            (alone: unknown) => w.done(alone),
-          ),
-        ),
-      );
-      return;
-    }
-    if (reservation) {
-      const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
-      local.dispatch?.hand(claimedRows(dispatched, byId), reservation.slots);
-    }
-    for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
-  }
-
+  const batcher = createTurnBatcher<Waiting>({
+    maxBatch: options.maxEvents,
+    maxInFlight: options.maxInFlight,
+    write: (group) => writeGroup(deps, local, group),
+  });
   return {
     /** Writes the event and its deliveries; resolves with the event's row once they are committed. */
     write(draft: EventDraft): Promise<EventRow> {
       return new Promise((resolve, reject) => {
-        queue.push({ draft, done: (error, row) => (row ? resolve(row) : reject(error)) });
-        schedule();
+        batcher.push({ draft, done: (error, row) => (row ? resolve(row) : reject(error)) });
       });
     },
   };
+}
+
+/** A group's events with their deliveries, fanned out over the connections read for its tenants. */
+async function draftGroup(
+  deps: ConnectionDeps,
+  group: readonly Waiting[],
+): Promise<{ scoped: ScopedEvent[]; connections: Map<string, TargetRow[]> }> {
+  const tenantIds = [...new Set(group.map((w) => w.draft.scope.tenantId))];
+  const connections = await activeConnectionsOf(deps.ctx.db, tenantIds);
+  const scoped = group.map(({ draft }) => ({
+    scope: draft.scope,
+    ...eventRows(
+      deps,
+      draft.scope,
+      draft.at,
+      draft.type,
+      draft.payload,
+      connections.get(draft.scope.tenantId) ?? [],
+    ),
+  }));
+  return { scoped, connections };
+}
+
+/**
+ * One group: its events and deliveries in one statement, as many deliveries as this process's
+ * worker has free slots inserted already claimed by it and handed over once committed.
+ */
+async function writeGroup(
+  deps: ConnectionDeps,
+  local: { dispatch?: Dispatch },
+  group: Waiting[],
+): Promise<void> {
+  const { db } = deps.ctx;
+  let drafted: Awaited<ReturnType<typeof draftGroup>>;
+  try {
+    drafted = await draftGroup(deps, group);
+  } catch (error) {
+    for (const w of group) w.done(error);
+    return;
+  }
+  const { scoped, connections } = drafted;
+  const deliveries = scoped.flatMap((e) => e.deliveries.map((d) => ({ e, d })));
+  const reservation = local.dispatch?.reserve(deliveries.length);
+  const dispatched = deliveries.slice(0, reservation?.slots ?? 0);
+  try {
+    await insertEventGroup(
+      db,
+      scoped,
+      reservation && dispatched.length > 0
+        ? {
+            deliveryIds: new Set(dispatched.map(({ d }) => d.id)),
+            workerId: reservation.workerId,
+            leaseUntil: reservation.leaseUntil,
+          }
+        : undefined,
+    );
+  } catch (error) {
+    // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
+    if (reservation) local.dispatch?.hand([], reservation.slots);
+    return writeAlone(db, group, scoped, error);
+  }
+  if (reservation) {
+    const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
+    local.dispatch?.hand(claimedRows(dispatched, byId), reservation.slots);
+  }
+  for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
+}
+
+/** After a group's statement failed: each event alone, so one event's problem fails only its request. */
+async function writeAlone(
+  db: ConnectionDeps['ctx']['db'],
+  group: readonly Waiting[],
+  scoped: readonly ScopedEvent[],
+  error: unknown,
+): Promise<void> {
+  if (group.length === 1) return group[0]!.done(error);
+  await Promise.all(
+    group.map((w, i) =>
+      insertEventGroup(db, [scoped[i]!]).then(
+        () => w.done(undefined, scoped[i]!.event),
+        (alone: unknown) => w.done(alone),
+      ),
+    ),
+  );
 }
 
 export type EventWriter = ReturnType<typeof createEventWriter>;

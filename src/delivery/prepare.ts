@@ -1,0 +1,102 @@
+import type { ConnectorCatalog } from '../connections/catalog.js';
+import type { ConnectorDefinition, RenderedRequest } from '../connections/connector.js';
+import type { Keyring } from '../crypto/keyring.js';
+import { signatureHeaders } from '../outbound/signing.js';
+import { lostClaim, type ClaimedRow } from './claim.js';
+
+/** What to do with a claimed delivery, decided from the row alone (no decryption yet). */
+export type Triage =
+  /** Retaken from an expired claim: record that lost attempt, send nothing now (see record.ts). */
+  | { kind: 'interrupted'; claimedAt: Date; claimEnded: Date }
+  /** The connection was disabled, unbound, or its connector switched off since the publish. */
+  | { kind: 'cancelled' }
+  | { kind: 'send'; definition: ConnectorDefinition; credentialsSealed: string };
+
+export function triage(row: ClaimedRow, catalog: Pick<ConnectorCatalog, 'get'>): Triage {
+  const lost = lostClaim(row);
+  if (lost) return { kind: 'interrupted', ...lost };
+  const definition = catalog.get(row.connector_key);
+  if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
+    return { kind: 'cancelled' };
+  }
+  return { kind: 'send', definition, credentialsSealed: row.credentials_sealed };
+}
+
+/**
+ * Whether the credentials replaced by the last re-binding still sign (the rotation overlap): a
+ * receiver that has not switched to the new secret yet still accepts the request.
+ */
+export function previousSecretValid(
+  row: ClaimedRow,
+  now: Date,
+): row is ClaimedRow & {
+  previous_credentials_sealed: string;
+} {
+  return Boolean(
+    row.previous_credentials_sealed && row.previous_valid_until && new Date(row.previous_valid_until) > now,
+  );
+}
+
+/** A delivery ready to send: its connector's request, signed, and when the attempt started. */
+export interface PreparedRequest {
+  startedAt: Date;
+  request: RenderedRequest;
+}
+
+type Opener = Pick<Keyring, 'open'>;
+
+function openCredentials(keyring: Opener, sealed: string, connectionId: string): Record<string, string> {
+  return JSON.parse(keyring.open('connection-credentials', sealed, connectionId)) as Record<string, string>;
+}
+
+/** Standard Webhooks signature headers with the current secret, and the previous one in its overlap. */
+function sign(
+  keyring: Opener,
+  row: ClaimedRow,
+  field: string,
+  credentials: Record<string, string>,
+  body: string,
+  now: Date,
+): Record<string, string> {
+  const secrets = [credentials[field]];
+  if (previousSecretValid(row, now)) {
+    secrets.push(openCredentials(keyring, row.previous_credentials_sealed, row.connection_id)[field]);
+  }
+  return signatureHeaders(
+    row.event_id,
+    body,
+    secrets.filter((s): s is string => Boolean(s)),
+    now,
+  );
+}
+
+/**
+ * Decrypts the credentials and the payload, renders the connector's request and signs it. Throws
+ * on a payload or credentials that do not open (a bug or a lost key, not an outage): the caller
+ * logs it and leaves the claim to run out.
+ */
+export function prepare(
+  row: ClaimedRow,
+  send: Extract<Triage, { kind: 'send' }>,
+  keyring: Opener,
+  now: Date,
+): PreparedRequest {
+  const { definition } = send;
+  const credentials = openCredentials(keyring, send.credentialsSealed, row.connection_id);
+  const data = JSON.parse(keyring.open('event-payload', row.payload_sealed, row.event_id)) as Record<
+    string,
+    unknown
+  >;
+  const event = {
+    id: row.event_id,
+    type: row.type,
+    timestamp: new Date(row.event_created_at).toISOString(),
+    data,
+  };
+  const request = definition.render(event, row.config, credentials);
+  if (definition.signingSecretField) {
+    const field = definition.signingSecretField;
+    Object.assign(request.headers, sign(keyring, row, field, credentials, request.body, now));
+  }
+  return { startedAt: now, request };
+}
