@@ -5,7 +5,7 @@ import { decodeCursor, PageQueryFields, toPage } from '../http/pagination.js';
 import { Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { listAuditRows } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
-import { sessionOf } from './principal.js';
+import { requestScope } from './scope.js';
 
 export const AuditEntry = Type.Object({
   id: Type.String(),
@@ -38,7 +38,7 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const limit = request.query.limit ?? 20;
         const rows = await listAuditRows(
           ctx.db,
-          sessionOf(request.principal).tenantId,
+          requestScope(request),
           limit,
           decodeCursor(request.query.cursor, 'aud'),
         );

@@ -7,6 +7,11 @@ import { actorOf } from './principal.js';
 
 export interface AuditEntry {
   action: string;
+  /**
+   * Whose log the row goes to: the scope's tenant (`scope.tenantId`), or null for a platform action
+   * on no tenant. A plain ID, not a scope, because a row is only written here: a failed sign-in is
+   * logged for the tenant of the account it tried, which the caller must not get a scope for.
+   */
   tenantId: string | null;
   targetType?: string;
   targetId?: string;

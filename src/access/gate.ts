@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from '../http/problem.js';
+import { authenticate, unauthenticated, type CredentialVerifiers } from './authenticate.js';
 import { addressBucket, clientAddress } from './client-address.js';
-import { authenticate, type CredentialVerifiers, unauthenticated } from './authenticate.js';
 import { verifyCsrfToken } from './csrf.js';
 import { decide } from './decide.js';
-import type { Principal } from './principal.js';
+import type { Principal, SessionPrincipal } from './principal.js';
 import type { RateLimiter, RateLimitResult } from './rate-limit.js';
 import type { AccessRule } from './rules.js';
+import { tenantScopeOf } from './scope.js';
 
 // Routes added by plugins we do not write (the docs UI) are public documentation.
 const PUBLIC_PREFIXES = ['/docs'];
@@ -53,6 +54,21 @@ export interface GateDeps {
   now(): Date;
 }
 
+/** Sets the rate-limit headers of a count, and refuses the request when it is over the limit. */
+function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boolean): void {
+  reply.header('ratelimit-limit', result.limit);
+  reply.header('ratelimit-remaining', result.remaining);
+  reply.header('ratelimit-reset', result.resetSeconds);
+  if (!result.allowed) {
+    const detail = perAddress
+      ? 'Too many requests from this address; slow down.'
+      : 'Too many requests for this credential; slow down.';
+    throw new HttpProblem('rate_limited', detail, {
+      headers: { 'retry-after': String(result.resetSeconds) },
+    });
+  }
+}
+
 /**
  * The access gate: every request to a declared route passes here before its body is read, in the
  * order of contract §3: authenticate → CSRF for sessions → credential kind vs route class →
@@ -62,23 +78,10 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
   const declared: DeclaredRoute[] = [];
   app.decorate('declaredRoutes', declared);
   app.decorateRequest('principal', null);
+  app.decorateRequest('tenantScope', null);
   app.addHook('onRoute', (route) => {
     declared.push(declareAccess(route));
   });
-
-  function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boolean): void {
-    reply.header('ratelimit-limit', result.limit);
-    reply.header('ratelimit-remaining', result.remaining);
-    reply.header('ratelimit-reset', result.resetSeconds);
-    if (!result.allowed) {
-      const detail = perAddress
-        ? 'Too many requests from this address; slow down.'
-        : 'Too many requests for this credential; slow down.';
-      throw new HttpProblem('rate_limited', detail, {
-        headers: { 'retry-after': String(result.resetSeconds) },
-      });
-    }
-  }
 
   /** Credential lookups in flight per address bucket, in this process. */
   const lookups = new Map<string, number>();
@@ -123,19 +126,25 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     if (!principal) throw unauthenticated();
     request.principal = principal;
 
-    if (principal.kind === 'session' && UNSAFE_METHODS.has(request.method)) {
-      const origin = request.headers.origin;
-      const header = request.headers['x-csrf-token'];
-      const token = typeof header === 'string' ? header : undefined;
-      if (
-        (origin !== undefined && origin !== deps.publicOrigin) ||
-        !verifyCsrfToken(deps.keyring, principal.sessionId, token)
-      ) {
-        throw new HttpProblem('csrf_failed', 'This request needs the X-CSRF-Token of the session.');
-      }
-    }
+    if (principal.kind === 'session') checkCsrf(request, deps, principal);
 
     const decision = decide(rule, principal);
     if (!decision.allowed) throw decision.problem;
+    // Every tenant credential carries its tenant's scope to the route; a platform key carries none.
+    if (principal.kind !== 'platform_key') request.tenantScope = tenantScopeOf(principal);
   });
+}
+
+/** An unsafe method with a session needs the session's CSRF token, from this origin (contract §3). */
+function checkCsrf(request: FastifyRequest, deps: GateDeps, session: SessionPrincipal): void {
+  if (!UNSAFE_METHODS.has(request.method)) return;
+  const origin = request.headers.origin;
+  const header = request.headers['x-csrf-token'];
+  const token = typeof header === 'string' ? header : undefined;
+  if (
+    (origin !== undefined && origin !== deps.publicOrigin) ||
+    !verifyCsrfToken(deps.keyring, session.sessionId, token)
+  ) {
+    throw new HttpProblem('csrf_failed', 'This request needs the X-CSRF-Token of the session.');
+  }
 }

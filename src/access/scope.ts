@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { HttpProblem } from '../http/problem.js';
 import type { Principal } from './principal.js';
 
@@ -5,8 +6,9 @@ declare const scopeBrand: unique symbol;
 
 /**
  * The tenant a request acts for. Stores of tenant data take a TenantScope, never a bare tenant ID,
- * and only `tenantScopeOf` makes one, from the authenticated credential. So no route can query
- * another tenant's rows by passing an ID from the URL or body: the compiler refuses it.
+ * and only the four functions below make one, each for one reason; so no route can query another
+ * tenant's rows by passing an ID from the URL or body: the compiler refuses it. Who may call each
+ * is checked by test/access/cross-tenant.test.ts, which also refuses any cast to TenantScope.
  */
 export interface TenantScope {
   readonly tenantId: string;
@@ -15,11 +17,57 @@ export interface TenantScope {
   readonly [scopeBrand]: true;
 }
 
-export function tenantScopeOf(principal: Principal | null): TenantScope {
-  if (!principal || principal.kind === 'platform_key') {
-    // The gate lets only tenant credentials reach tenant routes; reaching here is a bug, not a 403.
-    throw new HttpProblem('internal');
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The tenant of the credential the gate let through (a tenant key or a session); null on public
+     * routes and for platform keys, which act on no tenant of their own.
+     */
+    tenantScope: TenantScope | null;
   }
-  const scope = { tenantId: principal.tenantId, entitlements: principal.entitlements };
-  return scope as unknown as TenantScope;
+}
+
+const scopeOf = (tenantId: string, entitlements: readonly string[]): TenantScope =>
+  ({ tenantId, entitlements: [...entitlements] }) as unknown as TenantScope;
+
+/** The gate's only: the tenant of a tenant credential it has just authenticated. */
+export function tenantScopeOf(principal: Exclude<Principal, { kind: 'platform_key' }>): TenantScope {
+  return scopeOf(principal.tenantId, principal.entitlements);
+}
+
+/** The scope the gate put on a tenant, session or key-management route's request. */
+export function requestScope(request: FastifyRequest): TenantScope {
+  // The gate sets it for every tenant credential it lets through; missing here is a bug, not a 403.
+  if (!request.tenantScope) throw new HttpProblem('internal');
+  return request.tenantScope;
+}
+
+/**
+ * A platform operator acting on one tenant (its users, its entitlements): the tenant is named by
+ * the URL, so the caller must have found it first (`tenant` is the row it found, 404 otherwise).
+ * Platform keys belong to no tenant and may manage every one; this is the one way they get a scope.
+ */
+export function platformScopeOf(
+  principal: Principal | null,
+  tenant: { id: string; entitlements: readonly string[] },
+): TenantScope {
+  // Only platform routes call this, and the gate lets only platform keys reach them.
+  if (principal?.kind !== 'platform_key') throw new HttpProblem('internal');
+  return scopeOf(tenant.id, tenant.entitlements);
+}
+
+/**
+ * Sign-in (password, passkey, single sign-on): no credential of the tenant exists yet, so the scope
+ * comes from the user row the verified credential belongs to, with its tenant's entitlements.
+ */
+export function signInScopeOf(user: { tenantId: string; entitlements: readonly string[] }): TenantScope {
+  return scopeOf(user.tenantId, user.entitlements);
+}
+
+/**
+ * First-run setup: the tenant it has just created, in the transaction that creates its first user
+ * too. No user exists yet to sign in as, and setup runs once: the setup token guards it (§13).
+ */
+export function setupScopeOf(tenant: { id: string; entitlements: readonly string[] }): TenantScope {
+  return scopeOf(tenant.id, tenant.entitlements);
 }

@@ -1,10 +1,18 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, SessionsTable } from '../db/schema.js';
+import type { TenantScope } from './scope.js';
 
 export type SessionRow = Selectable<SessionsTable>;
 
-export async function insertSession(db: Kysely<DB>, row: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(row).execute();
+export async function insertSession(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  row: Omit<SessionRow, 'tenant_id'>,
+): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({ ...row, tenant_id: scope.tenantId })
+    .execute();
 }
 
 export interface LiveSession {
@@ -19,7 +27,7 @@ export interface LiveSession {
 }
 
 /**
- * The session behind a token hash with its user and the tenant's entitlements, in one query; only
+ * The session behind a token hash (tenant-agnostic by nature: the token is what names the tenant) with its user and the tenant's entitlements, in one query; only
  * while it is neither revoked nor past its absolute or idle expiry.
  */
 export async function findLiveSession(
@@ -63,14 +71,21 @@ export async function findLiveSession(
   };
 }
 
+/** Called by the gate for the session the token just found, before any scope exists. */
 export async function touchSession(db: Kysely<DB>, sessionId: string, at: Date): Promise<void> {
   await db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', sessionId).execute();
 }
 
-export async function revokeSessionRow(db: Kysely<DB>, sessionId: string, at: Date): Promise<void> {
+export async function revokeSessionRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  sessionId: string,
+  at: Date,
+): Promise<void> {
   await db
     .updateTable('sessions')
     .set({ revoked_at: at })
+    .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', sessionId)
     .where('revoked_at', 'is', null)
     .execute();

@@ -1,11 +1,12 @@
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import { newId } from '../crypto/ids.js';
+import type { DB } from '../db/schema.js';
 import type { Role } from './catalog.js';
 import type { SessionPrincipal } from './principal.js';
+import type { TenantScope } from './scope.js';
 import { findLiveSession, insertSession, revokeSessionRow, touchSession } from './session-store.js';
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
 
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -16,18 +17,18 @@ const TOUCH_INTERVAL_MS = 60 * 1000;
 export async function startSession(
   db: Kysely<DB>,
   ctx: AppContext,
-  user: { id: string; tenantId: string },
+  scope: TenantScope,
+  userId: string,
   authMethod: string,
   at: Date,
 ): Promise<{ sessionId: string; token: string; expiresAt: Date }> {
   const token = randomBase62(43);
   const sessionId = newId('ses');
   const expiresAt = new Date(at.getTime() + SESSION_ABSOLUTE_MS);
-  await insertSession(db, {
+  await insertSession(db, scope, {
     id: sessionId,
     token_hash: ctx.keyring.hashToken('session-hash', token),
-    user_id: user.id,
-    tenant_id: user.tenantId,
+    user_id: userId,
     auth_method: authMethod,
     created_at: at,
     last_seen_at: at,
@@ -65,6 +66,6 @@ export async function resolveSession(
   };
 }
 
-export function endSession(ctx: AppContext, sessionId: string, at: Date): Promise<void> {
-  return revokeSessionRow(ctx.db, sessionId, at);
+export function endSession(ctx: AppContext, scope: TenantScope, sessionId: string, at: Date): Promise<void> {
+  return revokeSessionRow(ctx.db, scope, sessionId, at);
 }

@@ -2,18 +2,18 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
+import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
-import { tenantScopeOf } from '../access/scope.js';
 import type { ConnectorCatalog } from './catalog.js';
 import {
   bindCredentials,
-  type ConnectionDeps,
   createConnection,
   getConnection,
   listConnections,
   revokeConnection,
   type CancelDeliveries,
+  type ConnectionDeps,
 } from './connections.js';
 
 export const ConnectionSchema = Type.Object({
@@ -101,7 +101,7 @@ export function connectionRoutes(
           response: { 200: PageOf(ConnectionSchema) },
         },
       },
-      async (request) => listConnections(deps, tenantScopeOf(request.principal), request.query),
+      async (request) => listConnections(deps, requestScope(request), request.query),
     );
 
     app.post(
@@ -118,7 +118,7 @@ export function connectionRoutes(
       async (request, reply) => {
         const connection = await createConnection(
           deps,
-          tenantScopeOf(request.principal),
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           request.body,
         );
@@ -132,7 +132,7 @@ export function connectionRoutes(
         config: rule('READER'),
         schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
       },
-      async (request) => getConnection(deps, tenantScopeOf(request.principal), request.params.id),
+      async (request) => getConnection(deps, requestScope(request), request.params.id),
     );
 
     app.post(
@@ -149,7 +149,7 @@ export function connectionRoutes(
       async (request) =>
         revokeConnection(
           deps,
-          tenantScopeOf(request.principal),
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           request.params.id,
           cancelDeliveries,
@@ -184,7 +184,7 @@ export function connectionRoutes(
       async (request) =>
         bindCredentials(
           deps,
-          tenantScopeOf(request.principal),
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           request.params.id,
           request.body,

@@ -66,8 +66,10 @@ async function draftGroup(
   deps: ConnectionDeps,
   group: readonly Waiting[],
 ): Promise<{ scoped: ScopedEvent[]; connections: Map<string, TargetRow[]> }> {
-  const tenantIds = [...new Set(group.map((w) => w.draft.scope.tenantId))];
-  const connections = await activeConnectionsOf(deps.ctx.db, tenantIds);
+  const connections = await activeConnectionsOf(
+    deps.ctx.db,
+    group.map((w) => w.draft.scope),
+  );
   const scoped = group.map(({ draft }) => ({
     scope: draft.scope,
     ...eventRows(

@@ -86,9 +86,10 @@ export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<T
 /** The active, credential-bound connections of several tenants at once (a group commit's read). */
 export async function activeConnectionsOf(
   db: Kysely<DB>,
-  tenantIds: readonly string[],
+  scopes: readonly TenantScope[],
 ): Promise<Map<string, TargetRow[]>> {
   const byTenant = new Map<string, TargetRow[]>();
+  const tenantIds = [...new Set(scopes.map((s) => s.tenantId))];
   if (tenantIds.length === 0) return byTenant;
   const rows = await db
     .selectFrom('connections')

@@ -2,15 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
+import { requestScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
-import { tenantScopeOf } from '../access/scope.js';
-import { connectionEventLog } from './event-log.js';
-import { retryDelivery } from './manual-retry.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
+import { connectionEventLog } from './event-log.js';
 import { createEventWriter } from './group-commit.js';
+import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
 import type { Dispatch } from './worker.js';
 
@@ -87,7 +87,7 @@ export function deliveryRoutes(
         const published = await publishEvent(
           deps,
           writer,
-          tenantScopeOf(request.principal),
+          requestScope(request),
           auditOrigin(request, deps.ctx.now()),
           request.body,
           request.headers['idempotency-key'],
@@ -137,7 +137,7 @@ export function deliveryRoutes(
         const data = await publishBatch(
           deps,
           writer,
-          tenantScopeOf(request.principal),
+          requestScope(request),
           auditOrigin(request, deps.ctx.now()),
           request.body.events,
           checkItem,
@@ -159,8 +159,7 @@ export function deliveryRoutes(
           response: { 200: PageOf(DeliverySchema) },
         },
       },
-      async (request) =>
-        connectionEventLog(deps, tenantScopeOf(request.principal), request.params.id, request.query),
+      async (request) => connectionEventLog(deps, requestScope(request), request.params.id, request.query),
     );
 
     app.post(
@@ -176,7 +175,7 @@ export function deliveryRoutes(
       },
       async (request, reply) => {
         const { id, deliveryId } = request.params;
-        await retryDelivery(deps, tenantScopeOf(request.principal), id, deliveryId);
+        await retryDelivery(deps, requestScope(request), id, deliveryId);
         announce();
         return reply.code(202).send({ id: deliveryId, status: 'pending' as const });
       },

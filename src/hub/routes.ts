@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AccessRule } from '../access/rules.js';
-import { Nullable, PageOf } from '../http/schemas.js';
-import { tenantScopeOf } from '../access/scope.js';
+import { requestScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
+import { Nullable, PageOf } from '../http/schemas.js';
 import { credentialReadiness, describeConnectors, hubOverview } from './hub.js';
 
 const Field = Type.Object({
@@ -95,7 +95,7 @@ export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
           response: { 200: OverviewSchema },
         },
       },
-      async (request) => hubOverview(deps, tenantScopeOf(request.principal)),
+      async (request) => hubOverview(deps, requestScope(request)),
     );
 
     app.get(
@@ -108,7 +108,7 @@ export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
           response: { 200: ReadinessSchema },
         },
       },
-      async (request) => credentialReadiness(deps, tenantScopeOf(request.principal)),
+      async (request) => credentialReadiness(deps, requestScope(request)),
     );
   };
 }

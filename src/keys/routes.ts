@@ -3,10 +3,11 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { LEVELS, MODULE_KEYS, SCOPES } from '../access/catalog.js';
 import { sessionOf } from '../access/principal.js';
-import type { TenantKeyVerifier } from './key-verifier.js';
+import { requestScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import type { TenantKeyVerifier } from './key-verifier.js';
 import { allowedScopes, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './tenant-keys.js';
 
 // Typed as any string: stored keys' scopes are read back as text.
@@ -58,7 +59,7 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
           response: { 200: PageOf(KeyRecord) },
         },
       },
-      async (request) => listApiKeys(ctx, sessionOf(request.principal).tenantId, request.query),
+      async (request) => listApiKeys(ctx, requestScope(request), request.query),
     );
 
     app.post(
@@ -86,6 +87,7 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
       async (request, reply) => {
         const key = await createApiKey(
           ctx,
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           sessionOf(request.principal),
           request.body,
@@ -110,11 +112,10 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
         },
       },
       async (request) => {
-        const session = sessionOf(request.principal);
         const key = await rotateApiKey(
           ctx,
+          requestScope(request),
           auditOrigin(request, ctx.now()),
-          session.tenantId,
           request.params.id,
           request.body,
         );
@@ -130,8 +131,7 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
         schema: { tags, summary: 'Revoke a key', params: IdParams, response: { 204: NoContent } },
       },
       async (request, reply) => {
-        const session = sessionOf(request.principal);
-        await revokeApiKey(ctx, auditOrigin(request, ctx.now()), session.tenantId, request.params.id);
+        await revokeApiKey(ctx, requestScope(request), auditOrigin(request, ctx.now()), request.params.id);
         tenantKeys.forget(request.params.id);
         return reply.code(204).send(null);
       },
@@ -149,7 +149,7 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
           },
         },
       },
-      async (request) => allowedScopes(sessionOf(request.principal).entitlements),
+      async (request) => allowedScopes(requestScope(request).entitlements),
     );
   };
 }

@@ -1,19 +1,19 @@
-import type { AuditOrigin } from '../access/audit.js';
-import { recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { LEVELS, MODULE_KEYS } from '../access/catalog.js';
 import type { SessionPrincipal } from '../access/principal.js';
+import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { displayPrefix, generateToken } from '../crypto/api-tokens.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import {
-  type ApiKeyRow,
   findApiKeyRow,
   insertApiKey,
   listApiKeyRows,
   updateApiKeyRow,
+  type ApiKeyRow,
 } from './tenant-store.js';
 
 export interface ApiKeyRecord {
@@ -70,7 +70,7 @@ function checkExpiry(value: string, now: Date): Date {
 }
 
 /** Checks scopes, known to the vocabulary (the body schema), against the tenant's entitlements. */
-function checkScopes(scopes: string[], entitlements: string[]): void {
+function checkScopes(scopes: string[], entitlements: readonly string[]): void {
   const missing = scopes.map((s) => s.split(':')[0] ?? '').filter((m) => !entitlements.includes(m));
   if (missing.length > 0) {
     throw new HttpProblem(
@@ -82,16 +82,17 @@ function checkScopes(scopes: string[], entitlements: string[]): void {
 
 export async function createApiKey(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
   session: SessionPrincipal,
   input: { name: string; scopes: string[]; expiresAt: string },
 ): Promise<ApiKeyRecord & { secret: string }> {
   const expiresAt = checkExpiry(input.expiresAt, origin.at);
-  checkScopes(input.scopes, session.entitlements);
+  checkScopes(input.scopes, scope.entitlements);
   const secret = generateToken('tnt_');
   const row: ApiKeyRow = {
     id: newId('key'),
-    tenant_id: session.tenantId,
+    tenant_id: scope.tenantId,
     name: input.name,
     prefix: displayPrefix(secret),
     secret_hash: ctx.keyring.hashToken('token-hash', secret),
@@ -106,10 +107,10 @@ export async function createApiKey(
     rotated_at: null,
   };
   await ctx.db.transaction().execute(async (trx) => {
-    await insertApiKey(trx, session.tenantId, row);
+    await insertApiKey(trx, scope, row);
     await recordAudit(trx, origin, {
       action: 'api_key.create',
-      tenantId: session.tenantId,
+      tenantId: scope.tenantId,
       targetType: 'api_key',
       targetId: row.id,
       metadata: {
@@ -125,12 +126,12 @@ export async function createApiKey(
 
 export async function listApiKeys(
   ctx: AppContext,
-  tenantId: string,
+  scope: TenantScope,
   query: PageQuery,
 ): Promise<Page<ApiKeyRecord>> {
   const limit = query.limit ?? 20;
   const now = ctx.now();
-  const rows = await listApiKeyRows(ctx.db, tenantId, limit, decodeCursor(query.cursor, 'key'));
+  const rows = await listApiKeyRows(ctx.db, scope, limit, decodeCursor(query.cursor, 'key'));
   return toPage(rows, limit, (row) => toKeyRecord(row, now));
 }
 
@@ -140,8 +141,8 @@ export async function listApiKeys(
  */
 export async function rotateApiKey(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
-  tenantId: string,
   id: string,
   input: { expiresAt?: string; previousSecretValidForSeconds?: number },
 ): Promise<ApiKeyRecord & { secret: string }> {
@@ -150,12 +151,12 @@ export async function rotateApiKey(
   const overlapSeconds = input.previousSecretValidForSeconds ?? 0;
   const secret = generateToken('tnt_');
   const row = await ctx.db.transaction().execute(async (trx) => {
-    const current = isIdOf('key', id) ? await findApiKeyRow(trx, tenantId, id, true) : undefined;
+    const current = isIdOf('key', id) ? await findApiKeyRow(trx, scope, id, true) : undefined;
     if (!current) throw notFound('key');
     if (keyStatus(current, now) !== 'active') {
       throw new HttpProblem('conflict', `A ${keyStatus(current, now)} key cannot be rotated.`);
     }
-    const updated = await updateApiKeyRow(trx, tenantId, id, {
+    const updated = await updateApiKeyRow(trx, scope, id, {
       prefix: displayPrefix(secret),
       secret_hash: ctx.keyring.hashToken('token-hash', secret),
       previous_secret_hash: overlapSeconds > 0 ? current.secret_hash : null,
@@ -165,7 +166,7 @@ export async function rotateApiKey(
     });
     await recordAudit(trx, origin, {
       action: 'api_key.rotate',
-      tenantId,
+      tenantId: scope.tenantId,
       targetType: 'api_key',
       targetId: id,
       metadata: { name: updated.name, prefix: updated.prefix, previousSecretValidForSeconds: overlapSeconds },
@@ -177,22 +178,22 @@ export async function rotateApiKey(
 
 export async function revokeApiKey(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
-  tenantId: string,
   id: string,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const current = isIdOf('key', id) ? await findApiKeyRow(trx, tenantId, id, true) : undefined;
+    const current = isIdOf('key', id) ? await findApiKeyRow(trx, scope, id, true) : undefined;
     if (!current) throw notFound('key');
     if (current.revoked_at) return;
-    await updateApiKeyRow(trx, tenantId, id, {
+    await updateApiKeyRow(trx, scope, id, {
       revoked_at: origin.at,
       previous_secret_hash: null,
       previous_valid_until: null,
     });
     await recordAudit(trx, origin, {
       action: 'api_key.revoke',
-      tenantId,
+      tenantId: scope.tenantId,
       targetType: 'api_key',
       targetId: id,
       metadata: { name: current.name, prefix: current.prefix },
@@ -200,7 +201,7 @@ export async function revokeApiKey(
   });
 }
 
-export function allowedScopes(entitlements: string[]) {
+export function allowedScopes(entitlements: readonly string[]) {
   const modules = MODULE_KEYS.map((moduleKey) => ({
     moduleKey,
     levels: [...LEVELS],

@@ -1,30 +1,31 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
 import type { ApiKeysTable, DB } from '../db/schema.js';
-import { type Cursor, newestFirstPage } from '../http/pagination.js';
+import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
-// Every function takes the tenant first and filters on it: no key of one tenant is reachable by another.
+// Every function takes the tenant's scope first and filters on it: no key of one tenant is reachable by another.
 
 export async function insertApiKey(
   db: Kysely<DB>,
-  tenantId: string,
+  scope: TenantScope,
   row: Omit<ApiKeyRow, 'tenant_id'>,
 ): Promise<void> {
   await db
     .insertInto('api_keys')
-    .values({ ...row, tenant_id: tenantId, scopes: JSON.stringify(row.scopes) })
+    .values({ ...row, tenant_id: scope.tenantId, scopes: JSON.stringify(row.scopes) })
     .execute();
 }
 
 export function listApiKeyRows(
   db: Kysely<DB>,
-  tenantId: string,
+  scope: TenantScope,
   limit: number,
   after: Cursor | undefined,
 ): Promise<ApiKeyRow[]> {
   return newestFirstPage(
-    db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId),
+    db.selectFrom('api_keys').selectAll().where('tenant_id', '=', scope.tenantId),
     limit,
     after,
   ).execute();
@@ -32,24 +33,28 @@ export function listApiKeyRows(
 
 export function findApiKeyRow(
   db: Kysely<DB>,
-  tenantId: string,
+  scope: TenantScope,
   id: string,
   lock = false,
 ): Promise<ApiKeyRow | undefined> {
-  const query = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  const query = db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', id);
   return (lock ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export async function updateApiKeyRow(
   db: Kysely<DB>,
-  tenantId: string,
+  scope: TenantScope,
   id: string,
   changes: Partial<Omit<ApiKeyRow, 'id' | 'tenant_id' | 'scopes'>>,
 ): Promise<ApiKeyRow> {
   return db
     .updateTable('api_keys')
     .set(changes)
-    .where('tenant_id', '=', tenantId)
+    .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();

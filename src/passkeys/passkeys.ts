@@ -1,16 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import {
   generateRegistrationOptions,
+  verifyRegistrationResponse,
   type PublicKeyCredentialCreationOptionsJSON,
   type RegistrationResponseJSON,
-  verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import { randomBytes } from 'node:crypto';
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { SessionPrincipal } from '../access/principal.js';
+import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import { nameForAaguid } from './authenticators.js';
@@ -20,18 +21,18 @@ import type { PasskeyRecord } from './schemas.js';
 import {
   countPasskeys,
   credentialsOfUser,
-  handleOfUser,
   deletePasskeyRow,
+  handleOfUser,
   insertPasskey,
   listPasskeyRows,
   lockSignInMethods,
-  type PasskeyRow,
   passwordSignInEnabled,
   setPasswordSignIn,
   userHandleOf,
+  type PasskeyRow,
 } from './store.js';
 
-export const toPasskeyRecord = (row: PasskeyRow, userHandle: string): PasskeyRecord => ({
+export const toPasskeyRecord = (row: Omit<PasskeyRow, 'tenant_id'>, userHandle: string): PasskeyRecord => ({
   id: row.id,
   name: row.name,
   credentialId: row.credential_id,
@@ -50,11 +51,13 @@ export const toPasskeyRecord = (row: PasskeyRow, userHandle: string): PasskeyRec
  */
 export async function registrationOptions(
   ctx: AppContext,
+  scope: TenantScope,
   session: SessionPrincipal,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const rp = relyingPartyOf(ctx.config);
-  const handle = await userHandleOf(ctx.db, session.userId, isoBase64URL.fromBuffer(randomBytes(32)));
-  const existing = await credentialsOfUser(ctx.db, session.userId);
+  const fresh = isoBase64URL.fromBuffer(randomBytes(32));
+  const handle = await userHandleOf(ctx.db, scope, session.userId, fresh);
+  const existing = await credentialsOfUser(ctx.db, scope, session.userId);
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -87,18 +90,17 @@ const knownTransports = (transports: string[] | undefined): string[] => [
 const refused = (message: string) =>
   new HttpProblem('validation_failed', `response: ${message}`, { errors: [{ path: 'response', message }] });
 
-/** Checks the authenticator's answer to the session's challenge and keeps the new passkey. */
-export async function registerPasskey(
+/** The verified registration of the session's open challenge, or the 400 that says why not. */
+async function verifiedRegistration(
   ctx: AppContext,
-  origin: AuditOrigin,
   session: SessionPrincipal,
-  input: { response: RegistrationResponseJSON; name?: string },
-): Promise<PasskeyRecord> {
+  response: RegistrationResponseJSON,
+  now: Date,
+) {
   const rp = relyingPartyOf(ctx.config);
-  const now = origin.at;
   const challenge = await useChallenge(
     ctx.db,
-    input.response.response.clientDataJSON,
+    response.response.clientDataJSON,
     'registration',
     session.sessionId,
     now,
@@ -109,7 +111,7 @@ export async function registerPasskey(
   let verified;
   try {
     verified = await verifyRegistrationResponse({
-      response: input.response,
+      response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
@@ -124,14 +126,26 @@ export async function registerPasskey(
   const info = verified.registrationInfo;
   // The ID kept is the one the authenticator signed; the browser's copy must say the same, and
   // WebAuthn allows no more than 1023 bytes (anything longer could never sign in).
-  if (info.credential.id !== input.response.id || isoBase64URL.toBuffer(info.credential.id).length > 1023)
+  if (info.credential.id !== response.id || isoBase64URL.toBuffer(info.credential.id).length > 1023)
     throw refused('has a credential ID that is not the one the authenticator made, or is over 1023 bytes');
-  // The options made the handle; registering without having asked for options is refused above.
-  const handle = (await handleOfUser(ctx.db, session.userId)) ?? '';
+  return info;
+}
 
-  const row: PasskeyRow = {
+/** Checks the authenticator's answer to the session's challenge and keeps the new passkey. */
+export async function registerPasskey(
+  ctx: AppContext,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  session: SessionPrincipal,
+  input: { response: RegistrationResponseJSON; name?: string },
+): Promise<PasskeyRecord> {
+  const now = origin.at;
+  const info = await verifiedRegistration(ctx, session, input.response, now);
+  // The options made the handle; registering without having asked for options is refused above.
+  const handle = (await handleOfUser(ctx.db, scope, session.userId)) ?? '';
+
+  const row: Omit<PasskeyRow, 'tenant_id'> = {
     id: newId('pky'),
-    tenant_id: session.tenantId,
     user_id: session.userId,
     credential_id: info.credential.id,
     public_key: isoBase64URL.fromBuffer(info.credential.publicKey),
@@ -146,16 +160,16 @@ export async function registerPasskey(
   };
   return ctx.db.transaction().execute(async (trx) => {
     await lockSignInMethods(trx, session.userId);
-    if ((await countPasskeys(trx, session.userId)) >= MAX_PASSKEYS_PER_USER)
+    if ((await countPasskeys(trx, scope, session.userId)) >= MAX_PASSKEYS_PER_USER)
       throw new HttpProblem(
         'conflict',
         `You have ${MAX_PASSKEYS_PER_USER} passkeys, the most one account may have: remove one first.`,
       );
-    if (!(await insertPasskey(trx, row)))
+    if (!(await insertPasskey(trx, scope, row)))
       throw new HttpProblem('conflict', 'This passkey is registered already.');
     await recordAudit(trx, origin, {
       action: 'passkey.create',
-      tenantId: session.tenantId,
+      tenantId: scope.tenantId,
       targetType: 'passkey',
       targetId: row.id,
       metadata: { name: row.name, aaguid: row.aaguid, backupEligible: row.backup_eligible },
@@ -166,18 +180,21 @@ export async function registerPasskey(
 
 export async function listPasskeys(
   ctx: AppContext,
+  scope: TenantScope,
   session: SessionPrincipal,
   query: PageQuery,
 ): Promise<Page<PasskeyRecord>> {
   const limit = query.limit ?? 20;
-  const rows = await listPasskeyRows(ctx.db, session.userId, limit, decodeCursor(query.cursor, 'pky'));
-  const handle = rows.length > 0 ? await handleOfUser(ctx.db, session.userId) : null;
+  const after = decodeCursor(query.cursor, 'pky');
+  const rows = await listPasskeyRows(ctx.db, scope, session.userId, limit, after);
+  const handle = rows.length > 0 ? await handleOfUser(ctx.db, scope, session.userId) : null;
   return toPage(rows, limit, (row) => toPasskeyRecord(row, handle ?? ''));
 }
 
 /** Removes one of the session user's passkeys; never the last one while password sign-in is off. */
 export async function removePasskey(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
   session: SessionPrincipal,
   passkeyId: string,
@@ -185,11 +202,11 @@ export async function removePasskey(
   if (!isIdOf('pky', passkeyId)) throw notFound('passkey');
   await ctx.db.transaction().execute(async (trx) => {
     await lockSignInMethods(trx, session.userId);
-    const removed = await deletePasskeyRow(trx, session.userId, passkeyId);
+    const removed = await deletePasskeyRow(trx, scope, session.userId, passkeyId);
     if (!removed) throw notFound('passkey');
     if (
-      !(await passwordSignInEnabled(trx, session.userId)) &&
-      (await countPasskeys(trx, session.userId)) === 0
+      !(await passwordSignInEnabled(trx, scope, session.userId)) &&
+      (await countPasskeys(trx, scope, session.userId)) === 0
     )
       throw new HttpProblem(
         'conflict',
@@ -197,7 +214,7 @@ export async function removePasskey(
       );
     await recordAudit(trx, origin, {
       action: 'passkey.delete',
-      tenantId: session.tenantId,
+      tenantId: scope.tenantId,
       targetType: 'passkey',
       targetId: removed.id,
       metadata: { name: removed.name, aaguid: removed.aaguid },
@@ -207,8 +224,11 @@ export async function removePasskey(
 
 export const getPasswordSignIn = async (
   ctx: AppContext,
+  scope: TenantScope,
   session: SessionPrincipal,
-): Promise<{ enabled: boolean }> => ({ enabled: await passwordSignInEnabled(ctx.db, session.userId) });
+): Promise<{ enabled: boolean }> => ({
+  enabled: await passwordSignInEnabled(ctx.db, scope, session.userId),
+});
 
 /**
  * "Where enabled, passkeys replace password-only flows" (contract §10): the user turns password
@@ -216,23 +236,24 @@ export const getPasswordSignIn = async (
  */
 export async function switchPasswordSignIn(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
   session: SessionPrincipal,
   enabled: boolean,
 ): Promise<{ enabled: boolean }> {
   return ctx.db.transaction().execute(async (trx) => {
     await lockSignInMethods(trx, session.userId);
-    const was = await passwordSignInEnabled(trx, session.userId);
-    if (!enabled && (await countPasskeys(trx, session.userId)) === 0)
+    const was = await passwordSignInEnabled(trx, scope, session.userId);
+    if (!enabled && (await countPasskeys(trx, scope, session.userId)) === 0)
       throw new HttpProblem(
         'conflict',
         'Password sign-in can be turned off only by a user with a passkey: add a passkey first.',
       );
     if (was !== enabled) {
-      await setPasswordSignIn(trx, session.userId, enabled);
+      await setPasswordSignIn(trx, scope, session.userId, enabled);
       await recordAudit(trx, origin, {
         action: 'user.password_sign_in.update',
-        tenantId: session.tenantId,
+        tenantId: scope.tenantId,
         targetType: 'user',
         targetId: session.userId,
         metadata: { enabled },

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { FastifyRequest } from 'fastify';
 import { auditOrigin } from '../access/audit.js';
 import { sessionOf } from '../access/principal.js';
-import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
+import { requestScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, PageOf, StrictObject } from '../http/schemas.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
 import {
   getPasswordSignIn,
   listPasskeys,
@@ -48,7 +49,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: CreationOptions },
         },
       },
-      async (request) => registrationOptions(ctx, sessionOf(request.principal)),
+      async (request) => registrationOptions(ctx, requestScope(request), sessionOf(request.principal)),
     );
 
     app.post(
@@ -68,6 +69,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const passkey = await registerPasskey(
           ctx,
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           sessionOf(request.principal),
           request.body as { response: RegistrationResponseJSON; name?: string },
@@ -87,7 +89,8 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: PageOf(PasskeyRecord) },
         },
       },
-      async (request) => listPasskeys(ctx, sessionOf(request.principal), request.query),
+      async (request) =>
+        listPasskeys(ctx, requestScope(request), sessionOf(request.principal), request.query),
     );
 
     app.delete(
@@ -105,6 +108,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         await removePasskey(
           ctx,
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           sessionOf(request.principal),
           request.params.id,
@@ -164,7 +168,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: PasswordSignIn },
         },
       },
-      async (request) => getPasswordSignIn(ctx, sessionOf(request.principal)),
+      async (request) => getPasswordSignIn(ctx, requestScope(request), sessionOf(request.principal)),
     );
 
     app.put(
@@ -182,6 +186,7 @@ export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) =>
         switchPasswordSignIn(
           ctx,
+          requestScope(request),
           auditOrigin(request, ctx.now()),
           sessionOf(request.principal),
           request.body.enabled,

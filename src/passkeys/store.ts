@@ -1,20 +1,35 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
 import type { DB, PasskeysTable, WebauthnChallengesTable } from '../db/schema.js';
-import { type Cursor, newestFirstPage } from '../http/pagination.js';
+import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type PasskeyRow = Selectable<PasskeysTable>;
 export type ChallengeRow = Selectable<WebauthnChallengesTable>;
 
+// A user's passkeys and sign-in settings are read and changed in the scope of their tenant, and
+// filtered on it as well as on the user: a user ID of another tenant finds nothing. Challenges are
+// bound to a session or to no one, and a passkey found by its credential ID is how sign-in starts.
+
+const usersOf = (db: Kysely<DB>, scope: TenantScope) =>
+  db.selectFrom('users').where('tenant_id', '=', scope.tenantId);
+const passkeysOf = (db: Kysely<DB>, scope: TenantScope) =>
+  db.selectFrom('passkeys').where('tenant_id', '=', scope.tenantId);
+
 /** The user's WebAuthn handle, made once (the first writer wins when two offers race). */
-export async function userHandleOf(db: Kysely<DB>, userId: string, fresh: string): Promise<string> {
+export async function userHandleOf(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  fresh: string,
+): Promise<string> {
   await db
     .updateTable('users')
     .set({ webauthn_user_id: fresh })
+    .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', userId)
     .where('webauthn_user_id', 'is', null)
     .execute();
-  const row = await db
-    .selectFrom('users')
+  const row = await usersOf(db, scope)
     .select('webauthn_user_id')
     .where('id', '=', userId)
     .executeTakeFirstOrThrow();
@@ -22,12 +37,12 @@ export async function userHandleOf(db: Kysely<DB>, userId: string, fresh: string
 }
 
 /** The user's WebAuthn handle, or null before their first passkey offer. */
-export async function handleOfUser(db: Kysely<DB>, userId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('users')
-    .select('webauthn_user_id')
-    .where('id', '=', userId)
-    .executeTakeFirst();
+export async function handleOfUser(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<string | null> {
+  const row = await usersOf(db, scope).select('webauthn_user_id').where('id', '=', userId).executeTakeFirst();
   return row?.webauthn_user_id ?? null;
 }
 
@@ -63,10 +78,19 @@ export async function deleteExpiredChallenges(db: Kysely<DB>, now: Date): Promis
 }
 
 /** Inserts a passkey; false when its credential ID is registered already (to anyone). */
-export async function insertPasskey(db: Kysely<DB>, row: PasskeyRow): Promise<boolean> {
+export async function insertPasskey(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  row: Omit<PasskeyRow, 'tenant_id'>,
+): Promise<boolean> {
   const inserted = await db
     .insertInto('passkeys')
-    .values({ ...row, counter: Number(row.counter), transports: JSON.stringify(row.transports) })
+    .values({
+      ...row,
+      tenant_id: scope.tenantId,
+      counter: Number(row.counter),
+      transports: JSON.stringify(row.transports),
+    })
     .onConflict((oc) => oc.column('credential_id').doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
@@ -75,10 +99,10 @@ export async function insertPasskey(db: Kysely<DB>, row: PasskeyRow): Promise<bo
 /** Credential IDs and transports of the user's passkeys, for `excludeCredentials`. */
 export function credentialsOfUser(
   db: Kysely<DB>,
+  scope: TenantScope,
   userId: string,
 ): Promise<Pick<PasskeyRow, 'credential_id' | 'transports'>[]> {
-  return db
-    .selectFrom('passkeys')
+  return passkeysOf(db, scope)
     .select(['credential_id', 'transports'])
     .where('user_id', '=', userId)
     .orderBy('created_at')
@@ -88,17 +112,19 @@ export function credentialsOfUser(
 /** One page of the user's passkeys, newest first; `limit + 1` rows so the caller can tell whether more exist. */
 export function listPasskeyRows(
   db: Kysely<DB>,
+  scope: TenantScope,
   userId: string,
   limit: number,
   after: Cursor | undefined,
 ): Promise<PasskeyRow[]> {
   return newestFirstPage(
-    db.selectFrom('passkeys').selectAll().where('user_id', '=', userId),
+    passkeysOf(db, scope).selectAll().where('user_id', '=', userId),
     limit,
     after,
   ).execute();
 }
 
+/** Tenant-agnostic by nature: the credential ID a browser presents at sign-in names the passkey. */
 export function findPasskeyByCredential(
   db: Kysely<DB>,
   credentialId: string,
@@ -106,9 +132,8 @@ export function findPasskeyByCredential(
   return db.selectFrom('passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
 }
 
-export function countPasskeys(db: Kysely<DB>, userId: string): Promise<number> {
-  return db
-    .selectFrom('passkeys')
+export function countPasskeys(db: Kysely<DB>, scope: TenantScope, userId: string): Promise<number> {
+  return passkeysOf(db, scope)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow()
@@ -118,11 +143,13 @@ export function countPasskeys(db: Kysely<DB>, userId: string): Promise<number> {
 /** Deletes the user's passkey; the row deleted, or undefined when the user has no such passkey. */
 export function deletePasskeyRow(
   db: Kysely<DB>,
+  scope: TenantScope,
   userId: string,
   passkeyId: string,
 ): Promise<PasskeyRow | undefined> {
   return db
     .deleteFrom('passkeys')
+    .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', passkeyId)
     .where('user_id', '=', userId)
     .returningAll()
@@ -136,12 +163,14 @@ export function deletePasskeyRow(
  */
 export async function recordPasskeyUse(
   db: Kysely<DB>,
+  scope: TenantScope,
   passkeyId: string,
   update: { counter: number; backedUp: boolean; at: Date },
 ): Promise<boolean> {
   const result = await db
     .updateTable('passkeys')
     .set({ counter: update.counter, backed_up: update.backedUp, last_used_at: update.at })
+    .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', passkeyId)
     .where((eb) => (update.counter === 0 ? eb('counter', '=', 0) : eb('counter', '<', update.counter)))
     .executeTakeFirst();
@@ -158,15 +187,28 @@ export async function lockSignInMethods(trx: Kysely<DB>, userId: string): Promis
   );
 }
 
-export async function passwordSignInEnabled(db: Kysely<DB>, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('users')
+export async function passwordSignInEnabled(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<boolean> {
+  const row = await usersOf(db, scope)
     .select('password_sign_in_enabled')
     .where('id', '=', userId)
     .executeTakeFirstOrThrow();
   return row.password_sign_in_enabled;
 }
 
-export async function setPasswordSignIn(db: Kysely<DB>, userId: string, enabled: boolean): Promise<void> {
-  await db.updateTable('users').set({ password_sign_in_enabled: enabled }).where('id', '=', userId).execute();
+export async function setPasswordSignIn(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  enabled: boolean,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_sign_in_enabled: enabled })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .execute();
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { MODULE_KEYS } from '../access/catalog.js';
-import { clearAttempts, reserveAttempt, type SignedIn } from '../sign-in/sign-in.js';
+import { setupScopeOf } from '../access/scope.js';
 import { startSession } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
@@ -11,6 +11,7 @@ import { hashPassword } from '../crypto/passwords.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import { createPlatformKeyWith, type NewPlatformKey } from '../keys/platform-keys.js';
+import { clearAttempts, reserveAttempt, type SignedIn } from '../sign-in/sign-in.js';
 import { createTenantWith, createUserWith, hasAnyUser } from '../tenants/tenants.js';
 import {
   deleteAllSetupTokens,
@@ -112,44 +113,60 @@ export async function completeSetup(
     if (await hasAnyUser(trx)) throw setupDone();
     // Again under the lock, where it counts: a start of serve may have swept it since, expired.
     if (!(await isLiveSetupToken(trx, tokenHash, now))) throw wrongToken();
-
-    // Every row of the setup names the person it creates as the actor.
-    const userId = newId('usr');
-    const actor: AuditOrigin = { ...origin, actorType: 'user', actorId: userId };
-    const tenant = await createTenantWith(trx, actor, {
-      name: input.organizationName,
-      entitlements: MODULE_KEYS,
-    });
-    const user = await createUserWith(trx, actor, tenant.id, {
-      id: userId,
-      email: input.email,
-      role: 'PLATFORM_ADMIN',
-      passwordHash,
-    });
-    const platformKey = await createPlatformKeyWith(
-      trx,
-      ctx.keyring,
-      { name: 'setup', expiresAt: null },
-      actor,
-    );
-    const session = await startSession(trx, ctx, user, 'password', now);
+    const { organizationName, email } = input;
+    const done = await createFirstTenant(trx, ctx, origin, { organizationName, email, passwordHash });
     await deleteAllSetupTokens(trx);
     await clearAttempts(trx, throttleKey);
-    await recordAudit(trx, actor, {
-      action: 'setup.complete',
-      tenantId: tenant.id,
-      targetType: 'tenant',
-      targetId: tenant.id,
-      metadata: {
-        organizationName: tenant.name,
-        email: user.email,
-        entitlements: tenant.entitlements,
-        platformKeyId: platformKey.id,
-        platformKeyPrefix: platformKey.prefix,
-      },
-    });
-    return { signedIn: { user, ...session }, platformKey };
+    return done;
   });
+}
+
+/**
+ * What setup makes, with `trx` holding the setup lock: the tenant entitled to every module, its
+ * PLATFORM_ADMIN, a platform key named `setup` and a session, each row naming the new user as actor.
+ */
+async function createFirstTenant(
+  trx: Kysely<DB>,
+  ctx: AppContext,
+  origin: AuditOrigin,
+  input: { organizationName: string; email: string; passwordHash: string },
+): Promise<SetupDone> {
+  const userId = newId('usr');
+  const actor: AuditOrigin = { ...origin, actorType: 'user', actorId: userId };
+  const tenant = await createTenantWith(trx, actor, {
+    name: input.organizationName,
+    entitlements: MODULE_KEYS,
+  });
+  // The tenant made a line above: its first user, session and audit rows go in it. No credential
+  // of it exists yet; the setup token, checked under the lock, is what lets this happen (once).
+  const scope = setupScopeOf(tenant);
+  const user = await createUserWith(trx, scope, actor, {
+    id: userId,
+    email: input.email,
+    role: 'PLATFORM_ADMIN',
+    passwordHash: input.passwordHash,
+  });
+  const platformKey = await createPlatformKeyWith(
+    trx,
+    ctx.keyring,
+    { name: 'setup', expiresAt: null },
+    actor,
+  );
+  const session = await startSession(trx, ctx, scope, user.id, 'password', origin.at);
+  await recordAudit(trx, actor, {
+    action: 'setup.complete',
+    tenantId: scope.tenantId,
+    targetType: 'tenant',
+    targetId: tenant.id,
+    metadata: {
+      organizationName: tenant.name,
+      email: user.email,
+      entitlements: tenant.entitlements,
+      platformKeyId: platformKey.id,
+      platformKeyPrefix: platformKey.prefix,
+    },
+  });
+  return { signedIn: { user, scope, ...session }, platformKey };
 }
 
 const wrongToken = (): HttpProblem =>

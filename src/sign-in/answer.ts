@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
-import type { AppContext } from '../context.js';
-import { HttpProblem } from '../http/problem.js';
-import { getTenant } from '../tenants/tenants.js';
+import { Type, type Static } from 'typebox';
 import { setSessionCookies } from '../access/cookies.js';
 import { issueCsrfToken } from '../access/csrf.js';
+import type { AppContext } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+import { ownTenant } from '../tenants/tenants.js';
 import type { SignedIn } from './sign-in.js';
 
 const UserSchema = Type.Object({
@@ -52,7 +52,7 @@ export async function answerSignIn(
   signedIn: SignedIn,
   authMethod: string,
 ): Promise<SignInAnswer> {
-  const tenant = await getTenant(ctx, signedIn.user.tenantId);
+  const tenant = await ownTenant(ctx, signedIn.scope);
   const csrfToken = issueCsrfToken(ctx.keyring, signedIn.sessionId);
   setSessionCookies(reply, signedIn.token, csrfToken, signedIn.expiresAt);
   return {

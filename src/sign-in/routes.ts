@@ -1,15 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
-import { NoContent, StrictObject } from '../http/schemas.js';
-import { getTenant } from '../tenants/tenants.js';
 import { auditOrigin } from '../access/audit.js';
 import { clearSessionCookies, setCsrfCookie } from '../access/cookies.js';
 import { issueCsrfToken } from '../access/csrf.js';
 import { sessionOf } from '../access/principal.js';
+import { requestScope } from '../access/scope.js';
 import { endSession } from '../access/sessions.js';
-import { signInWithPassword } from './sign-in.js';
+import type { AppContext } from '../context.js';
+import { NoContent, StrictObject } from '../http/schemas.js';
+import { ownTenant } from '../tenants/tenants.js';
 import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './answer.js';
+import { signInWithPassword } from './sign-in.js';
 
 const tags = ['sign-in'];
 
@@ -56,7 +57,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const session = sessionOf(request.principal);
-        const tenant = await getTenant(ctx, session.tenantId);
+        const tenant = await ownTenant(ctx, requestScope(request));
         const csrfToken = issueCsrfToken(ctx.keyring, session.sessionId);
         setCsrfCookie(reply, csrfToken);
         return {
@@ -75,7 +76,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: { tags, summary: 'Sign out: the session ends at once', response: { 204: NoContent } },
       },
       async (request, reply) => {
-        await endSession(ctx, sessionOf(request.principal).sessionId, ctx.now());
+        await endSession(ctx, requestScope(request), sessionOf(request.principal).sessionId, ctx.now());
         clearSessionCookies(reply);
         return reply.code(204).send(null);
       },

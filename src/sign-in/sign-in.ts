@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { AppContext } from '../context.js';
-import type { DB } from '../db/schema.js';
-import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
-import { HttpProblem } from '../http/problem.js';
-import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
+import { signInScopeOf, type TenantScope } from '../access/scope.js';
 import { clearFailures, reserveSignInAttempt, SIGN_IN_FAILURE_WINDOW_MS } from '../access/session-store.js';
 import { startSession } from '../access/sessions.js';
+import type { AppContext } from '../context.js';
+import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
+import type { DB } from '../db/schema.js';
+import { HttpProblem } from '../http/problem.js';
+import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
 
 const MAX_FAILURES = 10;
 
@@ -40,6 +41,8 @@ export const clearAttempts = (db: Kysely<DB>, account: string): Promise<void> =>
 
 export interface SignedIn {
   user: User;
+  /** The signed-in user's tenant: what the sign-in answer reads its tenant with. */
+  scope: TenantScope;
   sessionId: string;
   token: string;
   expiresAt: Date;
@@ -86,9 +89,11 @@ export async function signInWithPassword(
     );
   }
 
+  // The password verified: the account's tenant is the one this sign-in acts for.
+  const scope = signInScopeOf(user);
   return ctx.db.transaction().execute(async (trx) => {
     await clearAttempts(trx, account);
-    return startSignedInSession(trx, ctx, origin, user, 'password');
+    return startSignedInSession(trx, ctx, scope, origin, user, 'password');
   });
 }
 
@@ -99,22 +104,27 @@ export async function signInWithPassword(
 export async function startSignedInSession(
   trx: Kysely<DB>,
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
   user: User,
   method: string,
   metadata: Record<string, unknown> = {},
 ): Promise<SignedIn> {
-  const session = await startSession(trx, ctx, user, method, origin.at);
+  const session = await startSession(trx, ctx, scope, user.id, method, origin.at);
   await recordAudit(
     trx,
     { ...origin, actorType: 'user', actorId: user.id },
     {
       action: 'sign_in.success',
-      tenantId: user.tenantId,
+      tenantId: scope.tenantId,
       targetType: 'session',
       targetId: session.sessionId,
       metadata: { email: user.email, method, ...metadata },
     },
   );
-  return { user: { id: user.id, email: user.email, role: user.role, tenantId: user.tenantId }, ...session };
+  return {
+    user: { id: user.id, email: user.email, role: user.role, tenantId: scope.tenantId },
+    scope,
+    ...session,
+  };
 }

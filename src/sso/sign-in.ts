@@ -1,10 +1,11 @@
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
-import { type SignedIn, startSignedInSession } from '../sign-in/sign-in.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
+import { signInScopeOf } from '../access/scope.js';
 import type { SsoConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
+import { startSignedInSession, type SignedIn } from '../sign-in/sign-in.js';
 import { findUserForSignIn } from '../tenants/tenants.js';
-import { type Acceptor, TokenRefused } from './kerberos.js';
+import { TokenRefused, type Acceptor } from './kerberos.js';
 
 // A SPNEGO token is base64; a Kerberos ticket with a large PAC (many groups) runs to about 12 KB of
 // it, which is also what Node lets a header line hold before this is reached.
@@ -57,8 +58,12 @@ export async function signInWithTicket(
   const user = await findUserForSignIn(ctx, `${name.toLowerCase()}@${sso.config.emailDomain}`);
   if (!user) throw await refuse('no_user', accepted.principal);
 
+  // The ticket verified and names this user: their tenant is the one this sign-in acts for.
+  const scope = signInScopeOf(user);
   const signedIn = await ctx.db
     .transaction()
-    .execute((trx) => startSignedInSession(trx, ctx, origin, user, 'sso', { principal: accepted.principal }));
+    .execute((trx) =>
+      startSignedInSession(trx, ctx, scope, origin, user, 'sso', { principal: accepted.principal }),
+    );
   return { signedIn, mutualToken: accepted.response };
 }

@@ -5,7 +5,14 @@ import { MODULE_KEYS, ROLES } from '../access/catalog.js';
 import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
-import { createTenant, createUser, getTenant, listTenants, setEntitlements } from './tenants.js';
+import {
+  createTenant,
+  createUser,
+  getTenant,
+  listTenants,
+  platformScopeFor,
+  setEntitlements,
+} from './tenants.js';
 
 const ModuleList = Type.Array(Type.Enum(MODULE_KEYS), {
   uniqueItems: true,
@@ -90,8 +97,14 @@ export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: TenantSchema },
         },
       },
+      // Crosses tenants on purpose: a platform key manages the tenant the URL names, once found.
       async (request) =>
-        setEntitlements(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body.entitlements),
+        setEntitlements(
+          ctx,
+          await platformScopeFor(ctx, request.principal, request.params.id),
+          auditOrigin(request, ctx.now()),
+          request.body.entitlements,
+        ),
     );
 
     app.post(
@@ -111,7 +124,9 @@ export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const user = await createUser(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body);
+        // Crosses tenants on purpose: a platform key adds users to the tenant the URL names, once found.
+        const scope = await platformScopeFor(ctx, request.principal, request.params.id);
+        const user = await createUser(ctx, scope, auditOrigin(request, ctx.now()), request.body);
         return reply.code(201).send(user);
       },
     );

@@ -1,17 +1,23 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
 import type { DB, TenantsTable, UsersTable } from '../db/schema.js';
-import { type Cursor, newestFirstPage } from '../http/pagination.js';
+import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type TenantRow = Selectable<TenantsTable>;
 export type UserRow = Selectable<UsersTable>;
 
 export async function insertTenant(db: Kysely<DB>, row: TenantRow, modules: string[]): Promise<void> {
   await db.insertInto('tenants').values(row).execute();
-  await replaceEntitlementRows(db, row.id, modules, row.created_at);
+  // A tenant being created has no scope yet: its entitlements are written by ID, here only.
+  await insertEntitlementRows(db, row.id, modules, row.created_at);
 }
 
-export function findTenantRow(db: Kysely<DB>, tenantId: string): Promise<TenantRow | undefined> {
-  return db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst();
+/**
+ * A tenant by ID: how a platform route checks that the tenant its URL names exists before it makes
+ * a scope for it, and how a scope's own tenant is read. The tenants table itself is not tenant data.
+ */
+export function findTenantRow(db: Kysely<DB>, id: string): Promise<TenantRow | undefined> {
+  return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** One page of tenants, newest first; `limit + 1` rows so the caller can tell whether more exist. */
@@ -23,7 +29,7 @@ export function listTenantRows(
   return newestFirstPage(db.selectFrom('tenants').selectAll(), limit, after).execute();
 }
 
-/** Entitlements of several tenants at once, in one query. */
+/** Entitlements of several tenants at once, in one query: the platform's tenant list and lookups. */
 export async function entitlementsOf(db: Kysely<DB>, tenantIds: string[]): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>(tenantIds.map((id) => [id, []]));
   if (tenantIds.length === 0) return result;
@@ -39,11 +45,20 @@ export async function entitlementsOf(db: Kysely<DB>, tenantIds: string[]): Promi
 
 export async function replaceEntitlementRows(
   db: Kysely<DB>,
+  scope: TenantScope,
+  modules: string[],
+  at: Date,
+): Promise<void> {
+  await db.deleteFrom('tenant_entitlements').where('tenant_id', '=', scope.tenantId).execute();
+  await insertEntitlementRows(db, scope.tenantId, modules, at);
+}
+
+async function insertEntitlementRows(
+  db: Kysely<DB>,
   tenantId: string,
   modules: string[],
   at: Date,
 ): Promise<void> {
-  await db.deleteFrom('tenant_entitlements').where('tenant_id', '=', tenantId).execute();
   if (modules.length === 0) return;
   await db
     .insertInto('tenant_entitlements')
@@ -54,23 +69,39 @@ export async function replaceEntitlementRows(
 /** Inserts a user; false when the e-mail address is taken (by any tenant: e-mail is global). */
 export async function insertUserRow(
   db: Kysely<DB>,
-  tenantId: string,
+  scope: TenantScope,
   row: Omit<UserRow, 'tenant_id' | 'password_sign_in_enabled' | 'webauthn_user_id'>,
 ): Promise<boolean> {
   const inserted = await db
     .insertInto('users')
-    .values({ ...row, tenant_id: tenantId })
+    .values({ ...row, tenant_id: scope.tenantId })
     .onConflict((oc) => oc.column('email').doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
-export function findUserRowByEmail(db: Kysely<DB>, email: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+/** A user row with its tenant's entitlements, read in the same query: what sign-in starts from. */
+export type SignInUserRow = UserRow & { entitlements: string[] };
+
+// Tenant-agnostic by nature: sign-in knows no tenant until the credential has named the user.
+const signInUsers = (db: Kysely<DB>) =>
+  db
+    .selectFrom('users as u')
+    .selectAll('u')
+    .select(
+      sql<
+        string[]
+      >`coalesce((select json_agg(e.module_key order by e.module_key) from tenant_entitlements e where e.tenant_id = u.tenant_id), '[]'::json)`.as(
+        'entitlements',
+      ),
+    );
+
+export function findUserRowByEmail(db: Kysely<DB>, email: string): Promise<SignInUserRow | undefined> {
+  return signInUsers(db).where('u.email', '=', email).executeTakeFirst();
 }
 
-export function findUserRowById(db: Kysely<DB>, userId: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+export function findUserRowById(db: Kysely<DB>, userId: string): Promise<SignInUserRow | undefined> {
+  return signInUsers(db).where('u.id', '=', userId).executeTakeFirst();
 }
 
 export async function anyUserRow(db: Kysely<DB>): Promise<boolean> {

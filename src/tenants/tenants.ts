@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { ModuleKey, Role } from '../access/catalog.js';
+import type { Principal } from '../access/principal.js';
+import { platformScopeOf, type TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import type { DB } from '../db/schema.js';
 import { hashPassword } from '../crypto/passwords.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../http/pagination.js';
+import type { DB } from '../db/schema.js';
+import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
   anyUserRow,
@@ -17,6 +19,7 @@ import {
   insertUserRow,
   listTenantRows,
   replaceEntitlementRows,
+  type SignInUserRow,
   type TenantRow,
 } from './store.js';
 
@@ -70,11 +73,29 @@ export async function createTenantWith(
   return toTenant(row, modules);
 }
 
-export async function getTenant(ctx: AppContext, tenantId: string): Promise<Tenant> {
-  const row = isIdOf('ten', tenantId) ? await findTenantRow(ctx.db, tenantId) : undefined;
+/** A tenant by the ID a platform operator named: 404 for an unknown or malformed one. */
+export async function getTenant(ctx: AppContext, id: string): Promise<Tenant> {
+  const row = isIdOf('ten', id) ? await findTenantRow(ctx.db, id) : undefined;
   if (!row) throw notFound('tenant');
   const entitlements = await entitlementsOf(ctx.db, [row.id]);
   return toTenant(row, entitlements.get(row.id) ?? []);
+}
+
+/** The scope's own tenant, with its entitlements as they are now (the sign-in answer, the session). */
+export function ownTenant(ctx: AppContext, scope: TenantScope): Promise<Tenant> {
+  return getTenant(ctx, scope.tenantId);
+}
+
+/**
+ * The scope a platform operator manages a tenant's users and entitlements in: the tenant the URL
+ * names, found first (404 otherwise). Platform keys own no tenant; this is where they get one.
+ */
+export async function platformScopeFor(
+  ctx: AppContext,
+  principal: Principal | null,
+  id: string,
+): Promise<TenantScope> {
+  return platformScopeOf(principal, await getTenant(ctx, id));
 }
 
 export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Page<Tenant>> {
@@ -89,16 +110,17 @@ export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Pa
 
 export async function setEntitlements(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
-  tenantId: string,
   modules: ModuleKey[],
 ): Promise<Tenant> {
   const wanted = unique(modules);
+  const { tenantId } = scope;
   return ctx.db.transaction().execute(async (trx) => {
-    const row = isIdOf('ten', tenantId) ? await findTenantRow(trx, tenantId) : undefined;
+    const row = await findTenantRow(trx, tenantId);
     if (!row) throw notFound('tenant');
     const before = (await entitlementsOf(trx, [tenantId])).get(tenantId) ?? [];
-    await replaceEntitlementRows(trx, tenantId, wanted, origin.at);
+    await replaceEntitlementRows(trx, scope, wanted, origin.at);
     await recordAudit(trx, origin, {
       action: 'tenant.entitlements.update',
       tenantId,
@@ -112,17 +134,17 @@ export async function setEntitlements(
 
 export async function createUser(
   ctx: AppContext,
+  scope: TenantScope,
   origin: AuditOrigin,
-  tenantId: string,
   input: { email: string; role: Role; password: string },
 ): Promise<User> {
   // Hashing is slow on purpose; do it before the transaction so no connection waits on it.
   const passwordHash = await hashPassword(input.password);
-  return ctx.db.transaction().execute(async (trx) => {
-    const tenant = isIdOf('ten', tenantId) ? await findTenantRow(trx, tenantId) : undefined;
-    if (!tenant) throw notFound('tenant');
-    return createUserWith(trx, origin, tenantId, { email: input.email, role: input.role, passwordHash });
-  });
+  return ctx.db
+    .transaction()
+    .execute((trx) =>
+      createUserWith(trx, scope, origin, { email: input.email, role: input.role, passwordHash }),
+    );
 }
 
 /**
@@ -132,13 +154,14 @@ export async function createUser(
  */
 export async function createUserWith(
   db: Kysely<DB>,
+  scope: TenantScope,
   origin: AuditOrigin,
-  tenantId: string,
   input: { email: string; role: Role; passwordHash: string; id?: string },
 ): Promise<User> {
   const email = normalizeEmail(input.email);
   const id = input.id ?? newId('usr');
-  const inserted = await insertUserRow(db, tenantId, {
+  const { tenantId } = scope;
+  const inserted = await insertUserRow(db, scope, {
     id,
     email,
     role: input.role,
@@ -164,27 +187,35 @@ export function hasAnyUser(db: Kysely<DB>): Promise<boolean> {
 /** E-mail addresses are stored trimmed and lower-cased; every lookup normalises the same way. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
+/** A user as sign-in finds them, before any scope exists: what each way of signing in checks. */
 export interface SignInUser extends User {
   passwordHash: string | null;
   passwordSignInEnabled: boolean;
+  /** The WebAuthn user handle, null before their first passkey offer. */
+  webauthnUserId: string | null;
+  /** The tenant's entitlements, read with the user: what the scope of their session carries. */
+  entitlements: string[];
 }
+
+const toSignInUser = (row: SignInUserRow): SignInUser => ({
+  id: row.id,
+  email: row.email,
+  role: row.role as Role,
+  tenantId: row.tenant_id,
+  passwordHash: row.password_hash,
+  passwordSignInEnabled: row.password_sign_in_enabled,
+  webauthnUserId: row.webauthn_user_id,
+  entitlements: row.entitlements,
+});
 
 /** The user an e-mail address signs in as, with what password sign-in needs; undefined if none. */
 export async function findUserForSignIn(ctx: AppContext, email: string): Promise<SignInUser | undefined> {
   const row = await findUserRowByEmail(ctx.db, normalizeEmail(email));
-  if (!row) return undefined;
-  return {
-    id: row.id,
-    email: row.email,
-    role: row.role as Role,
-    tenantId: row.tenant_id,
-    passwordHash: row.password_hash,
-    passwordSignInEnabled: row.password_sign_in_enabled,
-  };
+  return row && toSignInUser(row);
 }
 
 /** A user by ID (a passkey names its owner by ID), or undefined if the user is gone. */
-export async function findUserById(db: Kysely<DB>, userId: string): Promise<User | undefined> {
+export async function findUserById(db: Kysely<DB>, userId: string): Promise<SignInUser | undefined> {
   const row = await findUserRowById(db, userId);
-  return row && { id: row.id, email: row.email, role: row.role as Role, tenantId: row.tenant_id };
+  return row && toSignInUser(row);
 }
