@@ -282,12 +282,14 @@ test('every tenant, session and key-management route keeps one tenant out of ano
     assert.ok(tables.includes(table), `${table} is not among the tenant tables found: ${tables.join(', ')}`);
   const before = await snapshotOfA(tables);
   const hits = { session: 0, key: 0 };
+  const outOfScope: string[] = [];
 
   for (const route of routes) {
     const name = `${route.method} ${route.url}`;
     const skip = skipReason(route);
     if (skip) {
-      await t.test(name, { skip });
+      // Listed once below rather than as skipped tests: these are out of scope, not unfinished.
+      outOfScope.push(`${name} (${skip.split(':')[0]})`);
       continue;
     }
     await t.test(name, async () => {
@@ -314,6 +316,7 @@ test('every tenant, session and key-management route keeps one tenant out of ano
   }
   assert.ok(hits.session > 15, `only ${hits.session} routes let tenant B’s session past the gate`);
   assert.ok(hits.key > 5, `only ${hits.key} routes let tenant B’s key past the gate`);
+  t.diagnostic(`not in the table, by access class: ${outOfScope.join(', ')}`);
 });
 
 test('tenant A’s own credential reaches every resource the table names (the 404s above mean something)', async () => {
