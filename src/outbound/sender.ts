@@ -1,7 +1,7 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
-import { Agent, request } from 'undici';
-import { type Cidr, checkAddress, checkUrl, type DestinationPolicy } from './ssrf-policy.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { checkAddress, checkUrl, type Cidr, type DestinationPolicy } from './ssrf-policy.js';
 
 /** How an attempt failed (contract §7 `error`). */
 export type SendError =
@@ -107,6 +107,88 @@ export async function resolveChecked(
   return chosen;
 }
 
+/** What an attempt came to, before its duration is known. */
+interface Outcome {
+  status: number | null;
+  remoteAddress: string | null;
+  /** null: taken (a 2xx answer). */
+  error: SendError | null;
+  errorDetail: string | null;
+  retryAfterSeconds?: number | null;
+  body?: string;
+}
+
+/** The one place a SendResult is made: ok when nothing went wrong, timed from `started`. */
+function resultOf(started: number, outcome: Outcome): SendResult {
+  const { body, ...fields } = outcome;
+  return {
+    ok: fields.error === null,
+    ...fields,
+    retryAfterSeconds: fields.retryAfterSeconds ?? null,
+    ...(body === undefined ? {} : { body }),
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+/**
+ * What an answer means: a 2xx is taken; a 3xx is a redirect, never followed; anything else failed,
+ * and may say when to try again (Retry-After in seconds; an HTTP date is not read).
+ */
+export function judgeAnswer(
+  status: number,
+  retryAfter: string | string[] | undefined,
+): Pick<Outcome, 'error' | 'errorDetail' | 'retryAfterSeconds'> {
+  if (status >= 200 && status < 300) return { error: null, errorDetail: null, retryAfterSeconds: null };
+  if (status >= 300 && status < 400) {
+    return {
+      error: 'redirect_refused',
+      errorDetail: `HTTP ${status}: redirects are not followed`,
+      retryAfterSeconds: null,
+    };
+  }
+  const seconds = Number(retryAfter);
+  const retryAfterSeconds = Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+  return { error: 'http_status', errorDetail: `HTTP ${status}`, retryAfterSeconds };
+}
+
+/**
+ * Reads an answer's body up to MAX_RESPONSE_BYTES and throws it away, keeping its first
+ * KEPT_BODY_BYTES as text when asked (undefined when not).
+ */
+async function readAnswer(body: Dispatcher.ResponseData['body'], keep: boolean): Promise<string | undefined> {
+  let read = 0;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    read += buffer.length;
+    if (keep && keptBytes < KEPT_BODY_BYTES) {
+      const part = buffer.subarray(0, KEPT_BODY_BYTES - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+    if (read >= MAX_RESPONSE_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return keep ? Buffer.concat(kept).toString('utf8') : undefined;
+}
+
+/** One request, no redirects, every phase bounded by the timeout. */
+function requestOptions(outbound: OutboundRequest, agent: Agent, timeoutMs: number) {
+  return {
+    method: outbound.method,
+    headers: outbound.headers,
+    body: outbound.body,
+    dispatcher: agent,
+    maxRedirections: 0,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+  } as Parameters<typeof request>[1];
+}
+
 /**
  * Outbound HTTP for deliveries and alerts, under the SSRF policy at send time: the URL is checked
  * again, the name is resolved here, every address is checked, and the socket connects to a checked
@@ -115,6 +197,7 @@ export async function resolveChecked(
  */
 export function createSender(options: { policy: DestinationPolicy; timeoutMs: number; resolve?: Resolver }) {
   const resolve = options.resolve ?? defaultResolver;
+  // The address each name was last connected to: where an answer (or a failure) came from.
   const pinned = new Map<string, string>();
 
   const lookup = (
@@ -139,94 +222,26 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
 
   async function send(outbound: OutboundRequest): Promise<SendResult> {
     const started = performance.now();
-    const done = (result: Omit<SendResult, 'durationMs'>): SendResult => ({
-      ...result,
-      durationMs: Math.round(performance.now() - started),
-    });
     const verdict = checkUrl(outbound.url, options.policy);
     if (!verdict.allowed) {
-      return done({
-        ok: false,
-        status: null,
-        remoteAddress: null,
-        error: 'destination_forbidden',
-        errorDetail: verdict.message,
-        retryAfterSeconds: null,
-      });
+      const error = 'destination_forbidden';
+      return resultOf(started, { status: null, remoteAddress: null, error, errorDetail: verdict.message });
     }
     const host = verdict.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const remoteAddress = () => verdict.address ?? pinned.get(host) ?? null;
     try {
-      const response = await request(verdict.url, {
-        method: outbound.method,
-        headers: outbound.headers,
-        body: outbound.body,
-        dispatcher: agent,
-        maxRedirections: 0,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-        signal: AbortSignal.timeout(options.timeoutMs),
-      } as Parameters<typeof request>[1]);
-      let read = 0;
-      const kept: Buffer[] = [];
-      let keptBytes = 0;
-      for await (const chunk of response.body) {
-        const buffer = chunk as Buffer;
-        read += buffer.length;
-        if (outbound.keepBody && keptBytes < KEPT_BODY_BYTES) {
-          const part = buffer.subarray(0, KEPT_BODY_BYTES - keptBytes);
-          kept.push(part);
-          keptBytes += part.length;
-        }
-        if (read >= MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          break;
-        }
-      }
-      const body = outbound.keepBody ? { body: Buffer.concat(kept).toString('utf8') } : {};
-      const remoteAddress = verdict.address ?? pinned.get(host) ?? null;
+      const response = await request(verdict.url, requestOptions(outbound, agent, options.timeoutMs));
+      const body = await readAnswer(response.body, outbound.keepBody === true);
       const status = response.statusCode;
-      const retryAfter = Number(response.headers['retry-after']);
-      const retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null;
-      if (status >= 200 && status < 300) {
-        return done({
-          ok: true,
-          status,
-          remoteAddress,
-          error: null,
-          errorDetail: null,
-          retryAfterSeconds: null,
-          ...body,
-        });
-      }
-      if (status >= 300 && status < 400) {
-        return done({
-          ok: false,
-          status,
-          remoteAddress,
-          error: 'redirect_refused',
-          errorDetail: `HTTP ${status}: redirects are not followed`,
-          retryAfterSeconds: null,
-          ...body,
-        });
-      }
-      return done({
-        ok: false,
-        status,
-        remoteAddress,
-        error: 'http_status',
-        errorDetail: `HTTP ${status}`,
-        retryAfterSeconds,
-        ...body,
-      });
+      const judged = judgeAnswer(status, response.headers['retry-after']);
+      return resultOf(started, { status, remoteAddress: remoteAddress(), ...judged, body });
     } catch (error) {
       const { error: code, detail } = classify(error);
-      return done({
-        ok: false,
+      return resultOf(started, {
         status: null,
-        remoteAddress: verdict.address ?? pinned.get(host) ?? null,
+        remoteAddress: remoteAddress(),
         error: code,
         errorDetail: detail,
-        retryAfterSeconds: null,
       });
     }
   }

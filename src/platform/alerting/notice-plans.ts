@@ -54,7 +54,7 @@ export class NoticePlans {
   firing(
     alert: AlertInstance,
     route: { channelId: string; repeatIntervalSeconds: number },
-    told: Map<string, ChannelState> | undefined,
+    told: ReadonlyMap<string, ChannelState> | undefined,
   ): void {
     const plan = this.plan(alert.labels, route.channelId);
     plan.firing.push(alert);

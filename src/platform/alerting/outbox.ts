@@ -1,13 +1,20 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { newId } from '../../crypto/ids.js';
-import type { AlertNotificationsTable, DB, NoticeAlert } from '../../db/schema.js';
-import { allChannelRows, recordChannelAttempt } from './channel-store.js';
+import type { DB, NoticeAlert } from '../../db/schema.js';
+import {
+  claimDueNotices,
+  finishNotice,
+  forgetChannels,
+  insertPendingNotice,
+  supersedePendingNotices,
+  type NoticeOutcome,
+  type NotificationRow,
+} from './alerts-store.js';
+import { allChannelRows, recordChannelAttempt, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
 import type { ChannelKind } from './kinds.js';
-import type { AlertInstance, ChannelSender } from './notification.js';
-
-type NotificationRow = Selectable<AlertNotificationsTable>;
+import type { AlertInstance, ChannelSender, ChannelSendResult } from './notification.js';
 
 // Alertmanager's webhook has `truncatedAlerts` for this: a notice lists at most this many alerts
 // (firing first), and says how many more its group has.
@@ -42,40 +49,39 @@ const instance = (alert: NoticeAlert): AlertInstance => ({
  * the stale one said had resolved is carried into the new one, or the channel would never hear it.
  */
 export async function enqueueNotice(db: Kysely<DB>, notice: GroupNotice, at: Date): Promise<void> {
-  const superseded = await db
-    .updateTable('alert_notifications')
-    .set({ state: 'failed', next_attempt_at: null, last_error: 'superseded by a newer notice' })
-    .where('group_key', '=', notice.groupKey)
-    .where('channel_id', '=', notice.channelId)
-    .where('state', '=', 'pending')
-    .returning('alerts')
-    .execute();
-  const alerts = notice.alerts.map(stored);
-  const listed = new Set(alerts.map((alert) => alert.fingerprint));
-  for (const alert of superseded.flatMap((row) => row.alerts)) {
-    if (alert.status !== 'resolved' || listed.has(alert.fingerprint)) continue;
-    listed.add(alert.fingerprint);
-    alerts.push(alert);
-  }
-  await db
-    .insertInto('alert_notifications')
-    .values({
+  const superseded = await supersedePendingNotices(db, notice.groupKey, notice.channelId);
+  const alerts = withResolvedFrom(notice.alerts.map(stored), superseded.flat());
+  await insertPendingNotice(
+    db,
+    {
       id: newId('ntf'),
       group_key: notice.groupKey,
-      alerts: JSON.stringify(alerts.slice(0, MAX_ALERTS_PER_NOTICE)),
-      truncated_alerts: Math.max(0, alerts.length - MAX_ALERTS_PER_NOTICE),
       channel_id: notice.channelId,
+      alerts: alerts.slice(0, MAX_ALERTS_PER_NOTICE),
+      truncated_alerts: Math.max(0, alerts.length - MAX_ALERTS_PER_NOTICE),
       // Alertmanager's rule: a group is firing while any of its alerts is.
       status: alerts.some((alert) => alert.status === 'firing') ? 'firing' : 'resolved',
-      state: 'pending',
-      attempts: 0,
-      next_attempt_at: at,
-      last_error: null,
-      created_at: at,
-      sent_at: null,
-    })
-    .execute();
+    },
+    at,
+  );
 }
+
+/** The alerts of a new notice, then those a superseded one said had resolved that it does not list. */
+export function withResolvedFrom(alerts: NoticeAlert[], superseded: NoticeAlert[]): NoticeAlert[] {
+  const all = [...alerts];
+  const listed = new Set(alerts.map((alert) => alert.fingerprint));
+  for (const alert of superseded) {
+    if (alert.status !== 'resolved' || listed.has(alert.fingerprint)) continue;
+    listed.add(alert.fingerprint);
+    all.push(alert);
+  }
+  return all;
+}
+
+type OutboxContext = Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'>;
+
+// At most this many notices are claimed at once; the rest wait for the next round.
+const CLAIM_LIMIT = 50;
 
 /**
  * Sends the queued notices that are due: each is claimed first (its next attempt pushed past the
@@ -83,92 +89,85 @@ export async function enqueueNotice(db: Kysely<DB>, notice: GroupNotice, at: Dat
  * a process that dies mid-send leaves it to be claimed again. A channel that does not take it is
  * tried again on ALERT_RETRY_SCHEDULE, then the notice is marked failed.
  */
-export async function sendDueNotifications(
-  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'>,
-  sender: ChannelSender,
-): Promise<number> {
-  const { db, config } = ctx;
+export async function sendDueNotifications(ctx: OutboxContext, sender: ChannelSender): Promise<number> {
   const now = ctx.now();
-  const claimUntil = new Date(now.getTime() + config.delivery.timeoutMs * 2 + 5_000);
-  const claimed = await sql<NotificationRow>`
-    update alert_notifications set next_attempt_at = ${claimUntil}
-    where id in (
-      select id from alert_notifications
-      where state = 'pending' and next_attempt_at <= ${now}
-      order by next_attempt_at
-      limit 50
-      for update skip locked)
-    returning *`.execute(db);
-  if (claimed.rows.length === 0) return 0;
-  const channels = new Map((await allChannelRows(db)).map((row) => [row.id, row]));
-  const schedule = config.alerts.retryScheduleSeconds;
+  const claimUntil = new Date(now.getTime() + ctx.config.delivery.timeoutMs * 2 + 5_000);
+  const claimed = await claimDueNotices(ctx.db, now, claimUntil, CLAIM_LIMIT);
+  if (claimed.length === 0) return 0;
+  const channels = new Map((await allChannelRows(ctx.db)).map((row) => [row.id, row]));
   const gone = new Set<string>();
   await Promise.all(
-    claimed.rows.map(async (notice) => {
-      const claim = { db, id: notice.id, until: claimUntil };
+    claimed.map(async (notice) => {
+      const claim = { id: notice.id, until: claimUntil };
       const channel = channels.get(notice.channel_id);
-      if (!channel || !channel.enabled) {
-        // Deleted or switched off since: nothing to send any more, and the channel counts as never
-        // told, so once enabled again it hears of the alerts still firing at the next evaluation.
-        await finish(claim, 'failed', notice.attempts, null, 'the channel is gone or disabled');
-        gone.add(notice.channel_id);
-        return;
-      }
-      const result = await sender.send(openChannel(ctx, channel), {
-        id: notice.id,
-        status: notice.status,
-        alerts: notice.alerts.map(instance),
-        truncatedAlerts: notice.truncated_alerts,
-      });
-      ctx.metrics.alertNotifications.inc({
-        channel_kind: channel.kind as ChannelKind,
-        outcome: result.ok ? 'sent' : 'failed',
-      });
-      await recordChannelAttempt(db, channel.id, { at: ctx.now().toISOString(), ...result, test: false });
-      const attempts = notice.attempts + 1;
-      if (result.ok) {
-        await finish(claim, 'sent', attempts, null, null, ctx.now());
-        return;
-      }
-      ctx.log.warn(
-        { notificationId: notice.id, channelId: channel.id, error: result.error },
-        'alert notification not taken',
-      );
-      const delay = schedule[attempts - 1];
-      if (delay === undefined) {
-        await finish(claim, 'failed', attempts, null, result.error);
-      } else {
-        const next = new Date(ctx.now().getTime() + delay * 1000);
-        await finish(claim, 'pending', attempts, next, result.error);
-      }
+      if (channel?.enabled) return sendNotice(ctx, sender, channel, notice, claim);
+      // Deleted or switched off since: nothing to send any more, and the channel counts as never
+      // told, so once enabled again it hears of the alerts still firing at the next evaluation.
+      const error = 'the channel is gone or disabled';
+      await finishNotice(ctx.db, claim, failedOutcome(notice.attempts, error));
+      gone.add(notice.channel_id);
     }),
   );
   // Once per channel, not once per notice of it.
-  if (gone.size > 0)
-    await db
-      .deleteFrom('alert_channel_state')
-      .where('channel_id', 'in', [...gone])
-      .execute();
-  return claimed.rows.length;
+  await forgetChannels(ctx.db, [...gone]);
+  return claimed.length;
 }
 
+const failedOutcome = (attempts: number, lastError: string | null): NoticeOutcome => ({
+  state: 'failed',
+  attempts,
+  nextAttemptAt: null,
+  lastError,
+  sentAt: null,
+});
+
 /**
- * Ends an attempt, if the claim still holds: a notice superseded meanwhile, or claimed again after
- * this send outlived its claim, is left to what happened to it since.
+ * How an attempt ends (pure): sent, or not taken and tried again after the schedule's next delay,
+ * or failed for good once the schedule is spent. `attempts` counts this one.
  */
-async function finish(
-  claim: { db: Kysely<DB>; id: string; until: Date },
-  state: NotificationRow['state'],
+export function attemptOutcome(
+  result: ChannelSendResult,
   attempts: number,
-  nextAttemptAt: Date | null,
-  lastError: string | null,
-  sentAt: Date | null = null,
+  schedule: readonly number[],
+  now: Date,
+): NoticeOutcome {
+  if (result.ok) return { state: 'sent', attempts, nextAttemptAt: null, lastError: null, sentAt: now };
+  const delay = schedule[attempts - 1];
+  if (delay === undefined) return failedOutcome(attempts, result.error);
+  const nextAttemptAt = new Date(now.getTime() + delay * 1000);
+  return { state: 'pending', attempts, nextAttemptAt, lastError: result.error, sentAt: null };
+}
+
+/** One attempt at one claimed notice: sends it, counts it, remembers it on the channel, ends it. */
+async function sendNotice(
+  ctx: OutboxContext,
+  sender: ChannelSender,
+  channel: ChannelRow,
+  notice: NotificationRow,
+  claim: { id: string; until: Date },
 ): Promise<void> {
-  await claim.db
-    .updateTable('alert_notifications')
-    .set({ state, attempts, next_attempt_at: nextAttemptAt, last_error: lastError, sent_at: sentAt })
-    .where('id', '=', claim.id)
-    .where('state', '=', 'pending')
-    .where('next_attempt_at', '=', claim.until)
-    .execute();
+  const result = await sender.send(openChannel(ctx, channel), {
+    id: notice.id,
+    status: notice.status,
+    alerts: notice.alerts.map(instance),
+    truncatedAlerts: notice.truncated_alerts,
+  });
+  ctx.metrics.alertNotifications.inc({
+    channel_kind: channel.kind as ChannelKind,
+    outcome: result.ok ? 'sent' : 'failed',
+  });
+  await recordChannelAttempt(ctx.db, channel.id, { at: ctx.now().toISOString(), ...result, test: false });
+  if (!result.ok) {
+    ctx.log.warn(
+      { notificationId: notice.id, channelId: channel.id, error: result.error },
+      'alert notification not taken',
+    );
+  }
+  const outcome = attemptOutcome(
+    result,
+    notice.attempts + 1,
+    ctx.config.alerts.retryScheduleSeconds,
+    ctx.now(),
+  );
+  await finishNotice(ctx.db, claim, outcome);
 }

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { type AuditOrigin, recordAudit } from '../../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
 import { newId } from '../../crypto/ids.js';
 import type { DB } from '../../db/schema.js';
-import { type FieldError, fieldProblem, HttpProblem } from '../../http/problem.js';
-import { compileMatchers, type Matcher, matches } from './matchers.js';
+import { fieldProblem, HttpProblem, type FieldError } from '../../http/problem.js';
+import { compileMatchers, matches, type Matcher } from './matchers.js';
 import { findRoutingRow, lockExistingChannelIds, lockRoutingRow, updateRoutingRow } from './rules-store.js';
 
 export type { Matcher, MatcherOp } from './matchers.js';
@@ -176,32 +176,10 @@ export async function replaceRoutingDocument(
 ): Promise<RoutingDocument> {
   const errors = await documentErrors(input);
   if (errors.length > 0) throw failed(errors);
-
-  const rules: RoutingRule[] = input.rules.map((rule) => ({
-    id: rule.id ?? newId('rul'),
-    name: rule.name,
-    enabled: rule.enabled ?? true,
-    matchers: rule.matchers.map(({ name, op, value }) => ({ name, op, value })),
-    channelIds: rule.channelIds,
-    continue: rule.continue ?? false,
-    repeatIntervalSeconds: rule.repeatIntervalSeconds ?? null,
-  }));
-  const defaults: RoutingDefaults = {
-    channelIds: input.defaults.channelIds,
-    repeatIntervalSeconds: input.defaults.repeatIntervalSeconds,
-  };
+  const { defaults, rules } = documentOf(input);
 
   return ctx.db.transaction().execute(async (trx) => {
-    const references = channelReferences(input);
-    const existing = await lockExistingChannelIds(
-      trx,
-      references.map((ref) => ref.id),
-    );
-    const unknown = references
-      .filter((ref) => !existing.has(ref.id))
-      .map((ref) => ({ path: ref.path, message: `is not a known channel (${ref.id})` }));
-    if (unknown.length > 0) throw failed(unknown);
-
+    await lockNamedChannels(trx, input);
     const initial = initialDocument();
     const current = await lockRoutingRow(trx, {
       revision: initial.revision,
@@ -230,4 +208,35 @@ export async function replaceRoutingDocument(
     });
     return { revision, defaults, rules };
   });
+}
+
+/** The document a checked PUT body stores: every omitted part with its default, new rules with an ID. */
+function documentOf(input: RoutingInput): Omit<RoutingDocument, 'revision'> {
+  const rules: RoutingRule[] = input.rules.map((rule) => ({
+    id: rule.id ?? newId('rul'),
+    name: rule.name,
+    enabled: rule.enabled ?? true,
+    matchers: rule.matchers.map(({ name, op, value }) => ({ name, op, value })),
+    channelIds: rule.channelIds,
+    continue: rule.continue ?? false,
+    repeatIntervalSeconds: rule.repeatIntervalSeconds ?? null,
+  }));
+  const defaults: RoutingDefaults = {
+    channelIds: input.defaults.channelIds,
+    repeatIntervalSeconds: input.defaults.repeatIntervalSeconds,
+  };
+  return { defaults, rules };
+}
+
+/** Locks the channels the document names until the transaction ends; naming one that does not exist fails validation. */
+async function lockNamedChannels(trx: Kysely<DB>, input: RoutingInput): Promise<void> {
+  const references = channelReferences(input);
+  const existing = await lockExistingChannelIds(
+    trx,
+    references.map((ref) => ref.id),
+  );
+  const unknown = references
+    .filter((ref) => !existing.has(ref.id))
+    .map((ref) => ({ path: ref.path, message: `is not a known channel (${ref.id})` }));
+  if (unknown.length > 0) throw failed(unknown);
 }
