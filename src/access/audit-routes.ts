@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { AppContext } from '../context.js';
-import { decodeCursor, PageQueryFields, toPage } from '../http/pagination.js';
+import { listPage, PageQueryFields, type Cursor } from '../http/pagination.js';
 import { Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
-import { listAuditRows } from './audit-store.js';
+import { listAuditRows, type AuditRow } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
 import { requestScope } from './scope.js';
 
@@ -35,26 +35,25 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const limit = request.query.limit ?? 20;
-        const rows = await listAuditRows(
-          ctx.db,
-          requestScope(request),
-          limit,
-          decodeCursor(request.query.cursor, 'aud'),
-        );
-        return toPage(rows, limit, (row) => ({
-          id: row.id,
-          action: row.action,
-          actorType: row.actor_type,
-          actorId: row.actor_id,
-          targetType: row.target_type,
-          targetId: row.target_id,
-          ip: row.ip,
-          requestId: row.request_id,
-          metadata: row.metadata,
-          createdAt: new Date(row.created_at).toISOString(),
-        }));
+        const fetch = (limit: number, after: Cursor | undefined) =>
+          listAuditRows(ctx.db, requestScope(request), limit, after);
+        return listPage(request.query, 'aud', fetch, (rows) => rows.map(toAuditEntry));
       },
     );
+  };
+}
+
+function toAuditEntry(row: AuditRow): Static<typeof AuditEntry> {
+  return {
+    id: row.id,
+    action: row.action,
+    actorType: row.actor_type,
+    actorId: row.actor_id,
+    targetType: row.target_type,
+    targetId: row.target_id,
+    ip: row.ip,
+    requestId: row.request_id,
+    metadata: row.metadata,
+    createdAt: new Date(row.created_at).toISOString(),
   };
 }

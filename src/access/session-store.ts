@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { DB, SessionsTable } from '../db/schema.js';
+import type { DB, Role, SessionsTable } from '../db/schema.js';
 import type { TenantScope } from './scope.js';
 
 export type SessionRow = Selectable<SessionsTable>;
@@ -20,7 +20,7 @@ export interface LiveSession {
   userId: string;
   tenantId: string;
   email: string;
-  role: string;
+  role: Role;
   authMethod: string;
   lastSeenAt: Date;
   entitlements: string[];

@@ -3,7 +3,6 @@ import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
-import type { Role } from './catalog.js';
 import type { SessionPrincipal } from './principal.js';
 import type { TenantScope } from './scope.js';
 import { findLiveSession, insertSession, revokeSessionRow, touchSession } from './session-store.js';
@@ -59,7 +58,7 @@ export async function resolveSession(
     sessionId: session.id,
     userId: session.userId,
     email: session.email,
-    role: session.role as Role,
+    role: session.role,
     tenantId: session.tenantId,
     entitlements: session.entitlements,
     authMethod: session.authMethod,

@@ -24,7 +24,7 @@ export interface TenantsTable {
 
 export interface TenantEntitlementsTable {
   tenant_id: string;
-  module_key: string;
+  module_key: ModuleKey;
   granted_at: Timestamp;
 }
 

@@ -77,23 +77,6 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** Rows fetched with `limit + 1`: the extra row only says whether another page exists. */
-export function toPage<R extends { created_at: Date | string; id: string }, T>(
-  rows: R[],
-  limit: number,
-  map: (row: R) => T,
-): Page<T> {
-  const pageRows = rows.slice(0, limit);
-  const last = pageRows[pageRows.length - 1];
-  return {
-    data: pageRows.map(map),
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
-        : null,
-  };
-}
-
 /**
  * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`), fetches `limit + 1`
  * rows after it with `fetch`, and turns the page's rows into items with `toItems` (which may look up
@@ -106,6 +89,7 @@ export async function listPage<R extends { created_at: Date | string; id: string
   toItems: (rows: R[]) => T[] | Promise<T[]>,
 ): Promise<Page<T>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  // One row more than the page: it only says whether another page follows.
   const rows = await fetch(limit, decodeCursor(query.cursor, prefix));
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];

@@ -5,7 +5,7 @@ import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { displayPrefix, generateToken } from '../crypto/api-tokens.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
+import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import {
@@ -129,10 +129,13 @@ export async function listApiKeys(
   scope: TenantScope,
   query: PageQuery,
 ): Promise<Page<ApiKeyRecord>> {
-  const limit = query.limit ?? 20;
   const now = ctx.now();
-  const rows = await listApiKeyRows(ctx.db, scope, limit, decodeCursor(query.cursor, 'key'));
-  return toPage(rows, limit, (row) => toKeyRecord(row, now));
+  return listPage(
+    query,
+    'key',
+    (limit, after) => listApiKeyRows(ctx.db, scope, limit, after),
+    (rows) => rows.map((row) => toKeyRecord(row, now)),
+  );
 }
 
 /**

@@ -11,7 +11,7 @@ import type { SessionPrincipal } from '../access/principal.js';
 import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
+import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import { nameForAaguid } from './authenticators.js';
@@ -184,11 +184,15 @@ export async function listPasskeys(
   session: SessionPrincipal,
   query: PageQuery,
 ): Promise<Page<PasskeyRecord>> {
-  const limit = query.limit ?? 20;
-  const after = decodeCursor(query.cursor, 'pky');
-  const rows = await listPasskeyRows(ctx.db, scope, session.userId, limit, after);
-  const handle = rows.length > 0 ? await handleOfUser(ctx.db, scope, session.userId) : null;
-  return toPage(rows, limit, (row) => toPasskeyRecord(row, handle ?? ''));
+  return listPage(
+    query,
+    'pky',
+    (limit, after) => listPasskeyRows(ctx.db, scope, session.userId, limit, after),
+    async (rows) => {
+      const handle = rows.length > 0 ? await handleOfUser(ctx.db, scope, session.userId) : null;
+      return rows.map((row) => toPasskeyRecord(row, handle ?? ''));
+    },
+  );
 }
 
 /** Removes one of the session user's passkeys; never the last one while password sign-in is off. */

@@ -1,12 +1,16 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
-import type { DB, TenantsTable, UsersTable } from '../db/schema.js';
+import type { DB, ModuleKey, TenantsTable, UsersTable } from '../db/schema.js';
 import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type TenantRow = Selectable<TenantsTable>;
 export type UserRow = Selectable<UsersTable>;
 
-export async function insertTenant(db: Kysely<DB>, row: TenantRow, modules: string[]): Promise<void> {
+export async function insertTenant(
+  db: Kysely<DB>,
+  row: TenantRow,
+  modules: readonly ModuleKey[],
+): Promise<void> {
   await db.insertInto('tenants').values(row).execute();
   // A tenant being created has no scope yet: its entitlements are written by ID, here only.
   await insertEntitlementRows(db, row.id, modules, row.created_at);
@@ -46,7 +50,7 @@ export async function entitlementsOf(db: Kysely<DB>, tenantIds: string[]): Promi
 export async function replaceEntitlementRows(
   db: Kysely<DB>,
   scope: TenantScope,
-  modules: string[],
+  modules: readonly ModuleKey[],
   at: Date,
 ): Promise<void> {
   await db.deleteFrom('tenant_entitlements').where('tenant_id', '=', scope.tenantId).execute();
@@ -56,7 +60,7 @@ export async function replaceEntitlementRows(
 async function insertEntitlementRows(
   db: Kysely<DB>,
   tenantId: string,
-  modules: string[],
+  modules: readonly ModuleKey[],
   at: Date,
 ): Promise<void> {
   if (modules.length === 0) return;

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import { hashPassword } from '../crypto/passwords.js';
 import type { DB } from '../db/schema.js';
-import { decodeCursor, toPage, type Page, type PageQuery } from '../http/pagination.js';
+import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
   anyUserRow,
@@ -99,13 +99,18 @@ export async function platformScopeFor(
 }
 
 export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Page<Tenant>> {
-  const limit = query.limit ?? 20;
-  const rows = await listTenantRows(ctx.db, limit, decodeCursor(query.cursor, 'ten'));
-  const entitlements = await entitlementsOf(
-    ctx.db,
-    rows.slice(0, limit).map((r) => r.id),
+  return listPage(
+    query,
+    'ten',
+    (limit, after) => listTenantRows(ctx.db, limit, after),
+    async (rows) => {
+      const entitlements = await entitlementsOf(
+        ctx.db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((row) => toTenant(row, entitlements.get(row.id) ?? []));
+    },
   );
-  return toPage(rows, limit, (row) => toTenant(row, entitlements.get(row.id) ?? []));
 }
 
 export async function setEntitlements(
@@ -200,7 +205,7 @@ export interface SignInUser extends User {
 const toSignInUser = (row: SignInUserRow): SignInUser => ({
   id: row.id,
   email: row.email,
-  role: row.role as Role,
+  role: row.role,
   tenantId: row.tenant_id,
   passwordHash: row.password_hash,
   passwordSignInEnabled: row.password_sign_in_enabled,

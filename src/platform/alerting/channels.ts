@@ -1,24 +1,24 @@
-import { type AuditOrigin, recordAudit } from '../../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
-import type { ChannelAttempt } from '../../db/schema.js';
 import { isIdOf, newId } from '../../crypto/ids.js';
-import { decodeCursor, type Page, type PageQuery, toPage } from '../../http/pagination.js';
+import type { ChannelAttempt } from '../../db/schema.js';
+import { listPage, type Page, type PageQuery } from '../../http/pagination.js';
 import { HttpProblem, notFound } from '../../http/problem.js';
 import { bodyValidator } from '../../http/validation.js';
 import { checkHost, checkUrl, type DestinationPolicy } from '../../outbound/ssrf-policy.js';
 import {
-  type ChannelRow,
   deleteChannelRow,
   findChannel,
   insertChannel,
   listChannelRows,
-  updateChannel,
   recordChannelAttempt,
+  updateChannel,
+  type ChannelRow,
 } from './channel-store.js';
+import { fingerprintOf } from './fingerprint.js';
 import { CHANNEL_KIND_DEFINITIONS, type ChannelKind, type ChannelKindDefinition } from './kinds.js';
 import type { ChannelSender, ChannelSendResult, OpenChannel } from './notification.js';
 import { channelIdsInUse, readRoutingDocument } from './rules.js';
-import { fingerprintOf } from './fingerprint.js';
 
 /**
  * A channel as the API shows it (contract §9): secret fields only by name. `lastAttempt` is added
@@ -48,7 +48,7 @@ export function toChannel(row: ChannelRow): Channel {
   return {
     id: row.id,
     name: row.name,
-    kind: row.kind as ChannelKind,
+    kind: row.kind,
     enabled: row.enabled,
     config: row.config,
     secretFields: [...row.secret_fields].sort(),
@@ -124,7 +124,7 @@ function storedForm(ctx: AppContext, definition: ChannelKindDefinition, id: stri
 /** The channel's config with its secrets, for sending. */
 export function openChannel(ctx: Pick<AppContext, 'keyring'>, row: ChannelRow): OpenChannel {
   const secrets = JSON.parse(ctx.keyring.open('alert-channel-secrets', row.secrets_sealed, row.id)) as Config;
-  return { id: row.id, name: row.name, kind: row.kind as ChannelKind, config: { ...row.config, ...secrets } };
+  return { id: row.id, name: row.name, kind: row.kind, config: { ...row.config, ...secrets } };
 }
 
 async function channelOr404(ctx: AppContext, id: string, options: { forUpdate?: boolean } = {}) {
@@ -179,8 +179,12 @@ export async function createChannel(
 }
 
 export async function listChannels(ctx: AppContext, query: PageQuery): Promise<Page<Channel>> {
-  const limit = query.limit ?? 20;
-  return toPage(await listChannelRows(ctx.db, limit, decodeCursor(query.cursor, 'chn')), limit, toChannel);
+  return listPage(
+    query,
+    'chn',
+    (limit, after) => listChannelRows(ctx.db, limit, after),
+    (rows) => rows.map(toChannel),
+  );
 }
 
 export async function getChannel(ctx: AppContext, id: string): Promise<Channel> {
@@ -204,7 +208,7 @@ export async function patchChannel(
         errors: [{ path: 'kind', message: 'cannot change; create a channel of the other kind' }],
       });
     }
-    const definition = CHANNEL_KIND_DEFINITIONS[row.kind as ChannelKind];
+    const definition = CHANNEL_KIND_DEFINITIONS[row.kind];
     const patch = body.config ?? {};
     refuseGenerated(definition, patch);
     const config = openChannel(ctx, row).config;

@@ -30,7 +30,6 @@ import {
   type PlannedNotices,
 } from './evaluation.js';
 import { groupKeyOf } from './fingerprint.js';
-import type { ChannelKind } from './kinds.js';
 import type { Waiting } from './notice-plans.js';
 import type { ChannelSender } from './notification.js';
 import { enqueueNotice, sendDueNotifications } from './outbox.js';
@@ -223,7 +222,7 @@ async function databaseDown(
   for (const channel of outageChannelsDue(state.lastRead, outage.notified, now)) {
     const result = await sender.send(openChannel(ctx, channel), { status: 'firing', alerts: [alert] });
     ctx.metrics.alertNotifications.inc({
-      channel_kind: channel.kind as ChannelKind,
+      channel_kind: channel.kind,
       outcome: result.ok ? 'sent' : 'failed',
     });
     // Not taken: tried again at the next evaluation, for as long as the outage lasts.

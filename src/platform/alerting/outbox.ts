@@ -13,7 +13,6 @@ import {
 } from './alerts-store.js';
 import { allChannelRows, recordChannelAttempt, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
-import type { ChannelKind } from './kinds.js';
 import type { AlertInstance, ChannelSender, ChannelSendResult } from './notification.js';
 
 // Alertmanager's webhook has `truncatedAlerts` for this: a notice lists at most this many alerts
@@ -153,7 +152,7 @@ async function sendNotice(
     truncatedAlerts: notice.truncated_alerts,
   });
   ctx.metrics.alertNotifications.inc({
-    channel_kind: channel.kind as ChannelKind,
+    channel_kind: channel.kind,
     outcome: result.ok ? 'sent' : 'failed',
   });
   await recordChannelAttempt(ctx.db, channel.id, { at: ctx.now().toISOString(), ...result, test: false });
