@@ -84,10 +84,12 @@ const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } =>
 const tags = ['connections'];
 
 /** Integration connections (contract §6): tenant routes, all on the automation allowlist. */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function connectionRoutes(
   deps: ConnectionDeps,
   cancelDeliveries: CancelDeliveries,
 ): FastifyPluginAsyncTypebox {
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     const { ctx } = deps;
     app.get(

@@ -62,11 +62,13 @@ const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
 const tags = ['events'];
 
 /** Publishing events and reading a connection's delivery log (contract §7). */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function deliveryRoutes(
   deps: ConnectionDeps,
   announce: () => void,
   local: { dispatch?: Dispatch } = {},
 ): FastifyPluginAsyncTypebox {
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     const writer = createEventWriter(deps, local);
     app.post(

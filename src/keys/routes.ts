@@ -46,7 +46,9 @@ const keyManagement = { access: { class: 'key_management' } } as const;
 const tags = ['api keys'];
 
 /** Tenant automation key management: interactive sessions of the key-managing roles (contract §4). */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): FastifyPluginAsyncTypebox {
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     app.get(
       '/api/v1/company/api-keys',

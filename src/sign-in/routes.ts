@@ -15,7 +15,9 @@ import { signInWithPassword } from './sign-in.js';
 const tags = ['sign-in'];
 
 /** Password sign-in, the session, sign-out (contract §4). */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     app.post(
       '/api/v1/auth/login',

@@ -37,7 +37,9 @@ const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: tenants'];
 
 /** Tenants, their entitlements and their users: platform-operator routes of contract §9. */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     app.post(
       '/api/v1/platform/tenants',

@@ -111,8 +111,10 @@ const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
 
 /** Alerting channels (contract §9): secret fields write-only, every change audited. */
+// eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebox {
   const { ctx } = deps;
+  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     app.post(
       CHANNELS,
