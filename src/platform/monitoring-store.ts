@@ -40,7 +40,7 @@ export const roundTo3 = (value: number): number => Math.round(value * 1000) / 10
 
 /**
  * The queue in one statement. The WHERE clause matches the partial index `deliveries_due_idx`, so the
- * read is as large as the queue, not the table. "Due" is the workers' claim condition (worker.ts).
+ * read is as large as the queue, not the table. "Due" is the workers' claim condition (delivery/claim.ts).
  */
 export async function readQueue(db: Kysely<DB>, now: Date): Promise<QueueFigures> {
   const { rows } = await sql<{
