@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // `npm test`: type check (server and UI), lint, build the UI, then the suite on PGlite, and again on PostgreSQL when
 // TEST_DATABASE_URL is set. Extra arguments select test files (`npm test -- test/http`).
+//
+// `npm run test:unit` (`--unit`): only the unit test files, in seconds, with no checks and no UI build before them.
+// A unit test file is one that imports test/helpers/unit.js. That import is the marker, read here, rather than a
+// folder or a file name, because the marker is also a guard: loaded in every run, `npm test` included, it makes a
+// test fail that opens a database, starts a server, connects anywhere, looks up a name or starts a process. A
+// marked file cannot drift into needing a database without failing, and a file cannot be moved out of the unit
+// run by a rename. A pure test left unmarked still runs in `npm test`; it only misses the fast loop.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,14 +26,32 @@ function testFiles(dir) {
   });
 }
 
-const selectors = process.argv.slice(2);
+const unitOnly = process.argv.includes('--unit');
+const selectors = process.argv.slice(2).filter((arg) => arg !== '--unit');
+const UNIT_MARKER = /^import '(\.\/|(\.\.\/)+)helpers\/unit\.js';$/m;
+const isUnit = (file) => UNIT_MARKER.test(readFileSync(join(root, file), 'utf8'));
 const files = testFiles(join(root, 'test'))
   .map((f) => f.slice(root.length))
   .filter((f) => selectors.length === 0 || selectors.some((s) => f.includes(s)))
+  .filter((f) => !unitOnly || isUnit(f))
   .sort();
 if (files.length === 0) {
   console.error('no test files selected');
   process.exit(1);
+}
+
+if (unitOnly) {
+  // One process for every file (the guard of test/helpers/unit.js holds in it for all of them): a process per
+  // file would cost more than the tests themselves.
+  const status = run(process.execPath, [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-isolation=none',
+    '--test-reporter=spec',
+    ...files,
+  ]);
+  process.exit(status);
 }
 
 if (selectors.length === 0) {

@@ -1,3 +1,4 @@
+import './helpers/unit.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,6 +5,12 @@ import { openStorage } from '../db/storage.js';
 import { createPlatformKey, listPlatformKeys, revokePlatformKey } from '../keys/platform-keys.js';
 import { UsageError } from './usage.js';
 
+/** A `hubgate platform-key …` command line, checked: nothing is opened before it is whole. */
+export type PlatformKeyCommand =
+  | { action: 'create'; name: string; expiresAt: Date | null }
+  | { action: 'list' }
+  | { action: 'revoke'; id: string };
+
 /** node:util's parseArgs, with its complaints about the arguments turned into usage errors. */
 const parseArgs: typeof nodeParseArgs = (config) => {
   try {
@@ -14,12 +20,19 @@ const parseArgs: typeof nodeParseArgs = (config) => {
   }
 };
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+function parseExpiresAt(value: string | undefined, now: Date): Date | null {
+  if (value === undefined) return null;
+  const expiresAt = new Date(value);
+  if (Number.isNaN(expiresAt.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+    throw new UsageError('--expires-at must be an RFC 3339 timestamp such as 2027-01-31T00:00:00Z');
+  }
+  if (expiresAt <= now) throw new UsageError('--expires-at must be in the future');
+  return expiresAt;
+}
 
-/** `hubgate platform-key create|list|revoke` (contract §1): the only way platform keys come to be. */
-export async function platformKey(config: Config, args: string[]): Promise<void> {
+/** The arguments after `platform-key`, or a UsageError saying what is wrong with them. */
+export function parsePlatformKeyArgs(args: string[], now: Date): PlatformKeyCommand {
   const [action, ...rest] = args;
-  const now = new Date();
   if (action === 'create') {
     const { values } = parseArgs({
       args: rest,
@@ -29,46 +42,49 @@ export async function platformKey(config: Config, args: string[]): Promise<void>
     const name = values.name?.trim();
     if (!name || name.length > 100)
       throw new UsageError('platform-key create needs --name NAME (1 to 100 characters)');
-    let expiresAt: Date | null = null;
-    if (values['expires-at'] !== undefined) {
-      expiresAt = new Date(values['expires-at']);
-      if (Number.isNaN(expiresAt.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(values['expires-at'])) {
-        throw new UsageError('--expires-at must be an RFC 3339 timestamp such as 2027-01-31T00:00:00Z');
-      }
-      if (expiresAt <= now) throw new UsageError('--expires-at must be in the future');
-    }
-    const { database, keyring } = await openStorage(config);
-    try {
-      print(await createPlatformKey(database.kysely, keyring, { name, expiresAt }, now));
-    } finally {
-      await database.close();
-    }
-    return;
+    return { action, name, expiresAt: parseExpiresAt(values['expires-at'], now) };
   }
   if (action === 'list') {
     parseArgs({ args: rest, options: {}, strict: true });
-    const { database } = await openStorage(config);
-    try {
-      print(await listPlatformKeys(database.kysely, now));
-    } finally {
-      await database.close();
-    }
-    return;
+    return { action };
   }
   if (action === 'revoke') {
     const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true });
     const [id] = positionals;
     if (!id || positionals.length !== 1)
       throw new UsageError('platform-key revoke needs one key ID (pkey_…)');
-    const { database } = await openStorage(config);
-    try {
-      const record = isIdOf('pkey', id) ? await revokePlatformKey(database.kysely, id, now) : null;
-      if (!record) throw new Error(`no platform key ${id}`);
-      print(record);
-    } finally {
-      await database.close();
-    }
-    return;
+    return { action, id };
   }
   throw new UsageError('platform-key takes create, list or revoke');
+}
+
+/**
+ * `hubgate platform-key create|list|revoke` (contract §1): the only way platform keys come to be.
+ * Prints one JSON value with `print`; the arguments are checked before the database is opened.
+ */
+export async function platformKey(
+  config: Config,
+  args: string[],
+  print: (text: string) => void,
+): Promise<void> {
+  const now = new Date();
+  const command = parsePlatformKeyArgs(args, now);
+  const { database, keyring } = await openStorage(config);
+  try {
+    const db = database.kysely;
+    let result: unknown;
+    if (command.action === 'create') {
+      const { name, expiresAt } = command;
+      result = await createPlatformKey(db, keyring, { name, expiresAt }, now);
+    } else if (command.action === 'list') result = await listPlatformKeys(db, now);
+    else {
+      const { id } = command;
+      const record = isIdOf('pkey', id) ? await revokePlatformKey(db, id, now) : null;
+      if (!record) throw new Error(`no platform key ${id}`);
+      result = record;
+    }
+    print(`${JSON.stringify(result)}\n`);
+  } finally {
+    await database.close();
+  }
 }

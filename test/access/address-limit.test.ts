@@ -6,9 +6,10 @@ import { Agent, fetch } from 'undici';
 import { addressBucket } from '../../src/access/client-address.js';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
-import { makeKey, makeSignedInTenant, until } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const LIMIT = 12;
 
@@ -93,17 +94,24 @@ describe('credential guessing is limited per client address before any database 
     const flood = recorder.seen.length;
     const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => send(garbage(i))));
     for (const response of statuses) {
-      assert.equal(response.status, 429);
-      assert.ok(Number(response.headers.get('retry-after')) > 0);
+      assert.equal(response.status, 429, 'a guessing client past its limit is not refused with 429');
+      assert.ok(
+        Number(response.headers.get('retry-after')) > 0,
+        'a refused client is not told when to retry',
+      );
     }
     const made = requestWork(recorder.seen.slice(flood)).length;
     assert.equal(made, 0, `${made} queries made for ${statuses.length} refused requests`);
 
     // The spent address is refused before any credential is looked at, a valid one included…
-    assert.equal((await send({ authorization: `Bearer ${key.secret}` })).status, 429);
+    assert.equal(
+      (await send({ authorization: `Bearer ${key.secret}` })).status,
+      429,
+      'a valid key from the spent address gets through the limit',
+    );
     // …while a valid key from another address is not affected.
     const other = await h.request('GET', path, { token: key.secret });
-    assert.equal(other.status, 200);
+    assert.equal(other.status, 200, 'a valid key from another address is refused along with the attacker');
   });
 
   test('a burst of garbage arriving all at once: no more lookups than the limit', async () => {
@@ -138,10 +146,14 @@ describe('credential guessing is limited per client address before any database 
       socket.write(`GET /api/v1/automation/health HTTP/1.1\r\nHost: 127.0.0.1\r\n${header}\r\n`);
     });
     try {
-      await until(() => answers.every((status) => status() !== undefined), 'every answer');
+      await waitUntil(() => answers.every((status) => status() !== undefined), { message: 'every answer' });
       const statuses = answers.map((status) => status());
       assert.equal(statuses.filter((s) => s === '401').length, LIMIT, statuses.join());
-      assert.equal(statuses.filter((s) => s === '429').length, BURST - LIMIT);
+      assert.equal(
+        statuses.filter((s) => s === '429').length,
+        BURST - LIMIT,
+        'part of a burst of garbage beyond the limit is not refused with 429',
+      );
       const made = requestWork(recorder.seen.slice(start)).length;
       assert.ok(made <= LIMIT, `${made} lookups for ${LIMIT} allowed`);
     } finally {
@@ -158,10 +170,16 @@ describe('credential guessing is limited per client address before any database 
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: `nobody-${i}@example.com`, password: 'x' }),
       });
-    for (let i = 0; i < LIMIT; i++) assert.equal((await login(i)).status, 401);
+    for (let i = 0; i < LIMIT; i++)
+      assert.equal((await login(i)).status, 401, 'an unknown sign-in within the limit is not answered 401');
     const flood = recorder.seen.length;
-    for (let i = 0; i < 20; i++) assert.equal((await login(i)).status, 429);
-    assert.equal(requestWork(recorder.seen.slice(flood)).length, 0);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await login(i)).status, 429, 'sign-in attempts past the limit are not refused with 429');
+    assert.equal(
+      requestWork(recorder.seen.slice(flood)).length,
+      0,
+      'refused sign-in attempts still query the database',
+    );
   });
 
   test('readiness checks from one address are limited like other unauthenticated requests; liveness is not', async () => {
@@ -171,16 +189,25 @@ describe('credential guessing is limited per client address before any database 
     const before = pings.total;
     for (let i = 0; i < 20; i++) {
       const refused = await get('/readyz');
-      assert.equal(refused.status, 429);
-      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      assert.equal(refused.status, 429, 'a readiness check past the limit is not refused with 429');
+      assert.ok(
+        Number(refused.headers.get('retry-after')) > 0,
+        'a refused readiness check is not told when to retry',
+      );
     }
     assert.equal(pings.total - before, 0, 'a refused check pings nothing');
     // /healthz does no database work and stays open to probes.
-    assert.equal((await get('/healthz')).status, 200);
+    assert.equal((await get('/healthz')).status, 200, 'liveness checks are limited along with readiness');
     // The published document says so.
     const paths = (h.app.swagger() as { paths: Record<string, { get: { responses: object } }> }).paths;
-    assert.ok('429' in paths['/readyz']!.get.responses);
-    assert.ok(!('429' in paths['/healthz']!.get.responses));
+    assert.ok(
+      '429' in paths['/readyz']!.get.responses,
+      'the published document does not show that /readyz can answer 429',
+    );
+    assert.ok(
+      !('429' in paths['/healthz']!.get.responses),
+      'the published document shows a 429 on /healthz, which is never limited',
+    );
   });
 
   // An embedded ping finishes before the next request is even read, so only PostgreSQL can show it.
@@ -195,15 +222,32 @@ describe('credential guessing is limited per client address before any database 
           Array.from({ length: 10 }, () => fetch(`${h.baseUrl}/readyz`, { dispatcher: prober })),
         ),
       );
-      for (const r of answers) assert.equal(r.status, 200);
+      for (const r of answers)
+        assert.equal(r.status, 200, "a readiness check within its address's allowance fails");
       assert.equal(pings.most, 1, `${pings.most} pings at once`);
     },
   );
 });
 
 test('an IPv6 client shares one allowance across its /64; IPv4-mapped addresses count as IPv4', () => {
-  assert.equal(addressBucket('2001:db8:1:2:aaaa::1'), addressBucket('2001:db8:1:2:bbbb::9'));
-  assert.notEqual(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:3::1'));
-  assert.equal(addressBucket('::ffff:192.0.2.7'), addressBucket('192.0.2.7'));
-  assert.notEqual(addressBucket('192.0.2.7'), addressBucket('192.0.2.8'));
+  assert.equal(
+    addressBucket('2001:db8:1:2:aaaa::1'),
+    addressBucket('2001:db8:1:2:bbbb::9'),
+    'two addresses in one IPv6 /64 get separate allowances',
+  );
+  assert.notEqual(
+    addressBucket('2001:db8:1:2::1'),
+    addressBucket('2001:db8:1:3::1'),
+    'two IPv6 /64 networks share one allowance',
+  );
+  assert.equal(
+    addressBucket('::ffff:192.0.2.7'),
+    addressBucket('192.0.2.7'),
+    'an IPv4-mapped IPv6 address gets another allowance than the same IPv4 address',
+  );
+  assert.notEqual(
+    addressBucket('192.0.2.7'),
+    addressBucket('192.0.2.8'),
+    'two IPv4 addresses share one allowance',
+  );
 });

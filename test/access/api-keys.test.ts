@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { BASE62_ALPHABET } from '../../src/crypto/base62.js';
 import { assertNoLeak, inDays, makeKey, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -22,59 +22,76 @@ describe('key lifecycle', () => {
       session,
       body: { name: 'ci deploy', scopes: ['integrations:READER', 'integration_hub:READER'], expiresAt },
     });
-    assert.equal(r.status, 201);
-    assert.equal(r.headers.get('cache-control'), 'no-store');
+    assert.equal(r.status, 201, 'creating a key fails');
+    assert.equal(
+      r.headers.get('cache-control'),
+      'no-store',
+      'the response carrying the secret may be cached',
+    );
     const key = r.body;
-    assert.deepEqual(Object.keys(key).sort(), [
-      'createdAt',
-      'createdBy',
-      'expiresAt',
-      'id',
-      'lastUsedAt',
-      'name',
-      'prefix',
-      'revokedAt',
-      'rotatedAt',
-      'scopes',
-      'secret',
-      'status',
-    ]);
-    assert.match(key.id, /^key_[0-9A-Za-z]{22}$/);
-    assert.match(key.secret, /^tnt_[0-9A-Za-z]{38}$/);
+    assert.deepEqual(
+      Object.keys(key).sort(),
+      [
+        'createdAt',
+        'createdBy',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'prefix',
+        'revokedAt',
+        'rotatedAt',
+        'scopes',
+        'secret',
+        'status',
+      ],
+      "the created key has other fields than the contract's",
+    );
+    assert.match(key.id, /^key_[0-9A-Za-z]{22}$/, 'the key ID is not in the key_ + 22 base62 format');
+    assert.match(key.secret, /^tnt_[0-9A-Za-z]{38}$/, 'the secret is not in the tnt_ + 38 base62 format');
     const random = key.secret.slice(4, 36);
     const checksum = [...key.secret.slice(36)].reduce(
       (n: number, c: string) => n * 62 + BASE62_ALPHABET.indexOf(c),
       0,
     );
-    assert.equal(checksum, crc32(random));
-    assert.equal(key.prefix, key.secret.slice(0, 12));
-    assert.equal(key.status, 'active');
-    assert.equal(key.createdBy, user.id);
-    assert.equal(key.expiresAt, expiresAt);
-    assert.equal(key.lastUsedAt, null);
-    assert.equal(key.revokedAt, null);
-    assert.equal(key.rotatedAt, null);
+    assert.equal(checksum, crc32(random), "the secret's checksum does not match its random part");
+    assert.equal(
+      key.prefix,
+      key.secret.slice(0, 12),
+      "the shown prefix is not the secret's first 12 characters",
+    );
+    assert.equal(key.status, 'active', 'a new key is not active');
+    assert.equal(key.createdBy, user.id, 'the key does not name its creator');
+    assert.equal(key.expiresAt, expiresAt, 'the key has another expiry than asked for');
+    assert.equal(key.lastUsedAt, null, 'a new key shows as already used');
+    assert.equal(key.revokedAt, null, 'a new key shows as revoked');
+    assert.equal(key.rotatedAt, null, 'a new key shows as rotated');
 
     const row = await h.database.kysely
       .selectFrom('api_keys')
       .selectAll()
       .where('id', '=', key.id)
       .executeTakeFirstOrThrow();
-    assert.ok(!JSON.stringify(row).includes(key.secret.slice(4)));
+    assert.ok(!JSON.stringify(row).includes(key.secret.slice(4)), 'the secret is stored in the clear');
 
-    assert.equal((await health(key.secret)).status, 200);
+    assert.equal((await health(key.secret)).status, 200, 'a new key does not work');
     const list = await h.request('GET', '/api/v1/company/api-keys', { session });
-    assert.equal(list.status, 200);
+    assert.equal(list.status, 200, 'listing keys fails');
     const listed = list.body.data.find((k: { id: string }) => k.id === key.id);
     const { secret: _secret, ...record } = key;
-    assert.deepEqual({ ...listed, lastUsedAt: null }, record);
-    assert.equal(list.body.nextCursor, null);
+    assert.deepEqual(
+      { ...listed, lastUsedAt: null },
+      record,
+      'the listed key differs from the created one (or shows its secret)',
+    );
+    assert.equal(list.body.nextCursor, null, 'a one-key list offers a next page');
 
     const audit = await h.request('GET', '/api/v1/company/audit-log', { session });
     assert.ok(
       audit.body.data.some(
         (e: { action: string; targetId: string }) => e.action === 'api_key.create' && e.targetId === key.id,
       ),
+      'creating a key is not in the audit log',
     );
     assertNoLeak(h, [], [key.secret]);
   });
@@ -82,27 +99,40 @@ describe('key lifecycle', () => {
   test('lastUsedAt follows use without a write per request', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session);
-    for (let i = 0; i < 5; i++) assert.equal((await health(key.secret)).status, 200);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await health(key.secret)).status, 200, 'a fresh key is refused');
     await sleep(200);
     const list = await h.request('GET', '/api/v1/company/api-keys', { session });
     const listed = list.body.data.find((k: { id: string }) => k.id === key.id);
     assert.ok(listed.lastUsedAt, 'recorded');
-    assert.ok(Date.parse(listed.lastUsedAt) <= Date.now());
+    assert.ok(Date.parse(listed.lastUsedAt) <= Date.now(), 'lastUsedAt lies in the future');
   });
 
   test('rotate keeps the ID and returns a new secret once; the old one stops at once', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session);
-    assert.equal((await health(key.secret)).status, 200);
+    assert.equal((await health(key.secret)).status, 200, 'a fresh key is refused');
     const r = await h.request('POST', `/api/v1/company/api-keys/${key.id}/rotate`, { session });
-    assert.equal(r.status, 200);
-    assert.equal(r.headers.get('cache-control'), 'no-store');
-    assert.equal(r.body.id, key.id);
-    assert.notEqual(r.body.secret, key.secret);
-    assert.equal(r.body.prefix, r.body.secret.slice(0, 12));
-    assert.ok(r.body.rotatedAt);
-    assert.equal((await health(key.secret)).status, 401);
-    assert.equal((await health(r.body.secret)).status, 200);
+    assert.equal(r.status, 200, 'rotating a key fails');
+    assert.equal(
+      r.headers.get('cache-control'),
+      'no-store',
+      'the response carrying the new secret may be cached',
+    );
+    assert.equal(r.body.id, key.id, 'rotation gives the key another ID');
+    assert.notEqual(r.body.secret, key.secret, 'rotation returns the old secret');
+    assert.equal(
+      r.body.prefix,
+      r.body.secret.slice(0, 12),
+      "the shown prefix is not the new secret's first 12 characters",
+    );
+    assert.ok(r.body.rotatedAt, 'a rotated key does not say when it was rotated');
+    assert.equal(
+      (await health(key.secret)).status,
+      401,
+      'the old secret still works after rotation without overlap',
+    );
+    assert.equal((await health(r.body.secret)).status, 200, 'the new secret does not work');
     assertNoLeak(h, [], [key.secret, r.body.secret]);
   });
 
@@ -114,15 +144,23 @@ describe('key lifecycle', () => {
       session,
       body: { previousSecretValidForSeconds: 600, expiresAt: newExpiry },
     });
-    assert.equal(r.status, 200);
-    assert.equal(r.body.expiresAt, newExpiry);
+    assert.equal(r.status, 200, 'rotating with an overlap fails');
+    assert.equal(r.body.expiresAt, newExpiry, 'rotation ignores the new expiresAt');
     assert.equal((await health(key.secret)).status, 200, 'old secret inside the overlap');
-    assert.equal((await health(r.body.secret)).status, 200);
+    assert.equal(
+      (await health(r.body.secret)).status,
+      200,
+      'the new secret does not work inside the overlap',
+    );
     h.setNow(new Date(Date.now() + 601_000));
     try {
       await sleep(600); // past the verification cache
       assert.equal((await health(key.secret)).status, 401, 'old secret after the overlap');
-      assert.equal((await health(r.body.secret)).status, 200);
+      assert.equal(
+        (await health(r.body.secret)).status,
+        200,
+        'the new secret does not work after the overlap',
+      );
     } finally {
       h.setNow(null);
     }
@@ -131,23 +169,39 @@ describe('key lifecycle', () => {
   test('revoke: 204, then the key is 401 everywhere; rotating it is 409; revoking again is 204', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session);
-    assert.equal((await health(key.secret)).status, 200);
+    assert.equal((await health(key.secret)).status, 200, 'a fresh key is refused');
     const r = await h.request('DELETE', `/api/v1/company/api-keys/${key.id}`, { session });
-    assert.equal(r.status, 204);
+    assert.equal(r.status, 204, 'revoking a key fails');
     const denied = await health(key.secret);
-    assert.equal(denied.status, 401);
-    assert.equal(denied.body.code, 'unauthenticated');
+    assert.equal(denied.status, 401, 'a revoked key still works');
+    assert.equal(
+      denied.body.code,
+      'unauthenticated',
+      'a revoked key is refused with another code than unauthenticated',
+    );
     const rotate = await h.request('POST', `/api/v1/company/api-keys/${key.id}/rotate`, { session });
-    assert.equal(rotate.status, 409);
-    assert.equal(rotate.body.code, 'conflict');
-    assert.equal((await h.request('DELETE', `/api/v1/company/api-keys/${key.id}`, { session })).status, 204);
+    assert.equal(rotate.status, 409, 'a revoked key can be rotated');
+    assert.equal(
+      rotate.body.code,
+      'conflict',
+      'rotating a revoked key is refused with another code than conflict',
+    );
+    assert.equal(
+      (await h.request('DELETE', `/api/v1/company/api-keys/${key.id}`, { session })).status,
+      204,
+      'revoking a key twice is not idempotent',
+    );
     const listed = (await h.request('GET', '/api/v1/company/api-keys', { session })).body.data[0];
-    assert.equal(listed.status, 'revoked');
-    assert.ok(listed.revokedAt);
+    assert.equal(listed.status, 'revoked', 'a revoked key is listed as other than revoked');
+    assert.ok(listed.revokedAt, 'a revoked key does not say when it was revoked');
     const actions = (await h.request('GET', '/api/v1/company/audit-log', { session })).body.data.map(
       (e: { action: string }) => e.action,
     );
-    assert.equal(actions.filter((a: string) => a === 'api_key.revoke').length, 1);
+    assert.equal(
+      actions.filter((a: string) => a === 'api_key.revoke').length,
+      1,
+      'revoking twice is audited other than once',
+    );
   });
 
   test('an expired key is 401 and cannot be rotated', async () => {
@@ -155,11 +209,11 @@ describe('key lifecycle', () => {
     const key = await makeKey(h, session, { expiresAt: new Date(Date.now() + 120_000).toISOString() });
     h.setNow(new Date(Date.now() + 180_000));
     try {
-      assert.equal((await health(key.secret)).status, 401);
+      assert.equal((await health(key.secret)).status, 401, 'an expired key still works');
       const rotate = await h.request('POST', `/api/v1/company/api-keys/${key.id}/rotate`, { session });
-      assert.equal(rotate.status, 409);
+      assert.equal(rotate.status, 409, 'an expired key can be rotated');
       const listed = (await h.request('GET', '/api/v1/company/api-keys', { session })).body.data[0];
-      assert.equal(listed.status, 'expired');
+      assert.equal(listed.status, 'expired', 'an expired key is listed as other than expired');
     } finally {
       h.setNow(null);
     }
@@ -172,7 +226,11 @@ describe('key lifecycle', () => {
     for (const id of [key.id, 'key_0000000000000000000000', 'garbage']) {
       const rotate = await h.request('POST', `/api/v1/company/api-keys/${id}/rotate`, { session: b.session });
       assert.equal(rotate.status, 404, id);
-      assert.equal(rotate.body.code, 'not_found');
+      assert.equal(
+        rotate.body.code,
+        'not_found',
+        `${id}: another tenant's or an unknown key is refused with another code than not_found`,
+      );
       const revoke = await h.request('DELETE', `/api/v1/company/api-keys/${id}`, { session: b.session });
       assert.equal(revoke.status, 404, id);
     }
@@ -193,7 +251,11 @@ describe('key lifecycle', () => {
       seen.push(...r.body.data.map((k: { id: string }) => k.id));
       cursor = r.body.nextCursor;
     } while (cursor);
-    assert.deepEqual(seen, [...ids].reverse());
+    assert.deepEqual(
+      seen,
+      [...ids].reverse(),
+      'paging the key list skips or repeats keys, or is not newest first',
+    );
   });
 });
 
@@ -221,7 +283,11 @@ describe('bad key requests', () => {
     for (const [body, field] of cases) {
       const r = await h.request('POST', '/api/v1/company/api-keys', { session, body });
       assert.equal(r.status, 400, JSON.stringify(body));
-      assert.equal(r.body.code, 'validation_failed');
+      assert.equal(
+        r.body.code,
+        'validation_failed',
+        `a bad key request is refused with another code than validation_failed: ${JSON.stringify(body)}`,
+      );
       assert.ok(
         r.body.errors.some((e: { path: string }) => e.path === field),
         `${field}: ${JSON.stringify(r.body.errors)}`,
@@ -233,7 +299,7 @@ describe('bad key requests', () => {
     });
     assert.equal(r.status, 201, '366 days is allowed');
     const list = await h.request('GET', '/api/v1/company/api-keys', { session });
-    assert.equal(list.body.data.length, 1);
+    assert.equal(list.body.data.length, 1, 'a refused key request created a key anyway');
   });
 
   test('a scope of a module the tenant is not entitled to is 403 entitlement_missing', async () => {
@@ -242,8 +308,12 @@ describe('bad key requests', () => {
       session,
       body: { name: 'k', scopes: ['integration_hub:READER'], expiresAt: inDays(1) },
     });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'entitlement_missing');
+    assert.equal(r.status, 403, 'a key with a scope of an unentitled module is not refused with 403');
+    assert.equal(
+      r.body.code,
+      'entitlement_missing',
+      'an unentitled scope is refused with another code than entitlement_missing',
+    );
   });
 
   test('rotate checks its fields', async () => {
@@ -284,7 +354,11 @@ describe('who may manage keys', () => {
     for (const [method, path, body] of routes) {
       const r = await h.request(method, path, { session: member, body });
       assert.equal(r.status, 403, `${method} ${path}`);
-      assert.equal(r.body.code, 'role_forbidden');
+      assert.equal(
+        r.body.code,
+        'role_forbidden',
+        `${method} ${path}: a MEMBER is refused with another code than role_forbidden`,
+      );
     }
   });
 
@@ -303,7 +377,11 @@ describe('who may manage keys', () => {
         body: method === 'POST' ? {} : undefined,
       });
       assert.equal(r.status, 403, `${method} ${path}`);
-      assert.equal(r.body.code, 'interactive_session_required');
+      assert.equal(
+        r.body.code,
+        'interactive_session_required',
+        `${method} ${path}: an automation key is refused with another code than interactive_session_required`,
+      );
     }
     assert.equal((await health(key.secret)).status, 200, 'the key is still alive');
   });
@@ -311,13 +389,17 @@ describe('who may manage keys', () => {
   test('allowed-scopes lists every module with its levels and whether the tenant is entitled', async () => {
     const { session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
     const r = await h.request('GET', '/api/v1/company/api-keys/allowed-scopes', { session });
-    assert.equal(r.status, 200);
-    assert.deepEqual(r.body, {
-      modules: [
-        { moduleKey: 'integrations', levels: ['READER', 'OPERATOR', 'ADMIN'], entitled: true },
-        { moduleKey: 'integration_hub', levels: ['READER', 'OPERATOR', 'ADMIN'], entitled: false },
-      ],
-      scopes: ['integrations:READER', 'integrations:OPERATOR', 'integrations:ADMIN'],
-    });
+    assert.equal(r.status, 200, 'listing allowed scopes fails');
+    assert.deepEqual(
+      r.body,
+      {
+        modules: [
+          { moduleKey: 'integrations', levels: ['READER', 'OPERATOR', 'ADMIN'], entitled: true },
+          { moduleKey: 'integration_hub', levels: ['READER', 'OPERATOR', 'ADMIN'], entitled: false },
+        ],
+        scopes: ['integrations:READER', 'integrations:OPERATOR', 'integrations:ADMIN'],
+      },
+      'allowed scopes show other modules, levels or entitlements than the tenant has',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decide } from '../../src/access/decide.js';
@@ -109,6 +110,10 @@ const cases: Array<[string, AccessRule, Principal, string | null]> = [
 for (const [label, rule, principal, expected] of cases) {
   test(`decide: ${label}`, () => {
     const decision = decide(rule, principal);
-    assert.equal(decision.allowed ? null : decision.problem.code, expected);
+    assert.equal(
+      decision.allowed ? null : decision.problem.code,
+      expected,
+      `${label}: the request is decided differently (allowed vs. which refusal)`,
+    );
   });
 }

@@ -5,7 +5,7 @@ import { registerGate } from '../../src/access/gate.js';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { inDays, makeKey, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -91,7 +91,7 @@ describe('credential kind vs route class (contract §3)', () => {
     const key = await makeKey(h, session);
     for (const options of [{}, { token: key.secret }, { session }, { token: h.platformToken }]) {
       const r = await h.request('GET', '/api/v1/integrations/nothing-here', options);
-      assert.equal(r.status, 404);
+      assert.equal(r.status, 404, 'an unknown route answers other than 404 for some credential');
     }
   });
 });
@@ -125,9 +125,13 @@ describe('entitlement, then scope or role', () => {
     });
     await new Promise((r) => setTimeout(r, 600));
     const r = await call(ROUTES.automation, { token: key.secret });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'insufficient_scope');
-    assert.match(r.body.detail, /integrations:READER/);
+    assert.equal(r.status, 403, "a key without the route's scope is not refused with 403");
+    assert.equal(
+      r.body.code,
+      'insufficient_scope',
+      "a key without the route's scope is refused with another code than insufficient_scope",
+    );
+    assert.match(r.body.detail, /integrations:READER/, 'the refusal does not name the scope the route needs');
   });
 
   test('a MEMBER session may read tenant routes but not manage keys or read the audit log', async () => {
@@ -144,8 +148,12 @@ describe('entitlement, then scope or role', () => {
       headers: { cookie: session.cookie },
       body: { name: 'x' },
     });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'csrf_failed');
+    assert.equal(r.status, 403, 'a session POST without the CSRF token is not refused with 403');
+    assert.equal(
+      r.body.code,
+      'csrf_failed',
+      'a session POST without the CSRF token is refused with another code than csrf_failed',
+    );
     await expectCode(ROUTES.platformWrite, { session }, 403, 'platform_key_required');
   });
 
@@ -156,8 +164,12 @@ describe('entitlement, then scope or role', () => {
       session: member,
       body: { nonsense: true },
     });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'role_forbidden');
+    assert.equal(r.status, 403, "a member's invalid key request is not refused with 403");
+    assert.equal(
+      r.body.code,
+      'role_forbidden',
+      "a member's invalid key request is refused with another code than role_forbidden",
+    );
   });
 });
 
@@ -167,17 +179,20 @@ describe('audit log', () => {
     const b = await makeSignedInTenant(h);
     const key = await makeKey(h, a.session);
     const r = await h.request('GET', '/api/v1/company/audit-log', { session: a.session });
-    assert.equal(r.status, 200);
+    assert.equal(r.status, 200, 'reading the audit log fails');
     const [latest] = r.body.data;
-    assert.equal(latest.action, 'api_key.create');
-    assert.equal(latest.targetId, key.id);
-    assert.equal(latest.actorType, 'user');
-    assert.equal(latest.actorId, a.user.id);
-    assert.ok(latest.ip);
-    assert.match(latest.requestId, /^req_/);
-    assert.ok(!JSON.stringify(r.body).includes(key.secret));
+    assert.equal(latest.action, 'api_key.create', 'the newest audit entry is not the key creation');
+    assert.equal(latest.targetId, key.id, 'the audit entry names another key');
+    assert.equal(latest.actorType, 'user', 'the audit entry does not say a user acted');
+    assert.equal(latest.actorId, a.user.id, 'the audit entry names another actor');
+    assert.ok(latest.ip, 'the audit entry has no IP');
+    assert.match(latest.requestId, /^req_/, 'the audit entry has no request ID');
+    assert.ok(!JSON.stringify(r.body).includes(key.secret), "the audit log shows a key's secret");
     const other = await h.request('GET', '/api/v1/company/audit-log', { session: b.session });
-    assert.ok(!JSON.stringify(other.body).includes(key.id));
+    assert.ok(
+      !JSON.stringify(other.body).includes(key.id),
+      "one tenant's audit log shows another tenant's key",
+    );
   });
 });
 
@@ -194,6 +209,10 @@ test('a route that declares no access rule cannot be registered (default deny)',
     publicOrigin: 'http://localhost',
     now: () => new Date(),
   });
-  assert.throws(() => app.get('/open', async () => 'oops'), /declares no access rule/);
+  assert.throws(
+    () => app.get('/open', async () => 'oops'),
+    /declares no access rule/,
+    'a route without an access rule can be registered (open to all)',
+  );
   await app.close();
 });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { createPlatformKey, revokePlatformKey } from '../../src/keys/platform-keys.js';
 import { assertNoLeak } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -70,8 +70,16 @@ describe('platform routes refuse every credential but a live plt_ key', () => {
         for (const [method, path, body] of PLATFORM_ROUTES) {
           const response = await h.request(method, path, { headers, body });
           assert.equal(response.status, 401, `${method} ${path}`);
-          assert.equal(response.body.code, 'unauthenticated');
-          assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+          assert.equal(
+            response.body.code,
+            'unauthenticated',
+            `${label}: ${method} ${path} is refused with another code than unauthenticated`,
+          );
+          assert.equal(
+            response.headers.get('www-authenticate'),
+            'Bearer',
+            `${label}: ${method} ${path} does not tell the client to send a Bearer token`,
+          );
         }
       } finally {
         h.setNow(null);
@@ -86,27 +94,39 @@ describe('platform routes refuse every credential but a live plt_ key', () => {
       body: { name: 'no' },
     });
     const afterRows = await h.database.kysely.selectFrom('tenants').select('id').execute();
-    assert.equal(afterRows.length, before.length);
+    assert.equal(
+      afterRows.length,
+      before.length,
+      'a request with a bad platform credential created a tenant',
+    );
   });
 
   test('a live key works, and records when it was last used', async () => {
     const key = await platformKey(new Date(Date.now() + 3_600_000));
     const response = await h.request('GET', '/api/v1/platform/tenants', { token: key.secret });
-    assert.equal(response.status, 200);
+    assert.equal(response.status, 200, 'a live platform key is refused');
     const row = await h.database.kysely
       .selectFrom('platform_keys')
       .selectAll()
       .where('id', '=', key.id)
       .executeTakeFirstOrThrow();
-    assert.ok(row.last_used_at);
+    assert.ok(row.last_used_at, "the platform key's last use is not recorded");
     assertNoLeak(h, [key.secret]);
   });
 
   test('a key stops working the moment it is revoked', async () => {
     const key = await platformKey();
-    assert.equal((await h.request('GET', '/api/v1/platform/tenants', { token: key.secret })).status, 200);
+    assert.equal(
+      (await h.request('GET', '/api/v1/platform/tenants', { token: key.secret })).status,
+      200,
+      'a fresh platform key is refused',
+    );
     await revokePlatformKey(h.database.kysely, key.id, new Date());
-    assert.equal((await h.request('GET', '/api/v1/platform/tenants', { token: key.secret })).status, 401);
+    assert.equal(
+      (await h.request('GET', '/api/v1/platform/tenants', { token: key.secret })).status,
+      401,
+      'a revoked platform key still works',
+    );
   });
 
   test('the secret is stored only as a hash', async () => {
@@ -116,9 +136,16 @@ describe('platform routes refuse every credential but a live plt_ key', () => {
       .selectAll()
       .where('id', '=', key.id)
       .executeTakeFirstOrThrow();
-    assert.ok(!JSON.stringify(row).includes(key.secret));
-    assert.ok(!JSON.stringify(row).includes(key.secret.slice(12)));
-    assert.equal(row.prefix, key.secret.slice(0, 12));
+    assert.ok(!JSON.stringify(row).includes(key.secret), 'the platform secret is stored in the clear');
+    assert.ok(
+      !JSON.stringify(row).includes(key.secret.slice(12)),
+      'the random part of the platform secret is stored in the clear',
+    );
+    assert.equal(
+      row.prefix,
+      key.secret.slice(0, 12),
+      "the stored prefix is not the secret's first 12 characters",
+    );
   });
 
   test('public routes ignore a bad credential', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { ENGINE } from '../helpers/test-database.js';
 
 const LIMIT = 8;
@@ -25,14 +25,34 @@ describe('rate limits per credential', () => {
       for (let i = 1; i <= LIMIT; i++) {
         const r = await h.request('GET', '/api/v1/automation/health', { token: a.secret });
         assert.equal(r.status, 200, `request ${i}`);
-        assert.equal(r.headers.get('ratelimit-limit'), String(LIMIT));
-        assert.equal(r.headers.get('ratelimit-remaining'), String(LIMIT - i));
-        assert.equal(r.headers.get('ratelimit-reset'), '40');
+        assert.equal(
+          r.headers.get('ratelimit-limit'),
+          String(LIMIT),
+          `request ${i}: RateLimit-Limit does not announce the limit`,
+        );
+        assert.equal(
+          r.headers.get('ratelimit-remaining'),
+          String(LIMIT - i),
+          `request ${i}: RateLimit-Remaining does not count down`,
+        );
+        assert.equal(
+          r.headers.get('ratelimit-reset'),
+          '40',
+          `request ${i}: RateLimit-Reset is not the seconds left in the window`,
+        );
       }
       const over = await h.request('GET', '/api/v1/automation/health', { token: a.secret });
-      assert.equal(over.status, 429);
-      assert.equal(over.body.code, 'rate_limited');
-      assert.equal(over.headers.get('retry-after'), '40');
+      assert.equal(over.status, 429, 'a key past its limit is not refused with 429');
+      assert.equal(
+        over.body.code,
+        'rate_limited',
+        'a key past its limit is refused with another code than rate_limited',
+      );
+      assert.equal(
+        over.headers.get('retry-after'),
+        '40',
+        'Retry-After is not the seconds left in the window',
+      );
       assert.equal(
         (await h.request('GET', '/api/v1/automation/health', { token: b.secret })).status,
         200,
@@ -40,7 +60,11 @@ describe('rate limits per credential', () => {
       );
       // The next window opens again.
       h.setNow(new Date(midWindow().getTime() + 60_000));
-      assert.equal((await h.request('GET', '/api/v1/automation/health', { token: a.secret })).status, 200);
+      assert.equal(
+        (await h.request('GET', '/api/v1/automation/health', { token: a.secret })).status,
+        200,
+        'the key stays limited in the next window',
+      );
     } finally {
       h.setNow(null);
     }
@@ -55,15 +79,24 @@ describe('rate limits per credential', () => {
           (await h.request('GET', '/api/v1/automation/health', { token: generateToken('tnt_') })).status,
         );
       }
-      assert.deepEqual(statuses.slice(0, LIMIT), Array(LIMIT).fill(401));
-      assert.deepEqual(statuses.slice(LIMIT), [429, 429]);
+      assert.deepEqual(
+        statuses.slice(0, LIMIT),
+        Array(LIMIT).fill(401),
+        'bad credentials within the limit are not answered 401',
+      );
+      assert.deepEqual(
+        statuses.slice(LIMIT),
+        [429, 429],
+        'bad credentials past the limit are not refused with 429',
+      );
     } finally {
       h.setNow(null);
     }
   });
 
   test('health checks and docs are never limited', async () => {
-    for (let i = 0; i < LIMIT * 2; i++) assert.equal((await h.request('GET', '/healthz')).status, 200);
+    for (let i = 0; i < LIMIT * 2; i++)
+      assert.equal((await h.request('GET', '/healthz')).status, 200, 'health checks are rate limited');
   });
 });
 
@@ -97,6 +130,7 @@ if (ENGINE === 'postgres') {
           assert.equal(
             (await first.request('GET', '/api/v1/automation/health', { token: key.secret })).status,
             200,
+            'a key within its limit is refused on the first instance',
           );
         }
         await new Promise((r) => setTimeout(r, 300)); // both exchange their counts (100 ms in tests)
@@ -106,7 +140,11 @@ if (ENGINE === 'postgres') {
             (await second.request('GET', '/api/v1/automation/health', { token: key.secret })).status,
           );
         }
-        assert.deepEqual(statuses, [200, 200, 429, 429]);
+        assert.deepEqual(
+          statuses,
+          [200, 200, 429, 429],
+          "the second instance does not count the first instance's hits against the limit",
+        );
       } finally {
         first.setNow(null);
         second.setNow(null);

@@ -3,8 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { recordAudit } from '../../src/access/audit.js';
 import { purgeAccessRecords } from '../../src/access/retention.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
-import { until } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -21,7 +21,7 @@ async function untilNone(count: () => Promise<number>, what: string): Promise<vo
     }
   })();
   try {
-    await until(() => left === 0, what);
+    await waitUntil(() => left === 0, { message: what });
   } finally {
     waiting = false;
     await poll;
@@ -61,7 +61,7 @@ describe('access records are deleted once they no longer matter (contract §14 r
     await audit(old, new Date(now - (RETENTION_DAYS + 1) * DAY));
     await audit(young, new Date(now - (RETENTION_DAYS - 1) * DAY));
     await untilNone(() => auditLeft(old), 'the old audit entry to be deleted');
-    assert.equal(await auditLeft(young), 1);
+    assert.equal(await auditLeft(young), 1, 'an audit entry younger than the retention period is deleted');
   });
 
   test('sign-in failures go once their 15-minute window has passed, not before', async () => {
@@ -83,9 +83,9 @@ describe('access records are deleted once they no longer matter (contract §14 r
     }
     await untilNone(() => failuresLeft(stale), 'the stale failure to be deleted');
     // The fresh account's ten failures still lock it.
-    assert.equal(await failuresLeft(fresh), 10);
+    assert.equal(await failuresLeft(fresh), 10, 'failures still inside their 15-minute window are deleted');
     const locked = await h.request('POST', '/api/v1/auth/login', { body: { email: fresh, password: 'x' } });
-    assert.equal(locked.status, 429);
+    assert.equal(locked.status, 429, 'an account with ten recent failures is not locked');
   });
 
   test('a purge deletes more than one batch, and only what has expired', async () => {
@@ -103,6 +103,10 @@ describe('access records are deleted once they no longer matter (contract §14 r
       .execute();
     const purged = await purgeAccessRecords(db(), now, RETENTION_DAYS);
     assert.ok(purged.signInFailures >= 2_500, JSON.stringify(purged));
-    assert.equal(await failuresLeft(account), 1);
+    assert.equal(
+      await failuresLeft(account),
+      1,
+      'a failure still inside its window is purged, or an expired one kept',
+    );
   });
 });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
-import { type RunningServer, startServe } from '../helpers/cli.js';
+import { startServe, type RunningServer } from '../helpers/cli.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 // Two `hubgate serve` processes on one PostgreSQL database: what one revokes, the other refuses
@@ -76,7 +76,7 @@ if (ENGINE === 'postgres') {
       password: 'a long passphrase',
     });
     const login = await call(a, 'POST', '/api/v1/auth/login', {}, { email, password: 'a long passphrase' });
-    assert.equal(login.status, 200);
+    assert.equal(login.status, 200, 'the IT admin cannot sign in');
     const cookie = login.headers
       .getSetCookie()
       .map((c) => c.split(';')[0])
@@ -90,7 +90,7 @@ if (ENGINE === 'postgres') {
       scopes: ['integrations:READER'],
       expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
     });
-    assert.equal(r.status, 201);
+    assert.equal(r.status, 201, 'creating a key fails');
     return r.body as { id: string; secret: string };
   };
 
@@ -100,9 +100,10 @@ if (ENGINE === 'postgres') {
     assert.equal(
       (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${key.secret}` })).status,
       200,
+      'a fresh key is refused by the other process',
     );
     const revoked = await call(a, 'DELETE', `/api/v1/company/api-keys/${key.id}`, session);
-    assert.equal(revoked.status, 204);
+    assert.equal(revoked.status, 204, 'revoking the key fails');
     const ms = await msUntilRefused(b, key.secret, Date.now());
     t.diagnostic(`refused after ${ms} ms`);
     assert.ok(ms < 1000, `refused after ${ms} ms`);
@@ -114,9 +115,10 @@ if (ENGINE === 'postgres') {
     assert.equal(
       (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${key.secret}` })).status,
       200,
+      'a fresh key is refused by the other process',
     );
     const rotated = await call(a, 'POST', `/api/v1/company/api-keys/${key.id}/rotate`, session);
-    assert.equal(rotated.status, 200);
+    assert.equal(rotated.status, 200, 'rotating the key fails');
     const ms = await msUntilRefused(b, key.secret, Date.now());
     t.diagnostic(`refused after ${ms} ms`);
     assert.ok(ms < 1000, `refused after ${ms} ms`);
@@ -124,13 +126,22 @@ if (ENGINE === 'postgres') {
       (await call(b, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${rotated.body.secret}` }))
         .status,
       200,
+      'the new secret is refused by the other process',
     );
   });
 
   test('a session signed out on one process is refused by the other at once', async () => {
     const session = await signedInAdmin();
-    assert.equal((await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status, 200);
-    assert.equal((await call(a, 'POST', '/api/v1/auth/logout', session)).status, 204);
-    assert.equal((await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status, 401);
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status,
+      200,
+      'a fresh session is refused by the other process',
+    );
+    assert.equal((await call(a, 'POST', '/api/v1/auth/logout', session)).status, 204, 'signing out fails');
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/auth/session', { cookie: session.cookie })).status,
+      401,
+      'a signed-out session still works on the other process',
+    );
   });
 }

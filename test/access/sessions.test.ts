@@ -8,7 +8,7 @@ import {
   makeUser,
   signIn,
 } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -34,38 +34,58 @@ describe('password sign-in', () => {
     const response = await h.request('POST', '/api/v1/auth/login', {
       body: { email: user.email, password: user.password },
     });
-    assert.equal(response.status, 200);
-    assert.deepEqual(response.body.user, {
-      id: user.id,
-      email: user.email,
-      role: 'EXECUTIVE',
-      tenantId: tenant.id,
-    });
-    assert.match(response.body.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+    assert.equal(response.status, 200, 'signing in with the right password fails');
+    assert.deepEqual(
+      response.body.user,
+      {
+        id: user.id,
+        email: user.email,
+        role: 'EXECUTIVE',
+        tenantId: tenant.id,
+      },
+      'the sign-in answer shows another user than the one signed in',
+    );
+    assert.match(
+      response.body.csrfToken,
+      /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/,
+      'the CSRF token in the sign-in answer is not in its signed format',
+    );
     // The rest of the sign-in answer: the tenant as the session route shows it, when it ends, how.
-    assert.deepEqual(response.body.tenant, {
-      id: tenant.id,
-      name: tenant.name,
-      entitlements: tenant.entitlements,
-    });
-    assert.equal(response.body.authMethod, 'password');
+    assert.deepEqual(
+      response.body.tenant,
+      {
+        id: tenant.id,
+        name: tenant.name,
+        entitlements: tenant.entitlements,
+      },
+      'the sign-in answer shows the tenant other than the session route does',
+    );
+    assert.equal(
+      response.body.authMethod,
+      'password',
+      'the sign-in answer does not say the method was a password',
+    );
     const expiresIn = Date.parse(response.body.expiresAt) - Date.now();
     assert.ok(expiresIn > 11.9 * 3600_000 && expiresIn <= 12 * 3600_000, response.body.expiresAt);
     const cookies = response.headers.getSetCookie();
     const access = cookies.find((c) => c.startsWith('svc_access='));
     const csrf = cookies.find((c) => c.startsWith('__Host-svc_csrf='));
     assert.ok(access && csrf, cookies.join(' | '));
-    assert.match(access, /; HttpOnly/);
-    assert.match(access, /; Secure/);
-    assert.match(access, /; SameSite=Lax/);
-    assert.match(access, /; Path=\//);
-    assert.match(csrf, /; Secure/);
-    assert.match(csrf, /; SameSite=Strict/);
-    assert.match(csrf, /; Path=\//);
-    assert.doesNotMatch(csrf, /HttpOnly/);
-    assert.doesNotMatch(csrf, /Domain=/);
-    assert.equal(csrf.split(';')[0], `__Host-svc_csrf=${response.body.csrfToken}`);
-    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.match(access, /; HttpOnly/, 'the session cookie is readable by scripts (no HttpOnly)');
+    assert.match(access, /; Secure/, 'the session cookie may travel over plain HTTP (no Secure)');
+    assert.match(access, /; SameSite=Lax/, 'the session cookie is not SameSite=Lax');
+    assert.match(access, /; Path=\//, 'the session cookie does not cover the whole site');
+    assert.match(csrf, /; Secure/, 'the CSRF cookie may travel over plain HTTP (no Secure)');
+    assert.match(csrf, /; SameSite=Strict/, 'the CSRF cookie is not SameSite=Strict');
+    assert.match(csrf, /; Path=\//, 'the CSRF cookie does not cover the whole site');
+    assert.doesNotMatch(csrf, /HttpOnly/, "the CSRF cookie is unreadable by the page's scripts (HttpOnly)");
+    assert.doesNotMatch(csrf, /Domain=/, 'the __Host- CSRF cookie names a Domain, which browsers reject');
+    assert.equal(
+      csrf.split(';')[0],
+      `__Host-svc_csrf=${response.body.csrfToken}`,
+      'the CSRF cookie carries another token than the sign-in answer',
+    );
+    assert.equal(response.headers.get('cache-control'), 'no-store', 'the sign-in answer may be cached');
 
     const token = access.split(';')[0]?.split('=')[1] ?? '';
     const row = await h.database.kysely
@@ -74,7 +94,10 @@ describe('password sign-in', () => {
       .where('user_id', '=', user.id)
       .executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(row).includes(token), 'only a hash of the session token is stored');
-    assert.ok((await auditActions(tenant.id)).includes('sign_in.success'));
+    assert.ok(
+      (await auditActions(tenant.id)).includes('sign_in.success'),
+      'a successful sign-in is not in the audit log',
+    );
     assertNoLeak(h, [user.password]);
   });
 
@@ -88,21 +111,35 @@ describe('password sign-in', () => {
       body: { email: 'nobody@example.com', password: 'not the password' },
     });
     for (const response of [wrong, unknown]) {
-      assert.equal(response.status, 401);
-      assert.equal(response.body.code, 'invalid_credentials');
-      assert.equal(response.headers.getSetCookie().length, 0);
+      assert.equal(response.status, 401, 'a failed sign-in is not answered 401');
+      assert.equal(
+        response.body.code,
+        'invalid_credentials',
+        'a failed sign-in is refused with another code than invalid_credentials',
+      );
+      assert.equal(response.headers.getSetCookie().length, 0, 'a failed sign-in sets a cookie');
     }
     const { requestId: _a, ...wrongBody } = wrong.body;
     const { requestId: _b, ...unknownBody } = unknown.body;
-    assert.deepEqual(wrongBody, unknownBody);
-    assert.ok((await auditActions(tenant.id)).includes('sign_in.failure'));
+    assert.deepEqual(
+      wrongBody,
+      unknownBody,
+      'a wrong password and an unknown e-mail are answered differently, revealing which accounts exist',
+    );
+    assert.ok(
+      (await auditActions(tenant.id)).includes('sign_in.failure'),
+      "a wrong password is not in the tenant's audit log",
+    );
     const anonymous = await h.database.kysely
       .selectFrom('audit_log')
       .selectAll()
       .where('action', '=', 'sign_in.failure')
       .where('tenant_id', 'is', null)
       .execute();
-    assert.ok(anonymous.some((r) => (r.metadata as { email?: string }).email === 'nobody@example.com'));
+    assert.ok(
+      anonymous.some((r) => (r.metadata as { email?: string }).email === 'nobody@example.com'),
+      'a sign-in for an unknown e-mail is not in the audit log',
+    );
     assertNoLeak(h, ['not the password']);
   });
 
@@ -113,14 +150,18 @@ describe('password sign-in', () => {
       const r = await h.request('POST', '/api/v1/auth/login', {
         body: { email: user.email, password: `wrong ${i}` },
       });
-      assert.equal(r.status, 401);
+      assert.equal(r.status, 401, `wrong password ${i} is not answered 401`);
     }
     const locked = await h.request('POST', '/api/v1/auth/login', {
       body: { email: user.email, password: user.password },
     });
-    assert.equal(locked.status, 429);
-    assert.equal(locked.body.code, 'rate_limited');
-    assert.ok(Number(locked.headers.get('retry-after')) > 0);
+    assert.equal(locked.status, 429, 'the right password gets in while the account is locked');
+    assert.equal(
+      locked.body.code,
+      'rate_limited',
+      'a locked account is refused with another code than rate_limited',
+    );
+    assert.ok(Number(locked.headers.get('retry-after')) > 0, 'a locked account is not told when to retry');
     // Another account is not affected; after the window the account opens again.
     const other = await makeUser(h, tenant.id);
     assert.equal(
@@ -130,13 +171,14 @@ describe('password sign-in', () => {
         })
       ).status,
       200,
+      'another account of the tenant is locked too',
     );
     h.setNow(new Date(Date.now() + 16 * 60 * 1000));
     try {
       const again = await h.request('POST', '/api/v1/auth/login', {
         body: { email: user.email, password: user.password },
       });
-      assert.equal(again.status, 200);
+      assert.equal(again.status, 200, 'the account stays locked after the 15-minute window');
     } finally {
       h.setNow(null);
     }
@@ -149,7 +191,7 @@ describe('password sign-in', () => {
     const r = await h.request('POST', '/api/v1/auth/login', {
       body: { email: 'Ghost@Example.com', password: 'x' },
     });
-    assert.equal(r.status, 429);
+    assert.equal(r.status, 429, 'an unknown address (in another case) is not locked after ten failures');
   });
 
   test('bad sign-in bodies are 400; a sign-in posted from another origin is 403 csrf_failed', async () => {
@@ -161,7 +203,11 @@ describe('password sign-in', () => {
     ]) {
       const r = await h.request('POST', '/api/v1/auth/login', { body });
       assert.equal(r.status, 400, JSON.stringify(body));
-      assert.equal(r.body.code, 'validation_failed');
+      assert.equal(
+        r.body.code,
+        'validation_failed',
+        `a bad sign-in body is refused with another code than validation_failed: ${JSON.stringify(body)}`,
+      );
     }
     const tenant = await makeTenant(h);
     const user = await makeUser(h, tenant.id);
@@ -169,13 +215,17 @@ describe('password sign-in', () => {
       body: { email: user.email, password: user.password },
       headers: { origin: 'https://evil.example' },
     });
-    assert.equal(foreign.status, 403);
-    assert.equal(foreign.body.code, 'csrf_failed');
+    assert.equal(foreign.status, 403, 'a sign-in posted from another origin is not refused with 403');
+    assert.equal(
+      foreign.body.code,
+      'csrf_failed',
+      'a sign-in posted from another origin is refused with another code than csrf_failed',
+    );
     const own = await h.request('POST', '/api/v1/auth/login', {
       body: { email: user.email, password: user.password },
       headers: { origin: 'https://hub.example.com' },
     });
-    assert.equal(own.status, 200);
+    assert.equal(own.status, 200, "a sign-in posted from the app's own origin is refused");
   });
 });
 
@@ -183,15 +233,19 @@ describe('the session', () => {
   test('GET /auth/session answers the user, the tenant with its entitlements, a CSRF token and the method', async () => {
     const { tenant, user, session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
     const r = await h.request('GET', '/api/v1/auth/session', { session });
-    assert.equal(r.status, 200);
-    assert.equal(r.body.user.id, user.id);
-    assert.deepEqual(r.body.tenant, {
-      id: tenant.id,
-      name: r.body.tenant.name,
-      entitlements: ['integrations'],
-    });
-    assert.equal(r.body.authMethod, 'password');
-    assert.match(r.body.csrfToken, /\./);
+    assert.equal(r.status, 200, 'reading the session fails');
+    assert.equal(r.body.user.id, user.id, 'the session shows another user');
+    assert.deepEqual(
+      r.body.tenant,
+      {
+        id: tenant.id,
+        name: r.body.tenant.name,
+        entitlements: ['integrations'],
+      },
+      'the session shows the tenant or its entitlements wrong',
+    );
+    assert.equal(r.body.authMethod, 'password', 'the session does not say the method was a password');
+    assert.match(r.body.csrfToken, /\./, 'the session answer has no CSRF token');
     // The new token is as good as the first.
     const created = await h.request('POST', '/api/v1/company/api-keys', {
       session: { ...session, csrfToken: r.body.csrfToken },
@@ -201,7 +255,7 @@ describe('the session', () => {
         expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
       },
     });
-    assert.equal(created.status, 201);
+    assert.equal(created.status, 201, 'the CSRF token from the session route is refused');
   });
 
   test('unsafe methods need the session’s X-CSRF-Token: missing, wrong, or another session’s is 403 csrf_failed', async () => {
@@ -235,17 +289,25 @@ describe('the session', () => {
     assert.equal(
       (await h.request('GET', '/api/v1/auth/session', { headers: { cookie: a.session.cookie } })).status,
       200,
+      'a GET with only the session cookie is refused for want of a CSRF token',
     );
   });
 
   test('logout ends the session at once, server side', async () => {
     const { session } = await makeSignedInTenant(h);
     const out = await h.request('POST', '/api/v1/auth/logout', { session });
-    assert.equal(out.status, 204);
-    assert.ok(out.headers.getSetCookie().some((c) => c.startsWith('svc_access=;')));
+    assert.equal(out.status, 204, 'signing out fails');
+    assert.ok(
+      out.headers.getSetCookie().some((c) => c.startsWith('svc_access=;')),
+      'signing out does not clear the session cookie',
+    );
     const after = await h.request('GET', '/api/v1/auth/session', { session });
-    assert.equal(after.status, 401);
-    assert.equal(after.body.code, 'unauthenticated');
+    assert.equal(after.status, 401, 'a signed-out session still works');
+    assert.equal(
+      after.body.code,
+      'unauthenticated',
+      'a signed-out session is refused with another code than unauthenticated',
+    );
   });
 
   test('a session expires after 2 h idle', async () => {
@@ -274,7 +336,11 @@ describe('the session', () => {
         );
       }
       h.setNow(new Date(start + 12 * HOUR + 1000));
-      assert.equal((await h.request('GET', '/api/v1/auth/session', { session })).status, 401);
+      assert.equal(
+        (await h.request('GET', '/api/v1/auth/session', { session })).status,
+        401,
+        'a session still works 12 h after sign-in',
+      );
     } finally {
       h.setNow(null);
     }
@@ -284,10 +350,14 @@ describe('the session', () => {
     for (const cookie of ['svc_access=abc', `svc_access=${'A'.repeat(43)}`, 'svc_access=']) {
       const r = await h.request('GET', '/api/v1/auth/session', { headers: { cookie } });
       assert.equal(r.status, 401, cookie);
-      assert.equal(r.body.code, 'unauthenticated');
+      assert.equal(
+        r.body.code,
+        'unauthenticated',
+        `${cookie}: a forged session cookie is refused with another code than unauthenticated`,
+      );
     }
     const none = await h.request('GET', '/api/v1/auth/session');
-    assert.equal(none.status, 401);
+    assert.equal(none.status, 401, 'a request without a session is not refused with 401');
   });
 
   test('with an Authorization header, cookies are ignored', async () => {
@@ -298,11 +368,15 @@ describe('the session', () => {
       session,
       headers: { authorization: 'Bearer nope' },
     });
-    assert.equal(bad.status, 401);
+    assert.equal(bad.status, 401, 'a valid session cookie rescues a bad bearer token');
     // ... and with a good key the request is the key's, so key management refuses it.
     const asKey = await h.request('GET', '/api/v1/company/api-keys', { session, token: key.secret });
-    assert.equal(asKey.status, 403);
-    assert.equal(asKey.body.code, 'interactive_session_required');
+    assert.equal(asKey.status, 403, "a request with a key and a session cookie is treated as the session's");
+    assert.equal(
+      asKey.body.code,
+      'interactive_session_required',
+      'a key on key management is refused with another code than interactive_session_required',
+    );
     assertNoLeak(h, [], [key.secret]);
   });
 
@@ -311,8 +385,12 @@ describe('the session', () => {
     const user = await makeUser(h, tenant.id);
     const first = await signIn(h, user);
     const second = await signIn(h, user);
-    assert.notEqual(first.cookie, second.cookie);
+    assert.notEqual(first.cookie, second.cookie, 'two sign-ins share one session');
     await h.request('POST', '/api/v1/auth/logout', { session: first });
-    assert.equal((await h.request('GET', '/api/v1/auth/session', { session: second })).status, 200);
+    assert.equal(
+      (await h.request('GET', '/api/v1/auth/session', { session: second })).status,
+      200,
+      'signing out of one session ends the other too',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { makeTenant, makeUser } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { ENGINE } from '../helpers/test-database.js';
 
 // An attacker who sends many guesses at once must not get more than ten checked per window
@@ -43,33 +43,50 @@ describe('sign-in lockout under concurrency', () => {
     t.diagnostic(JSON.stringify(counts));
     assert.deepEqual(Object.keys(counts).sort(), ['401', '429'], JSON.stringify(counts));
     assert.equal(counts[401], 10, JSON.stringify(counts));
-    assert.equal(await failuresAudited(h, user.email), 10);
+    assert.equal(
+      await failuresAudited(h, user.email),
+      10,
+      'the audit log records other than ten failed sign-ins',
+    );
 
     // Locked: the right password is not even checked.
     const right = await h.request('POST', '/api/v1/auth/login', {
       body: { email: user.email, password: user.password },
     });
-    assert.equal(right.status, 429);
-    assert.ok(Number(right.headers.get('retry-after')) > 0);
+    assert.equal(right.status, 429, 'the right password gets in while the account is locked');
+    assert.ok(Number(right.headers.get('retry-after')) > 0, 'a locked account is not told when to retry');
   });
 
   test('an unknown address is throttled the same way under concurrency', async () => {
     const email = `ghost-${Date.now()}@example.com`;
     const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => guess(h, email, i)));
-    assert.equal(statuses.filter((s) => s === 401).length, 10);
-    assert.equal(statuses.filter((s) => s === 429).length, 30);
+    assert.equal(
+      statuses.filter((s) => s === 401).length,
+      10,
+      'simultaneous guesses at an unknown address get other than ten checked',
+    );
+    assert.equal(
+      statuses.filter((s) => s === 429).length,
+      30,
+      'simultaneous guesses at an unknown address past the ten are not refused with 429',
+    );
   });
 
   test('a successful sign-in still clears the failures before the lock', async () => {
     const tenant = await makeTenant(h);
     const user = await makeUser(h, tenant.id);
-    for (let i = 0; i < 9; i++) assert.equal(await guess(h, user.email, i), 401);
+    for (let i = 0; i < 9; i++)
+      assert.equal(await guess(h, user.email, i), 401, `wrong password ${i} is not answered 401`);
     const ok = await h.request('POST', '/api/v1/auth/login', {
       body: { email: user.email, password: user.password },
     });
-    assert.equal(ok.status, 200);
+    assert.equal(ok.status, 200, 'the right password is refused before the lock');
     const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => guess(h, user.email, i)));
-    assert.equal(statuses.filter((s) => s === 401).length, 10);
+    assert.equal(
+      statuses.filter((s) => s === 401).length,
+      10,
+      'a successful sign-in does not reset the failures to ten more checked guesses',
+    );
   });
 });
 
@@ -101,7 +118,11 @@ if (ENGINE === 'postgres') {
       t.diagnostic(JSON.stringify(counts));
       assert.equal(counts[401], 10, JSON.stringify(counts));
       assert.equal(counts[429], ATTEMPTS - 10, JSON.stringify(counts));
-      assert.equal(await failuresAudited(first, user.email), 10);
+      assert.equal(
+        await failuresAudited(first, user.email),
+        10,
+        'the audit log records other than ten failed sign-ins across both processes',
+      );
     });
   });
 }

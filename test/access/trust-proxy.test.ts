@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { randomBase62 } from '../../src/crypto/base62.js';
 import { ConfigError, parseConfig } from '../../src/config.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { randomBase62 } from '../../src/crypto/base62.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // The address the app saw for a request, as the audit log records it: a failed sign-in for an
@@ -47,32 +47,64 @@ describe('TRUST_PROXY decides which X-Forwarded-For entry is the client', () => 
   test('unset or false: the header is ignored, the peer is the client', async () => {
     for (const env of [{}, { TRUST_PROXY: 'false' }] as Record<string, string>[]) {
       await withApp(env, async (h) => {
-        assert.equal(await seenAs(h, FORGED), '127.0.0.1');
-        assert.equal(await seenAs(h), '127.0.0.1');
+        assert.equal(
+          await seenAs(h, FORGED),
+          '127.0.0.1',
+          `a forged X-Forwarded-For is believed with TRUST_PROXY ${JSON.stringify(env)}`,
+        );
+        assert.equal(
+          await seenAs(h),
+          '127.0.0.1',
+          `the client is recorded as other than the peer with TRUST_PROXY ${JSON.stringify(env)}`,
+        );
       });
     }
   });
 
   test('a hop count: the right-most entry after that many trusted hops, never a client-written one', async () => {
     await withApp({ TRUST_PROXY: '1' }, async (h) => {
-      assert.equal(await seenAs(h, FORGED), '10.1.2.3');
-      assert.equal(await seenAs(h, '198.51.100.9'), '198.51.100.9');
-      assert.equal(await seenAs(h), '127.0.0.1');
+      assert.equal(
+        await seenAs(h, FORGED),
+        '10.1.2.3',
+        'one trusted hop: the client is not the right-most entry',
+      );
+      assert.equal(
+        await seenAs(h, '198.51.100.9'),
+        '198.51.100.9',
+        'one trusted hop: the client is not the single forwarded entry',
+      );
+      assert.equal(
+        await seenAs(h),
+        '127.0.0.1',
+        'one trusted hop without the header: the client is not the peer',
+      );
     });
     await withApp({ TRUST_PROXY: '2' }, async (h) => {
-      assert.equal(await seenAs(h, FORGED), '203.0.113.7');
+      assert.equal(
+        await seenAs(h, FORGED),
+        '203.0.113.7',
+        'two trusted hops: the client is not the second entry from the right',
+      );
     });
   });
 
   test('a list of proxy CIDRs: the right-most entry that is not a trusted proxy', async () => {
     await withApp({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8' }, async (h) => {
-      assert.equal(await seenAs(h, FORGED), '203.0.113.7');
+      assert.equal(
+        await seenAs(h, FORGED),
+        '203.0.113.7',
+        'listed proxies: the client is not the right-most untrusted entry',
+      );
       // Every entry trusted: the left-most one is the best there is.
-      assert.equal(await seenAs(h, '10.9.9.9, 10.1.2.3'), '10.9.9.9');
+      assert.equal(
+        await seenAs(h, '10.9.9.9, 10.1.2.3'),
+        '10.9.9.9',
+        'every entry trusted: the client is not the left-most entry',
+      );
     });
     // The peer itself is not a listed proxy: its header counts for nothing.
     await withApp({ TRUST_PROXY: '10.0.0.0/8' }, async (h) => {
-      assert.equal(await seenAs(h, FORGED), '127.0.0.1');
+      assert.equal(await seenAs(h, FORGED), '127.0.0.1', "an unlisted peer's X-Forwarded-For is believed");
     });
   });
 
@@ -122,28 +154,33 @@ describe('TRUST_PROXY decides which X-Forwarded-For entry is the client', () => 
       await spend('garbage-0');
       await refused(['garbage-1', '198.051.100.050', '[not-an-address]', '', '127.0.0.1']);
       // …and a different address is a different client.
-      assert.equal((await guess('198.51.100.51')).status, 401);
+      assert.equal(
+        (await guess('198.51.100.51')).status,
+        401,
+        "a different address shares the spent address's rate limit",
+      );
     });
   });
 });
 
 describe('TRUST_PROXY configuration', () => {
   test('accepts false, 1 to 10, and a list of CIDRs or addresses', () => {
-    assert.equal(parseConfig({}).trustProxy, false);
-    assert.equal(parseConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
-    assert.equal(parseConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
-    assert.equal(parseConfig({ TRUST_PROXY: '10' }).trustProxy, 10);
-    assert.deepEqual(parseConfig({ TRUST_PROXY: '10.0.0.0/8, fd00::/8,192.0.2.1' }).trustProxy, [
-      '10.0.0.0/8',
-      'fd00::/8',
-      '192.0.2.1/32',
-    ]);
+    assert.equal(parseConfig({}).trustProxy, false, 'unset TRUST_PROXY trusts a proxy');
+    assert.equal(parseConfig({ TRUST_PROXY: 'false' }).trustProxy, false, 'TRUST_PROXY=false trusts a proxy');
+    assert.equal(parseConfig({ TRUST_PROXY: '1' }).trustProxy, 1, 'TRUST_PROXY=1 is not one hop');
+    assert.equal(parseConfig({ TRUST_PROXY: '10' }).trustProxy, 10, 'TRUST_PROXY=10 is not ten hops');
+    assert.deepEqual(
+      parseConfig({ TRUST_PROXY: '10.0.0.0/8, fd00::/8,192.0.2.1' }).trustProxy,
+      ['10.0.0.0/8', 'fd00::/8', '192.0.2.1/32'],
+      'a TRUST_PROXY list is read as other ranges than written',
+    );
   });
 
   test('ranges are kept in their canonical form; IPv4-mapped ranges as the IPv4 range they are', () => {
     assert.deepEqual(
       parseConfig({ TRUST_PROXY: '10.0.0.0/8,fc00::/7,2a06:98c0::/29,::ffff:192.0.2.0/120' }).trustProxy,
       ['10.0.0.0/8', 'fc00::/7', '2a06:98c0::/29', '192.0.2.0/24'],
+      'TRUST_PROXY ranges are not kept in canonical form',
     );
   });
 
@@ -167,6 +204,7 @@ describe('TRUST_PROXY configuration', () => {
           error.message.startsWith('invalid TRUST_PROXY') &&
           error.message.includes('addresses clients write') &&
           !error.message.includes('\n'),
+        `TRUST_PROXY=${value} is accepted, or refused without the reason on one line`,
       );
     });
   }
@@ -190,11 +228,16 @@ describe('TRUST_PROXY configuration', () => {
           error instanceof ConfigError &&
           error.message.includes('TRUST_PROXY') &&
           !error.message.includes('\n'),
+        `TRUST_PROXY=${value} is accepted, or refused without one line naming the variable`,
       );
     });
   }
 
   test('true is refused with the reason', () => {
-    assert.throws(() => parseConfig({ TRUST_PROXY: 'true' }), /client/);
+    assert.throws(
+      () => parseConfig({ TRUST_PROXY: 'true' }),
+      /client/,
+      'TRUST_PROXY=true is accepted, or refused without saying it would trust the client',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Config, ConfigError, parseConfig } from '../../src/config.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -30,39 +30,55 @@ describe('create', () => {
       body: { connectorKey: 'webhook', displayName: 'HR events', url: HOOK_URL, eventTypes: ['employee.*'] },
     });
     assert.equal(r.status, 201, r.text);
-    assert.match(r.body.id, /^con_[0-9A-Za-z]{22}$/);
-    assert.deepEqual(r.body, {
-      id: r.body.id,
-      connectorKey: 'webhook',
-      displayName: 'HR events',
-      status: 'active',
-      config: { url: HOOK_URL, eventTypes: ['employee.*'] },
-      credentialsBound: false,
-      deliveryEnabled: false,
-      createdAt: r.body.createdAt,
-      revokedAt: null,
-    });
+    assert.match(
+      r.body.id,
+      /^con_[0-9A-Za-z]{22}$/,
+      'the connection ID is not in the con_ + 22 base62 format',
+    );
+    assert.deepEqual(
+      r.body,
+      {
+        id: r.body.id,
+        connectorKey: 'webhook',
+        displayName: 'HR events',
+        status: 'active',
+        config: { url: HOOK_URL, eventTypes: ['employee.*'] },
+        credentialsBound: false,
+        deliveryEnabled: false,
+        createdAt: r.body.createdAt,
+        revokedAt: null,
+      },
+      'the created connection shows other fields than safe metadata',
+    );
     const audit = await h.request('GET', '/api/v1/company/audit-log', { session });
     const entry = audit.body.data.find((e: { action: string }) => e.action === 'connection.create');
     assert.ok(entry, 'connection.create is audited');
-    assert.equal(entry.targetId, r.body.id);
-    assert.equal(entry.actorId, user.id);
-    assert.equal((await connectionRows(tenant.id)).length, 1);
+    assert.equal(entry.targetId, r.body.id, 'the audit entry names another connection');
+    assert.equal(entry.actorId, user.id, 'the audit entry names another actor');
+    assert.equal(
+      (await connectionRows(tenant.id)).length,
+      1,
+      'the tenant has other than one stored connection',
+    );
   });
 
   test('http takes its method (default POST) and slack needs no config at all', async () => {
     const { session } = await makeSignedInTenant(h);
     const http = await connect(session, { connectorKey: 'http', displayName: 'ERP', url: HOOK_URL });
-    assert.deepEqual(http.config, { url: HOOK_URL, method: 'POST' });
+    assert.deepEqual(
+      http.config,
+      { url: HOOK_URL, method: 'POST' },
+      'an http connection does not default to POST',
+    );
     const put = await connect(session, {
       connectorKey: 'http',
       displayName: 'ERP',
       url: HOOK_URL,
       method: 'PUT',
     });
-    assert.equal(put.config.method, 'PUT');
+    assert.equal(put.config.method, 'PUT', 'an http connection ignores the chosen method');
     const slack = await connect(session, { connectorKey: 'slack', displayName: '#hr' });
-    assert.deepEqual(slack.config, {});
+    assert.deepEqual(slack.config, {}, 'a slack connection shows config it was never given');
   });
 
   test('bad input: 400 naming the field, with the contract code, and nothing stored', async () => {
@@ -149,7 +165,11 @@ describe('create', () => {
       body: webhook({ url: 'https://user:hunter2secret@hooks.example.com/' }),
     });
     assert.ok(!userInfo.text.includes('hunter2secret'), 'a password in a URL is not echoed');
-    assert.equal((await connectionRows(tenant.id)).length, 0);
+    assert.equal(
+      (await connectionRows(tenant.id)).length,
+      0,
+      'refused connection requests stored a connection',
+    );
   });
 });
 
@@ -163,24 +183,30 @@ describe('list and get', () => {
       made.push(await connect(session, { connectorKey: 'webhook', displayName: name, url: HOOK_URL }));
     }
     const page1 = await h.request('GET', `${CONNECTIONS}?limit=2`, { session });
-    assert.equal(page1.status, 200);
+    assert.equal(page1.status, 200, 'listing connections fails');
     assert.deepEqual(
       page1.body.data.map((c: { displayName: string }) => c.displayName),
       ['c', 'b'],
+      "the first page is not the two newest of the caller's connections",
     );
-    assert.ok(page1.body.nextCursor);
+    assert.ok(page1.body.nextCursor, 'a partial page offers no next page');
     const page2 = await h.request('GET', `${CONNECTIONS}?limit=2&cursor=${page1.body.nextCursor}`, {
       session,
     });
     assert.deepEqual(
       page2.body.data.map((c: { displayName: string }) => c.displayName),
       ['a'],
+      'the second page is not the remaining connection',
     );
-    assert.equal(page2.body.nextCursor, null);
+    assert.equal(page2.body.nextCursor, null, 'the last page offers a next page');
     const one = await h.request('GET', `${CONNECTIONS}/${made[0].id}`, { session });
-    assert.deepEqual(one.body, made[0]);
+    assert.deepEqual(one.body, made[0], 'a connection read alone differs from the one created');
     const bad = await h.request('GET', `${CONNECTIONS}?limit=0`, { session });
-    assert.equal(bad.body.code, 'validation_failed');
+    assert.equal(
+      bad.body.code,
+      'validation_failed',
+      'limit=0 is refused with another code than validation_failed',
+    );
   });
 
   test('unknown, malformed and other tenants’ IDs are 404 on every connection route', async () => {
@@ -196,12 +222,20 @@ describe('list and get', () => {
       ];
       for (const r of await Promise.all(calls)) {
         assert.equal(r.status, 404, `${id}: ${r.text}`);
-        assert.equal(r.body.code, 'not_found');
+        assert.equal(
+          r.body.code,
+          'not_found',
+          `${id}: an unknown or foreign connection is refused with another code than not_found`,
+        );
       }
     }
     const still = await h.request('GET', `${CONNECTIONS}/${theirs.id}`, { session: other.session });
-    assert.equal(still.body.status, 'active');
-    assert.equal(still.body.credentialsBound, false);
+    assert.equal(still.body.status, 'active', "another tenant's calls revoked the connection");
+    assert.equal(
+      still.body.credentialsBound,
+      false,
+      "another tenant's calls bound credentials to the connection",
+    );
   });
 });
 
@@ -210,16 +244,20 @@ describe('revoke', () => {
     const { session } = await makeSignedInTenant(h);
     const c = await connect(session, { connectorKey: 'webhook', displayName: 'x', url: HOOK_URL });
     const first = await h.request('POST', `${CONNECTIONS}/${c.id}/revoke`, { session });
-    assert.equal(first.status, 200);
-    assert.equal(first.body.status, 'disabled');
-    assert.ok(first.body.revokedAt);
-    assert.equal(first.body.deliveryEnabled, false);
+    assert.equal(first.status, 200, 'revoking a connection fails');
+    assert.equal(first.body.status, 'disabled', 'a revoked connection is not disabled');
+    assert.ok(first.body.revokedAt, 'a revoked connection does not say when it was revoked');
+    assert.equal(first.body.deliveryEnabled, false, 'a revoked connection still delivers');
     const again = await h.request('POST', `${CONNECTIONS}/${c.id}/revoke`, { session });
-    assert.equal(again.status, 200);
-    assert.deepEqual(again.body, first.body);
+    assert.equal(again.status, 200, 'revoking again is refused');
+    assert.deepEqual(again.body, first.body, 'revoking again answers differently from the first time');
     const bind = await h.request('PUT', `${CONNECTIONS}/${c.id}/credentials`, { session, body: {} });
-    assert.equal(bind.status, 409);
-    assert.equal(bind.body.code, 'conflict');
+    assert.equal(bind.status, 409, 'credentials can be bound to a revoked connection');
+    assert.equal(
+      bind.body.code,
+      'conflict',
+      'binding to a revoked connection is refused with another code than conflict',
+    );
     const audit = await h.request('GET', '/api/v1/company/audit-log', { session });
     const revokes = audit.body.data.filter((e: { action: string }) => e.action === 'connection.revoke');
     assert.equal(revokes.length, 1, 'a repeated revoke changes nothing and is not audited again');
@@ -232,19 +270,42 @@ describe('credentials', () => {
     const c = await connect(session, { connectorKey: 'webhook', displayName: 'x', url: HOOK_URL });
     const r = await h.request('PUT', `${CONNECTIONS}/${c.id}/credentials`, { session, body: {} });
     assert.equal(r.status, 200, r.text);
-    assert.equal(r.headers.get('cache-control'), 'no-store');
+    assert.equal(
+      r.headers.get('cache-control'),
+      'no-store',
+      'the response showing the signing secret may be cached',
+    );
     const secret: string = r.body.credentials.signingSecret;
-    assert.match(secret, /^whsec_[A-Za-z0-9+/]+={0,2}$/);
-    assert.equal(Buffer.from(secret.slice(6), 'base64').length, 32);
-    assert.deepEqual(Object.keys(r.body.credentials), ['signingSecret']);
-    assert.equal(r.body.connection.credentialsBound, true);
-    assert.equal(r.body.connection.deliveryEnabled, true);
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]+={0,2}$/, 'the signing secret is not whsec_ + base64');
+    assert.equal(
+      Buffer.from(secret.slice(6), 'base64').length,
+      32,
+      'the signing secret is not 32 random bytes',
+    );
+    assert.deepEqual(
+      Object.keys(r.body.credentials),
+      ['signingSecret'],
+      'the bind answer shows other credentials than the signing secret',
+    );
+    assert.equal(
+      r.body.connection.credentialsBound,
+      true,
+      'the connection does not show credentials as bound',
+    );
+    assert.equal(r.body.connection.deliveryEnabled, true, 'a connection with credentials does not deliver');
 
     const [row] = await connectionRows(tenant.id);
-    assert.ok(row?.credentials_sealed && !row.credentials_sealed.includes(secret.slice(6)));
-    assert.deepEqual(JSON.parse(h.keyring.open('connection-credentials', row.credentials_sealed, c.id)), {
-      signingSecret: secret,
-    });
+    assert.ok(
+      row?.credentials_sealed && !row.credentials_sealed.includes(secret.slice(6)),
+      'the signing secret is stored in the clear',
+    );
+    assert.deepEqual(
+      JSON.parse(h.keyring.open('connection-credentials', row.credentials_sealed, c.id)),
+      {
+        signingSecret: secret,
+      },
+      'the stored credentials do not open to the signing secret shown',
+    );
 
     await h.request('GET', `${CONNECTIONS}/${c.id}`, { session });
     await h.request('GET', CONNECTIONS, { session });
@@ -264,14 +325,18 @@ describe('credentials', () => {
       body: { signingSecret: chosen },
     });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body.credentials, {});
+    assert.deepEqual(r.body.credentials, {}, 'a chosen signing secret is echoed back');
     const [row] = await connectionRows(tenant.id);
-    assert.ok(row?.previous_credentials_sealed && row.previous_valid_until);
+    assert.ok(
+      row?.previous_credentials_sealed && row.previous_valid_until,
+      're-binding keeps no previous secret, or no end to its validity',
+    );
     assert.deepEqual(
       JSON.parse(h.keyring.open('connection-credentials', row.previous_credentials_sealed, c.id)),
       {
         signingSecret: first.body.credentials.signingSecret,
       },
+      'the previous secret kept is not the one bound before',
     );
     const overlap = new Date(row.previous_valid_until).getTime() - Date.now();
     assert.ok(overlap > 23.9 * 3600_000 && overlap <= 24 * 3600_000, `overlap ${overlap} ms`);
@@ -372,7 +437,8 @@ describe('credentials', () => {
         `${name}: expected an error at ${path}, got ${JSON.stringify(r.body.errors)}`,
       );
     }
-    for (const row of await connectionRows(tenant.id)) assert.equal(row.credentials_sealed, null);
+    for (const row of await connectionRows(tenant.id))
+      assert.equal(row.credentials_sealed, null, 'a refused credentials request bound credentials anyway');
   });
 
   test('http: any header value the HTTP client sends is bound (tabs, Latin-1), and the error never echoes a value', async () => {
@@ -410,14 +476,18 @@ describe('credentials', () => {
       body: { webhookUrl: slackUrl },
     });
     assert.equal(a.status, 200, a.text);
-    assert.deepEqual(a.body.credentials, {});
+    assert.deepEqual(a.body.credentials, {}, 'the Slack webhook URL is echoed back');
     const b = await h.request('PUT', `${CONNECTIONS}/${http.id}/credentials`, {
       session,
       body: { headerName: 'Authorization', headerValue },
     });
     assert.equal(b.status, 200, b.text);
-    assert.deepEqual(b.body.credentials, {});
-    assert.equal(b.body.connection.deliveryEnabled, true);
+    assert.deepEqual(b.body.credentials, {}, 'the http header value is echoed back');
+    assert.equal(
+      b.body.connection.deliveryEnabled,
+      true,
+      'an http connection with credentials does not deliver',
+    );
     await h.request('GET', CONNECTIONS, { session });
     await h.request('GET', '/api/v1/company/audit-log', { session });
     await h.request('GET', '/api/v1/integration-hub/overview', { session });
@@ -435,31 +505,43 @@ describe('access', () => {
     const body = { connectorKey: 'webhook', displayName: 'k', url: HOOK_URL };
 
     const denied = await h.request('POST', CONNECTIONS, { token: reader.secret, body });
-    assert.equal(denied.status, 403);
-    assert.equal(denied.body.code, 'insufficient_scope');
+    assert.equal(denied.status, 403, 'a READER key can create a connection');
+    assert.equal(
+      denied.body.code,
+      'insufficient_scope',
+      'a READER key is refused with another code than insufficient_scope',
+    );
     const created = await h.request('POST', CONNECTIONS, { token: operator.secret, body });
-    assert.equal(created.status, 201);
+    assert.equal(created.status, 201, 'an OPERATOR key cannot create a connection');
     const listed = await h.request('GET', CONNECTIONS, { token: reader.secret });
-    assert.equal(listed.status, 200);
+    assert.equal(listed.status, 200, 'a READER key cannot list connections');
     const noBind = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
       token: operator.secret,
       body: {},
     });
-    assert.equal(noBind.body.code, 'insufficient_scope');
+    assert.equal(
+      noBind.body.code,
+      'insufficient_scope',
+      'an OPERATOR key is refused with another code than insufficient_scope when binding credentials',
+    );
     const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
       token: admin.secret,
       body: {},
     });
-    assert.equal(bound.status, 200);
+    assert.equal(bound.status, 200, 'an ADMIN key cannot bind credentials');
     const revoked = await h.request('POST', `${CONNECTIONS}/${created.body.id}/revoke`, {
       token: operator.secret,
     });
-    assert.equal(revoked.body.status, 'disabled');
+    assert.equal(revoked.body.status, 'disabled', 'an OPERATOR key cannot revoke a connection');
 
     const hubOnly = await makeSignedInTenant(h, { entitlements: ['integration_hub'] });
     const r = await h.request('GET', CONNECTIONS, { session: hubOnly.session });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'entitlement_missing');
+    assert.equal(r.status, 403, 'a tenant without the integrations module can list connections');
+    assert.equal(
+      r.body.code,
+      'entitlement_missing',
+      'a tenant without the integrations module is refused with another code than entitlement_missing',
+    );
   });
 
   test('session roles: MEMBER reads only; an unsafe call without the CSRF token is refused', async () => {
@@ -467,14 +549,22 @@ describe('access', () => {
     const member = await makeSignedInTenant(h, { role: 'MEMBER' });
     const body = { connectorKey: 'slack', displayName: 'm' };
     const r = await h.request('POST', CONNECTIONS, { session: member.session, body });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'role_forbidden');
-    assert.equal((await h.request('GET', CONNECTIONS, { session: member.session })).status, 200);
+    assert.equal(r.status, 403, 'a MEMBER can create a connection');
+    assert.equal(r.body.code, 'role_forbidden', 'a MEMBER is refused with another code than role_forbidden');
+    assert.equal(
+      (await h.request('GET', CONNECTIONS, { session: member.session })).status,
+      200,
+      'a MEMBER cannot list connections',
+    );
     const noCsrf = await h.request('POST', CONNECTIONS, {
       headers: { cookie: admin.session.cookie },
       body,
     });
-    assert.equal(noCsrf.status, 403);
-    assert.equal(noCsrf.body.code, 'csrf_failed');
+    assert.equal(noCsrf.status, 403, 'a session POST without the CSRF token creates a connection');
+    assert.equal(
+      noCsrf.body.code,
+      'csrf_failed',
+      'a session POST without the CSRF token is refused with another code than csrf_failed',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -21,18 +21,23 @@ describe('connector catalog', () => {
   test('lists webhook, slack and http with their fields, read from the definitions', async () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('GET', '/api/v1/integration-hub/connectors', { session });
-    assert.equal(r.status, 200);
-    assert.equal(r.body.nextCursor, null);
+    assert.equal(r.status, 200, 'listing connectors fails');
+    assert.equal(r.body.nextCursor, null, 'the connector catalog offers a next page');
     const byKey = new Map(r.body.data.map((c: { connectorKey: string }) => [c.connectorKey, c]));
-    assert.deepEqual([...byKey.keys()], ['http', 'slack', 'webhook']);
+    assert.deepEqual(
+      [...byKey.keys()],
+      ['http', 'slack', 'webhook'],
+      'the catalog lists other connectors than http, slack and webhook',
+    );
     const webhook = byKey.get('webhook') as Record<string, unknown>;
-    assert.equal(webhook.enabled, true);
+    assert.equal(webhook.enabled, true, 'the webhook connector is listed as disabled');
     assert.deepEqual(
       (webhook.configFields as Array<{ name: string; required: boolean }>).map((f) => [f.name, f.required]),
       [
         ['url', true],
         ['eventTypes', false],
       ],
+      'the webhook connector lists other config fields than url (required) and eventTypes',
     );
     assert.deepEqual(
       (webhook.credentialFields as Array<{ name: string; generated: boolean }>).map((f) => [
@@ -40,6 +45,7 @@ describe('connector catalog', () => {
         f.generated,
       ]),
       [['signingSecret', true]],
+      'the webhook connector does not say its signing secret is generated',
     );
     const http = byKey.get('http') as { credentialFields: Array<{ name: string; generated: boolean }> };
     assert.deepEqual(
@@ -48,6 +54,7 @@ describe('connector catalog', () => {
         ['headerName', false],
         ['headerValue', false],
       ],
+      'the http connector does not ask for a header name and value',
     );
   });
 
@@ -55,8 +62,12 @@ describe('connector catalog', () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session, { scopes: ['integration_hub:ADMIN', 'integrations:ADMIN'] });
     const r = await h.request('GET', '/api/v1/integration-hub/connectors', { token: key.secret });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'route_not_allowed');
+    assert.equal(r.status, 403, 'a key can read the connector catalog');
+    assert.equal(
+      r.body.code,
+      'route_not_allowed',
+      'a key is refused the catalog with another code than route_not_allowed',
+    );
   });
 });
 
@@ -64,15 +75,27 @@ describe('overview', () => {
   test('counts per connector and status: degraded while an active connection awaits credentials', async () => {
     const { tenant, session } = await makeSignedInTenant(h);
     const empty = await h.request('GET', '/api/v1/integration-hub/overview', { session });
-    assert.equal(empty.status, 200);
-    assert.equal(empty.body.status, 'healthy');
-    assert.equal(empty.body.tenantId, tenant.id);
-    assert.deepEqual(empty.body.modules, [
-      { moduleKey: 'integrations', entitled: true },
-      { moduleKey: 'integration_hub', entitled: true },
-    ]);
-    assert.deepEqual(empty.body.totals, { connections: 0, active: 0, disabled: 0 });
-    assert.deepEqual(empty.body.deliveries24h, { delivered: 0, failed: 0, pending: 0 });
+    assert.equal(empty.status, 200, 'reading the overview fails');
+    assert.equal(empty.body.status, 'healthy', 'a tenant without connections is not healthy');
+    assert.equal(empty.body.tenantId, tenant.id, 'the overview names another tenant');
+    assert.deepEqual(
+      empty.body.modules,
+      [
+        { moduleKey: 'integrations', entitled: true },
+        { moduleKey: 'integration_hub', entitled: true },
+      ],
+      "the overview shows the tenant's modules or entitlements wrong",
+    );
+    assert.deepEqual(
+      empty.body.totals,
+      { connections: 0, active: 0, disabled: 0 },
+      'a tenant without connections shows connection totals',
+    );
+    assert.deepEqual(
+      empty.body.deliveries24h,
+      { delivered: 0, failed: 0, pending: 0 },
+      'a tenant without deliveries shows delivery counts',
+    );
 
     const a = await connect(session, { connectorKey: 'webhook', displayName: 'a', url: HOOK_URL });
     const b = await connect(session, { connectorKey: 'webhook', displayName: 'b', url: HOOK_URL });
@@ -82,16 +105,28 @@ describe('overview', () => {
     await connect(other.session, { connectorKey: 'webhook', displayName: 'theirs', url: HOOK_URL });
 
     const r = await h.request('GET', '/api/v1/integration-hub/overview', { session });
-    assert.equal(r.body.status, 'degraded');
-    assert.deepEqual(r.body.totals, { connections: 3, active: 2, disabled: 1 });
+    assert.equal(
+      r.body.status,
+      'degraded',
+      'a tenant with a connection awaiting credentials is not degraded',
+    );
+    assert.deepEqual(
+      r.body.totals,
+      { connections: 3, active: 2, disabled: 1 },
+      "the overview counts other connections than the tenant's own",
+    );
     const webhook = r.body.connectors.find((c: { connectorKey: string }) => c.connectorKey === 'webhook');
-    assert.deepEqual(webhook, {
-      connectorKey: 'webhook',
-      name: 'Webhook',
-      active: 1,
-      disabled: 1,
-      awaitingCredentials: 1,
-    });
+    assert.deepEqual(
+      webhook,
+      {
+        connectorKey: 'webhook',
+        name: 'Webhook',
+        active: 1,
+        disabled: 1,
+        awaitingCredentials: 1,
+      },
+      'the webhook counts are wrong (active, disabled, awaiting credentials)',
+    );
 
     await h.request('PUT', `/api/v1/integrations/connections/${a.id}/credentials`, { session, body: {} });
     const slack = (await h.request('GET', '/api/v1/integrations/connections', { session })).body.data.find(
@@ -102,7 +137,11 @@ describe('overview', () => {
       body: { webhookUrl: 'https://hooks.slack.com/services/T/B/x' },
     });
     const healthy = await h.request('GET', '/api/v1/integration-hub/overview', { session });
-    assert.equal(healthy.body.status, 'healthy');
+    assert.equal(
+      healthy.body.status,
+      'healthy',
+      'a tenant whose every connection has credentials is not healthy',
+    );
   });
 
   test('keys need integration_hub:READER', async () => {
@@ -112,12 +151,17 @@ describe('overview', () => {
     assert.equal(
       (await h.request('GET', '/api/v1/integration-hub/overview', { token: hub.secret })).status,
       200,
+      'an integration_hub:READER key cannot read the overview',
     );
     const r = await h.request('GET', '/api/v1/integration-hub/credential-readiness', {
       token: integrations.secret,
     });
-    assert.equal(r.status, 403);
-    assert.equal(r.body.code, 'insufficient_scope');
+    assert.equal(r.status, 403, 'an integrations-only key can read credential readiness');
+    assert.equal(
+      r.body.code,
+      'insufficient_scope',
+      'an integrations-only key is refused with another code than insufficient_scope',
+    );
   });
 });
 
@@ -125,34 +169,54 @@ describe('credential readiness', () => {
   test('per connector: ready, or why not; how many connections await credentials', async () => {
     const { session } = await makeSignedInTenant(h);
     const first = await h.request('GET', '/api/v1/integration-hub/credential-readiness', { session });
-    assert.equal(first.status, 200);
+    assert.equal(first.status, 200, 'reading credential readiness fails');
     for (const c of first.body.connectors) {
-      assert.equal(c.ready, false);
-      assert.deepEqual(c.reasons, ['no_active_connection']);
-      assert.equal(c.connectionsAwaitingCredentials, 0);
+      assert.equal(c.ready, false, `${c.connectorKey}: a connector without a connection is shown as ready`);
+      assert.deepEqual(
+        c.reasons,
+        ['no_active_connection'],
+        `${c.connectorKey}: a connector without a connection gives another reason than no_active_connection`,
+      );
+      assert.equal(
+        c.connectionsAwaitingCredentials,
+        0,
+        `${c.connectorKey}: a tenant without connections has some awaiting credentials`,
+      );
     }
     await connect(session, { connectorKey: 'webhook', displayName: 'a', url: HOOK_URL });
     const r = await h.request('GET', '/api/v1/integration-hub/credential-readiness', { session });
     const webhook = r.body.connectors.find((c: { connectorKey: string }) => c.connectorKey === 'webhook');
-    assert.deepEqual(webhook, {
-      connectorKey: 'webhook',
-      name: 'Webhook',
-      ready: true,
-      reasons: [],
-      credentialFields: [{ name: 'signingSecret', generated: true }],
-      connectionsAwaitingCredentials: 1,
-    });
+    assert.deepEqual(
+      webhook,
+      {
+        connectorKey: 'webhook',
+        name: 'Webhook',
+        ready: true,
+        reasons: [],
+        credentialFields: [{ name: 'signingSecret', generated: true }],
+        connectionsAwaitingCredentials: 1,
+      },
+      'the webhook readiness is wrong once a connection awaits credentials',
+    );
   });
 
   test('a tenant without the integrations module cannot bind anything', async () => {
     const { session } = await makeSignedInTenant(h, { entitlements: ['integration_hub'] });
     const r = await h.request('GET', '/api/v1/integration-hub/credential-readiness', { session });
-    for (const c of r.body.connectors) assert.ok(c.reasons.includes('entitlement_missing'));
+    for (const c of r.body.connectors)
+      assert.ok(
+        c.reasons.includes('entitlement_missing'),
+        `${c.connectorKey}: a tenant without the integrations module is not told entitlement_missing`,
+      );
     const overview = await h.request('GET', '/api/v1/integration-hub/overview', { session });
-    assert.deepEqual(overview.body.modules, [
-      { moduleKey: 'integrations', entitled: false },
-      { moduleKey: 'integration_hub', entitled: true },
-    ]);
+    assert.deepEqual(
+      overview.body.modules,
+      [
+        { moduleKey: 'integrations', entitled: false },
+        { moduleKey: 'integration_hub', entitled: true },
+      ],
+      "the overview shows the hub-only tenant's modules wrong",
+    );
   });
 });
 
@@ -169,24 +233,36 @@ describe('a connector switched off by the platform (CONNECTORS_DISABLED)', () =>
       const made = await connect(session, { connectorKey: 'slack', displayName: 'before' });
       const catalog = await off.request('GET', '/api/v1/integration-hub/connectors', { session });
       const slack = catalog.body.data.find((c: { connectorKey: string }) => c.connectorKey === 'slack');
-      assert.equal(slack.enabled, false);
+      assert.equal(slack.enabled, false, 'a connector switched off is listed as enabled');
       const create = await off.request('POST', '/api/v1/integrations/connections', {
         session,
         body: { connectorKey: 'slack', displayName: 'after' },
       });
-      assert.equal(create.status, 400);
-      assert.equal(create.body.code, 'validation_failed');
+      assert.equal(create.status, 400, 'a switched-off connector takes a new connection');
+      assert.equal(
+        create.body.code,
+        'validation_failed',
+        'a new connection of a switched-off connector is refused with another code than validation_failed',
+      );
       const bind = await off.request('PUT', `/api/v1/integrations/connections/${made.id}/credentials`, {
         session,
         body: { webhookUrl: 'https://hooks.slack.com/services/T/B/x' },
       });
-      assert.equal(bind.status, 409);
+      assert.equal(bind.status, 409, 'credentials can be bound to a switched-off connector');
       const readiness = await off.request('GET', '/api/v1/integration-hub/credential-readiness', { session });
       const entry = readiness.body.connectors.find(
         (c: { connectorKey: string }) => c.connectorKey === 'slack',
       );
-      assert.deepEqual(entry.reasons, ['connector_disabled']);
-      assert.equal(entry.connectionsAwaitingCredentials, 1);
+      assert.deepEqual(
+        entry.reasons,
+        ['connector_disabled'],
+        'readiness does not say the connector is switched off',
+      );
+      assert.equal(
+        entry.connectionsAwaitingCredentials,
+        1,
+        "readiness does not count the switched-off connector's connection awaiting credentials",
+      );
     } finally {
       await off.close();
     }

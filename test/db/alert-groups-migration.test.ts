@@ -19,7 +19,7 @@ test('notices written before grouping become groups of one', async () => {
       migrationTableName: 'hubgate_migrations',
       migrationLockTableName: 'hubgate_migrations_lock',
     }).migrateToLatest();
-    assert.equal(error, undefined);
+    assert.equal(error, undefined, 'the migrations before grouping fail on an empty database');
 
     const at = new Date('2025-01-02T03:04:05.000Z');
     await sql`insert into alerts (fingerprint, labels, annotations, status, starts_at, ends_at, updated_at)
@@ -42,19 +42,39 @@ test('notices written before grouping become groups of one', async () => {
     const rows = await db.selectFrom('alert_notifications').selectAll().orderBy('id').execute();
     const byId = new Map(rows.map((row) => [row.id, row]));
     const resolved = byId.get('ntf_resolved');
-    assert.equal(resolved?.group_key, 'DeliveryFailed/ten_1');
-    assert.equal(resolved?.state, 'pending');
-    assert.equal(resolved?.truncated_alerts, 0);
-    assert.equal(resolved?.alerts.length, 1);
+    assert.equal(
+      resolved?.group_key,
+      'DeliveryFailed/ten_1',
+      'an old resolved notice is not grouped by alert name and tenant',
+    );
+    assert.equal(resolved?.state, 'pending', 'an old pending notice no longer waits to be sent');
+    assert.equal(resolved?.truncated_alerts, 0, 'an old notice claims alerts were left out');
+    assert.equal(resolved?.alerts.length, 1, 'an old notice does not hold exactly its one alert');
     const [alert] = resolved?.alerts ?? [];
-    assert.equal(alert?.status, 'resolved');
-    assert.equal(alert?.labels.connectionId, 'con_1');
-    assert.equal(new Date(alert?.startsAt ?? '').getTime(), at.getTime());
-    assert.equal(new Date(alert?.endsAt ?? '').getTime(), at.getTime());
+    assert.equal(alert?.status, 'resolved', 'the alert in an old notice lost its resolved status');
+    assert.equal(alert?.labels.connectionId, 'con_1', 'the alert in an old notice lost its labels');
+    assert.equal(
+      new Date(alert?.startsAt ?? '').getTime(),
+      at.getTime(),
+      'the alert in an old notice lost its start time',
+    );
+    assert.equal(
+      new Date(alert?.endsAt ?? '').getTime(),
+      at.getTime(),
+      'the alert in an old notice lost its end time',
+    );
     assert.equal(byId.get('ntf_firing')?.alerts[0]?.endsAt, null, 'a firing notice has no end');
-    assert.equal(byId.get('ntf_firing')?.state, 'sent');
-    assert.equal(byId.get('ntf_orphan')?.state, 'failed');
-    assert.deepEqual(byId.get('ntf_orphan')?.alerts, []);
+    assert.equal(byId.get('ntf_firing')?.state, 'sent', 'an old notice already sent is sent again');
+    assert.equal(
+      byId.get('ntf_orphan')?.state,
+      'failed',
+      'a notice whose alert is gone still waits to be sent',
+    );
+    assert.deepEqual(
+      byId.get('ntf_orphan')?.alerts,
+      [],
+      'a notice whose alert is gone claims to hold alerts',
+    );
   } finally {
     await database.close();
   }

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { MAX_RECONNECT_DELAY_MS, reconnectDelayMs } from '../../src/db/reconnect.js';
 import { listenForever } from '../../src/db/listener.js';
+import { MAX_RECONNECT_DELAY_MS, reconnectDelayMs } from '../../src/db/reconnect.js';
 import { createLogger } from '../../src/logger.js';
-import { until } from '../helpers/factories.js';
 import { startDatabaseProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 test('reconnect delays grow from a fraction of a second to at most 5 s, never all at the same instant', () => {
   const highest = (failures: number) => reconnectDelayMs(failures, () => 1);
@@ -15,7 +15,7 @@ test('reconnect delays grow from a fraction of a second to at most 5 s, never al
   assert.ok(highest(0) <= 200, 'the first try again comes quickly');
   for (let failures = 0; failures < 1_000; failures++) {
     assert.ok(highest(failures) <= MAX_RECONNECT_DELAY_MS, `try ${failures + 1} waits at most 5 s`);
-    assert.ok(lowest(failures) > 0);
+    assert.ok(lowest(failures) > 0, `try ${failures + 1} is tried again at once, with no delay at all`);
     assert.ok(highest(failures + 1) >= highest(failures), 'never shorter after one more failure');
   }
   assert.equal(highest(30), MAX_RECONNECT_DELAY_MS, 'a long outage is tried every 5 s at most');
@@ -72,16 +72,16 @@ if (ENGINE === 'postgres') {
     try {
       assert.equal(heard, 1, 'listening starts with a wake-up of its own');
       await notify('hubgate_listen_test');
-      await until(() => heard === 2, 'the first NOTIFY');
+      await waitUntil(() => heard === 2, { message: 'the first NOTIFY' });
 
       await proxy.cut();
       // More than one try: the old code tried once, a second later, and then never again.
-      await until(() => tries() >= 4, 'four failed tries to re-open LISTEN');
+      await waitUntil(() => tries() >= 4, { message: 'four failed tries to re-open LISTEN' });
       await proxy.restore();
       // The reconnect itself wakes the listener once: what was announced meanwhile was not heard.
-      await until(() => heard === 3, 'the wake-up on reconnect', 10_000);
+      await waitUntil(() => heard === 3, { message: 'the wake-up on reconnect', timeoutMs: 10_000 });
       await notify('hubgate_listen_test');
-      await until(() => heard === 4, 'a NOTIFY after the reconnect');
+      await waitUntil(() => heard === 4, { message: 'a NOTIFY after the reconnect' });
     } finally {
       await stop();
     }
@@ -98,7 +98,7 @@ if (ENGINE === 'postgres') {
     const stop = await listenForever(proxiedUrl, 'hubgate_listen_test', () => {}, logger);
     await proxy.cut();
     try {
-      await until(() => tries() >= 2, 'failed tries to re-open LISTEN');
+      await waitUntil(() => tries() >= 2, { message: 'failed tries to re-open LISTEN' });
       const stopping = Date.now();
       await stop();
       assert.ok(Date.now() - stopping < 1_000, 'stop does not wait for the backoff');
@@ -108,7 +108,7 @@ if (ENGINE === 'postgres') {
       for (const [kind, n] of resources()) {
         assert.ok(n <= (before.get(kind) ?? 0), `${n} ${kind} now, ${before.get(kind) ?? 0} before`);
       }
-      assert.equal(tries(), triesAtStop);
+      assert.equal(tries(), triesAtStop, 'the listener kept trying to re-open LISTEN after it was stopped');
     } finally {
       await proxy.restore();
     }

@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { openDatabase } from '../../src/db/database.js';
-import { makeSignedInTenant, makeWebhookConnection, until } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startDatabaseProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Outages of several seconds between a worker process and PostgreSQL, longer than any single
 // reconnect try: afterwards the process must work again without a restart. The publisher talks to
@@ -67,7 +68,7 @@ if (ENGINE === 'postgres') {
         body: { type: 'outage.test', data: { i } },
       });
       assert.equal(r.status, 202, r.text);
-      assert.equal(r.body.deliveries, 1);
+      assert.equal(r.body.deliveries, 1, "a published event is not delivered to the tenant's one connection");
     };
   }
 
@@ -79,8 +80,15 @@ if (ENGINE === 'postgres') {
     while (Date.now() - cutAt < OUTAGE_MS) {
       const r = await worker.request('GET', '/api/v1/platform/tenants', { token: worker.platformToken });
       assert.equal(r.status, 503, r.text);
-      assert.equal(r.body.code, 'unavailable');
-      assert.ok(Number(r.headers.get('retry-after')) > 0);
+      assert.equal(
+        r.body.code,
+        'unavailable',
+        'an API call during the outage answers something other than unavailable',
+      );
+      assert.ok(
+        Number(r.headers.get('retry-after')) > 0,
+        'a 503 during the outage does not tell the client when to retry',
+      );
       answered += 1;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -97,7 +105,10 @@ if (ENGINE === 'postgres') {
       const seen = receiver.received.length;
       const WOKEN_WITHIN_MS = 10_000;
       await publish(0);
-      await until(() => receiver.received.length === seen + 1, 'a delivery woken by NOTIFY', WOKEN_WITHIN_MS);
+      await waitUntil(() => receiver.received.length === seen + 1, {
+        message: 'a delivery woken by NOTIFY',
+        timeoutMs: WOKEN_WITHIN_MS,
+      });
 
       const answered = await outage(worker);
       t.diagnostic(`${answered} requests answered 503 during a ${OUTAGE_MS} ms outage`);
@@ -105,15 +116,17 @@ if (ENGINE === 'postgres') {
 
       // Published after the outage, woken only if LISTEN was re-opened (the loop sleeps a minute).
       await publish(1);
-      await until(
-        () => receiver.received.length === seen + 2,
-        'a delivery after the outage',
-        WOKEN_WITHIN_MS,
-      );
+      await waitUntil(() => receiver.received.length === seen + 2, {
+        message: 'a delivery after the outage',
+        timeoutMs: WOKEN_WITHIN_MS,
+      });
       t.diagnostic(`delivered ${Date.now() - restoredAt} ms after the database came back`);
       await publish(2);
       const published = Date.now();
-      await until(() => receiver.received.length === seen + 3, 'a delivery woken by a live NOTIFY', 3_000);
+      await waitUntil(() => receiver.received.length === seen + 3, {
+        message: 'a delivery woken by a live NOTIFY',
+        timeoutMs: 3_000,
+      });
       t.diagnostic(`a NOTIFY after the reconnect woke the worker in ${Date.now() - published} ms`);
     });
   });
@@ -128,13 +141,17 @@ if (ENGINE === 'postgres') {
           .split('\n')
           .filter((l) => l.includes('claiming deliveries failed'));
       await proxy.cut();
-      await until(() => claimFailures().length >= 3, 'the claim loop meeting the outage');
+      await waitUntil(() => claimFailures().length >= 3, { message: 'the claim loop meeting the outage' });
       await publish(0);
       await outage(worker);
-      await until(() => receiver.received.length === seen + 1, 'the event published during the outage');
+      await waitUntil(() => receiver.received.length === seen + 1, {
+        message: 'the event published during the outage',
+      });
       const failuresAfter = claimFailures().length;
       await publish(1);
-      await until(() => receiver.received.length === seen + 2, 'an event published after the outage');
+      await waitUntil(() => receiver.received.length === seen + 2, {
+        message: 'an event published after the outage',
+      });
       assert.equal(claimFailures().length, failuresAfter, 'no more claim failures once the database is back');
     });
   });

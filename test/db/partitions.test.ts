@@ -8,7 +8,7 @@ import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { dayOf, ensurePartitions, partitionDays } from '../../src/db/partitions.js';
 import { purgeExpired } from '../../src/delivery/retention.js';
 import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 const DAY = 86_400_000;
 const CONNECTIONS = '/api/v1/integrations/connections';
@@ -47,12 +47,16 @@ describe('deliveries partitioned by day', () => {
         where created_at = ${past}`.execute(h.database.kysely);
       assert.equal(inDefault.rows[0]?.n, 1, 'the row waits in the default partition');
 
-      assert.deepEqual(await ensurePartitions(h.database.kysely, past, 0), ['20210303', '20210304']);
-      assert.deepEqual(await tablesOf(h, '20210304'), [
-        'deliveries_p20210304',
-        'delivery_attempts_p20210304',
-        'events_p20210304',
-      ]);
+      assert.deepEqual(
+        await ensurePartitions(h.database.kysely, past, 0),
+        ['20210303', '20210304'],
+        'making the partitions of a past day does not make that day and the one before',
+      );
+      assert.deepEqual(
+        await tablesOf(h, '20210304'),
+        ['deliveries_p20210304', 'delivery_attempts_p20210304', 'events_p20210304'],
+        'a new day partition lacks one of the tables for deliveries, attempts and events',
+      );
       const moved = await sql<{ n: number }>`select count(*)::int as n from deliveries_p20210304`.execute(
         h.database.kysely,
       );
@@ -93,7 +97,11 @@ describe('deliveries partitioned by day', () => {
     assert.ok(purged.days.includes('20210501'), `the finished day is dropped: ${purged.days.join()}`);
     assert.ok(!purged.days.includes('20210502'), 'the day with a pending delivery is kept');
     assert.deepEqual(await tablesOf(h, '20210501'), [], 'all three of its tables are gone');
-    assert.equal((await tablesOf(h, '20210502')).length, 3);
+    assert.equal(
+      (await tablesOf(h, '20210502')).length,
+      3,
+      'the day with a pending delivery lost some of its tables',
+    );
     const log = await h.request('GET', `${CONNECTIONS}/${hook.id}/events`, { token: key.secret });
     assert.deepEqual(
       log.body.data.map((d: { status: string }) => d.status),
@@ -151,7 +159,7 @@ test('upgrading copies events, deliveries, attempts and idempotency keys into da
       migrationTableName: 'hubgate_migrations',
       migrationLockTableName: 'hubgate_migrations_lock',
     }).migrateToLatest();
-    assert.equal(error, undefined);
+    assert.equal(error, undefined, 'the migrations before partitioning fail on an empty database');
     const at = new Date('2025-01-02T03:04:05.000Z');
     await sql`insert into tenants (id, name, created_at) values ('ten_1', 't', ${at})`.execute(db);
     await sql`insert into connections (id, tenant_id, connector_key, display_name, status, config, created_at)
@@ -172,15 +180,21 @@ test('upgrading copies events, deliveries, attempts and idempotency keys into da
     assert.deepEqual(
       attempts.rows.map((r) => [r.delivery_id, new Date(r.delivery_created_at).toISOString()]),
       [['dlv_1', at.toISOString()]],
+      "an upgraded delivery attempt is missing from its day partition or lost its delivery's time",
     );
     const deliveries = await sql<{ id: string }>`select id from deliveries_p20250102`.execute(db);
-    assert.deepEqual(deliveries.rows, [{ id: 'dlv_1' }]);
+    assert.deepEqual(
+      deliveries.rows,
+      [{ id: 'dlv_1' }],
+      'an upgraded delivery is missing from its day partition',
+    );
     const events = await sql<{ id: string }>`select id from events_p20250102`.execute(db);
-    assert.deepEqual(events.rows, [{ id: 'evt_1' }]);
+    assert.deepEqual(events.rows, [{ id: 'evt_1' }], 'an upgraded event is missing from its day partition');
     const keys = await db.selectFrom('event_idempotency_keys').selectAll().execute();
     assert.deepEqual(
       keys.map((k) => [k.tenant_id, k.key, k.request_hash, k.event_id, k.delivery_count]),
       [['ten_1', 'key-1', 'hash-1', 'evt_1', 1]],
+      'an idempotency key is lost or changed by the upgrade',
     );
   } finally {
     await database.close();

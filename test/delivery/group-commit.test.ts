@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { TenantScope } from '../../src/access/scope.js';
 import { loadConnectorCatalog } from '../../src/connections/catalog.js';
 import type { AppContext } from '../../src/context.js';
 import { createEventWriter } from '../../src/delivery/group-commit.js';
-import type { TenantScope } from '../../src/access/scope.js';
 import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 // Receivers listen on 127.0.0.1 only, opened by DELIVERY_ALLOWED_CIDRS; nothing else is contacted.

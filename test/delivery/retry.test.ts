@@ -1,3 +1,4 @@
+import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { retryDelaySeconds } from '../../src/delivery/retry.js';
@@ -26,6 +27,7 @@ test('the scheduled delay with ±20 % jitter, then none when the schedule is spe
   assert.equal(
     retryDelaySeconds(4, SCHEDULE, null, () => 0.5),
     null,
+    'a delivery is retried after the schedule is spent',
   );
 });
 
@@ -33,17 +35,21 @@ test('Retry-After lengthens the delay, up to twice the scheduled one, and never 
   assert.equal(
     retryDelaySeconds(2, SCHEDULE, 450, () => 0.5),
     450,
+    'a Retry-After of 450 s within twice the scheduled delay is not honoured',
   );
   assert.equal(
     retryDelaySeconds(2, SCHEDULE, 5_000, () => 0.5),
     600,
+    'a Retry-After beyond twice the scheduled delay is not capped at twice',
   );
   assert.equal(
     retryDelaySeconds(2, SCHEDULE, 10, () => 0.5),
     300,
+    'a short Retry-After shortens the scheduled delay',
   );
   assert.equal(
     retryDelaySeconds(4, SCHEDULE, 10, () => 0.5),
     null,
+    'a Retry-After revives a spent schedule',
   );
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -371,13 +371,21 @@ export async function registerPasskey(
   creationOptions: PublicKeyCredentialCreationOptionsJSON;
 }> {
   const offered = await h.request('POST', `${PASSKEYS}/registration/options`, { session, body: {} });
-  assert.equal(offered.status, 200, offered.text);
+  assert.equal(
+    offered.status,
+    200,
+    `asking for passkey registration options answered ${offered.status}: ${offered.text}`,
+  );
   const response = authenticator.register(offered.body, options.overrides);
   const verified = await h.request('POST', `${PASSKEYS}/registration/verify`, {
     session,
     body: { response, ...(options.name === undefined ? {} : { name: options.name }) },
   });
-  assert.equal(verified.status, 201, verified.text);
+  assert.equal(
+    verified.status,
+    201,
+    `verifying a passkey registration answered ${verified.status}: ${verified.text}`,
+  );
   return { record: verified.body, credentialId: response.id, creationOptions: offered.body };
 }
 
@@ -396,7 +404,11 @@ export async function passkeySignIn(
 }> {
   const headers = { ...(options.address ? { 'x-forwarded-for': options.address } : {}), ...options.headers };
   const offered = await h.request('POST', `${PASSKEYS}/login/options`, { headers, body: {} });
-  assert.equal(offered.status, 200, offered.text);
+  assert.equal(
+    offered.status,
+    200,
+    `asking for passkey sign-in options answered ${offered.status}: ${offered.text}`,
+  );
   const response = authenticator.authenticate(offered.body, options.overrides);
   const answer = await h.request('POST', `${PASSKEYS}/login/verify`, { headers, body: { response } });
   return { requestOptions: offered.body, response, answer };

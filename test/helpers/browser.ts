@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Result as AxeResult } from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { type Harness, type HarnessOptions, startHarness } from './harness.js';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { startHarness, type Harness, type HarnessOptions } from './harness.js';
 
 /**
  * Browser tests drive the machine's own Chromium (Debian's package): playwright's browser download

@@ -1,5 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runCommand } from '../../src/cli/run.js';
+import type { Cleanup } from './cleanup.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -14,8 +16,27 @@ function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Runs `hubgate …` from the source tree, as `npx hubgate …` would from a built checkout. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/**
+ * Runs `hubgate …` in this process (`runCommand`, what `main` runs), with its output captured: a
+ * case costs milliseconds instead of a process start. `serve` and `worker` run until a signal, and
+ * signals reach a process: start them with `startServe`/`startWorker`, or `spawnCli` to see them fail.
+ */
+export async function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  if (args[0] === 'serve' || args[0] === 'worker') {
+    throw new Error(`hubgate ${args[0]} runs as a process in tests: use spawnCli, startServe or startWorker`);
+  }
+  let stdout = '';
+  let stderr = '';
+  const code = await runCommand(args, {
+    env: cliEnv(env),
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs `hubgate …` as its own process from the source tree, as `npx hubgate …` would from a built checkout. */
+export function spawnCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
       cwd: ROOT,
@@ -38,20 +59,40 @@ export interface RunningServer {
   child: ChildProcess;
   baseUrl: string;
   output(): string;
+  /** SIGTERM, then the exit code; the same answer however often it is called. */
   stop(): Promise<number | null>;
 }
 
-/** Starts `hubgate serve` on a free port and waits until it says where it listens. */
-export function startServe(env: Record<string, string>): Promise<RunningServer> {
-  return startCommand('serve', { PORT: '0', ...env }, /hubgate listening on (http:\/\/[\d.]+:\d+)/);
+/**
+ * Starts `hubgate serve` on a free port and waits until it says where it listens. Given `cleanup`
+ * (a test's `t`, or `after`), it is stopped when that ends.
+ */
+export function startServe(env: Record<string, string>, cleanup?: Cleanup): Promise<RunningServer> {
+  const ready = /hubgate listening on (http:\/\/[\d.]+:\d+)/;
+  return startCommand('serve', { PORT: '0', ...env }, ready, cleanup);
 }
 
-/** Starts `hubgate worker` and waits until it says it runs. */
-export function startWorker(env: Record<string, string>): Promise<RunningServer> {
-  return startCommand('worker', env, /hubgate worker (running)/);
+/** Starts `hubgate worker` and waits until it says it runs; stopped when `cleanup` ends, if given. */
+export function startWorker(env: Record<string, string>, cleanup?: Cleanup): Promise<RunningServer> {
+  return startCommand('worker', env, /hubgate worker (running)/, cleanup);
 }
 
-function startCommand(command: string, env: Record<string, string>, ready: RegExp): Promise<RunningServer> {
+async function startCommand(
+  command: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  cleanup: Cleanup | undefined,
+): Promise<RunningServer> {
+  const server = await spawnUntilReady(command, env, ready);
+  cleanup?.after(() => server.stop());
+  return server;
+}
+
+function spawnUntilReady(
+  command: string,
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command], {
       cwd: ROOT,
@@ -75,7 +116,7 @@ function startCommand(command: string, env: Record<string, string>, ready: RegEx
           baseUrl: match[1],
           output: () => output,
           stop: async () => {
-            child.kill('SIGTERM');
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
             return exited;
           },
         });

@@ -7,11 +7,15 @@ export async function makeTenant(
   h: Harness,
   options: { name?: string; entitlements?: string[] } = {},
 ): Promise<{ id: string; name: string; entitlements: string[] }> {
-  const response = await h.request('POST', '/api/v1/platform/tenants', {
-    token: h.platformToken,
-    body: { name: options.name ?? `Tenant ${randomBase62(6)}`, entitlements: options.entitlements ?? [] },
-  });
-  assert.equal(response.status, 201, response.text);
+  const response = await h.request<{ id: string; name: string; entitlements: string[] }>(
+    'POST',
+    '/api/v1/platform/tenants',
+    {
+      token: h.platformToken,
+      body: { name: options.name ?? `Tenant ${randomBase62(6)}`, entitlements: options.entitlements ?? [] },
+    },
+  );
+  assert.equal(response.status, 201, `creating a tenant answered ${response.status}: ${response.text}`);
   return response.body;
 }
 
@@ -23,7 +27,8 @@ export async function makeUser(
   options: { role?: string; email?: string; password?: string } = {},
 ): Promise<{ id: string; email: string; role: string; tenantId: string; password: string }> {
   const password = options.password ?? TEST_PASSWORD;
-  const response = await h.request('POST', `/api/v1/platform/tenants/${tenantId}/users`, {
+  type User = { id: string; email: string; role: string; tenantId: string };
+  const response = await h.request<User>('POST', `/api/v1/platform/tenants/${tenantId}/users`, {
     token: h.platformToken,
     body: {
       email: options.email ?? `user-${randomBase62(8).toLowerCase()}@example.com`,
@@ -31,7 +36,7 @@ export async function makeUser(
       password,
     },
   });
-  assert.equal(response.status, 201, response.text);
+  assert.equal(response.status, 201, `creating a user answered ${response.status}: ${response.text}`);
   return { ...response.body, password };
 }
 
@@ -54,10 +59,10 @@ export function assertNoLeak(h: Harness, never: string[], shownOnce: string[] = 
 
 /** Signs a user in with their password and keeps the cookies as a browser would. */
 export async function signIn(h: Harness, user: { email: string; password: string }): Promise<TestSession> {
-  const response = await h.request('POST', '/api/v1/auth/login', {
+  const response = await h.request<{ csrfToken: string }>('POST', '/api/v1/auth/login', {
     body: { email: user.email, password: user.password },
   });
-  assert.equal(response.status, 200, response.text);
+  assert.equal(response.status, 200, `signing in answered ${response.status}: ${response.text}`);
   const cookie = response.headers
     .getSetCookie()
     .map((c) => c.split(';')[0])
@@ -90,7 +95,8 @@ export async function makeKey(
   session: TestSession,
   options: { scopes?: string[]; expiresAt?: string; name?: string } = {},
 ) {
-  const response = await h.request('POST', '/api/v1/company/api-keys', {
+  type NewKey = { id: string; secret: string; prefix: string; scopes: string[]; expiresAt: string };
+  const response = await h.request<NewKey>('POST', '/api/v1/company/api-keys', {
     session,
     body: {
       name: options.name ?? `key ${randomBase62(4)}`,
@@ -98,8 +104,8 @@ export async function makeKey(
       expiresAt: options.expiresAt ?? inDays(30),
     },
   });
-  assert.equal(response.status, 201, response.text);
-  return response.body as { id: string; secret: string; prefix: string; scopes: string[]; expiresAt: string };
+  assert.equal(response.status, 201, `creating an API key answered ${response.status}: ${response.text}`);
+  return response.body;
 }
 
 /**
@@ -113,24 +119,24 @@ export async function makeWebhookConnection(
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; secret: string }> {
   const connections = '/api/v1/integrations/connections';
-  const created = await h.request('POST', connections, {
+  const created = await h.request<{ id: string }>('POST', connections, {
     session,
     body: { connectorKey: 'webhook', displayName: 'hook', url, ...extra },
   });
-  assert.equal(created.status, 201, created.text);
-  const bound = await h.request('PUT', `${connections}/${created.body.id}/credentials`, {
+  assert.equal(
+    created.status,
+    201,
+    `creating a webhook connection answered ${created.status}: ${created.text}`,
+  );
+  type Bound = { credentials: { signingSecret: string } };
+  const bound = await h.request<Bound>('PUT', `${connections}/${created.body.id}/credentials`, {
     session,
     body: {},
   });
-  assert.equal(bound.status, 200, bound.text);
-  return { id: created.body.id as string, secret: bound.body.credentials.signingSecret as string };
-}
-
-/** Waits until `check` holds, failing the test with `what` after `ms`. */
-export async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  assert.equal(
+    bound.status,
+    200,
+    `binding the connection's credentials answered ${bound.status}: ${bound.text}`,
+  );
+  return { id: created.body.id, secret: bound.body.credentials.signingSecret };
 }

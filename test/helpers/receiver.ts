@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Cleanup } from './cleanup.js';
+import { waitUntil } from './wait.js';
 
 export interface Received {
   method: string;
@@ -12,14 +14,28 @@ export interface Received {
 /** What the receiver answers to the n-th request (0-based); the default is 200. */
 export type Responder = (request: Received, index: number, response: ServerResponse) => void | Promise<void>;
 
-/** A webhook receiver on 127.0.0.1 that records every request it gets. */
-export async function startReceiver(
-  respond: Responder = (_r, _i, res) => {
-    res.end('ok');
-  },
-) {
+export type Receiver = Awaited<ReturnType<typeof listen>>;
+
+const answerOk: Responder = (_r, _i, res) => {
+  res.end('ok');
+};
+
+/**
+ * A webhook receiver on 127.0.0.1 that records every request it gets, answering 200 unless `respond`
+ * says otherwise. Given a test's `t` first, it is closed when the test ends (`t.after`), so a test
+ * needs no try/finally: `const receiver = await startReceiver(t);`.
+ */
+export function startReceiver(respond?: Responder): Promise<Receiver>;
+export function startReceiver(cleanup: Cleanup, respond?: Responder): Promise<Receiver>;
+export async function startReceiver(first?: Cleanup | Responder, second?: Responder): Promise<Receiver> {
+  const cleanup = typeof first === 'object' ? first : undefined;
+  const receiver = await listen((typeof first === 'function' ? first : second) ?? answerOk);
+  cleanup?.after(() => receiver.close());
+  return receiver;
+}
+
+async function listen(respond: Responder) {
   const received: Received[] = [];
-  const waiters: Array<() => void> = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -32,7 +48,6 @@ export async function startReceiver(
         at: Date.now(),
       };
       received.push(entry);
-      for (const wake of waiters.splice(0)) wake();
       void Promise.resolve(respond(entry, received.length - 1, res)).catch(() => res.destroy());
     });
   });
@@ -42,18 +57,12 @@ export async function startReceiver(
     port,
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     received,
-    /** Resolves once `count` requests have arrived (or rejects after `ms`). */
-    async waitFor(count: number, ms = 10_000): Promise<Received[]> {
-      const deadline = Date.now() + ms;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`expected ${count} requests, got ${received.length}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 50);
-        });
-      }
-      return received;
-    },
+    /** Resolves once `count` requests have arrived (fails the test after `ms`). */
+    waitFor: (count: number, ms = 10_000): Promise<Received[]> =>
+      waitUntil(() => received.length >= count && received, {
+        message: () => `${count} requests to the receiver (${received.length} came)`,
+        timeoutMs: ms,
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

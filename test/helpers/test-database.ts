@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { randomBase62 } from '../../src/crypto/base62.js';
-import { type Database, openDatabase, type StorageTarget } from '../../src/db/database.js';
+import { openDatabase, type Database, type StorageTarget } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
 export type TestEngine = 'pglite' | 'postgres';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -26,8 +26,13 @@ test('the connection list shows each connection exactly as its own GET does', as
   assert.equal(
     (await h.request('PUT', `${CONNECTIONS}/${bound}/credentials`, { session, body: {} })).status,
     200,
+    'binding credentials fails',
   );
-  assert.equal((await h.request('POST', `${CONNECTIONS}/${revoked}/revoke`, { session })).status, 200);
+  assert.equal(
+    (await h.request('POST', `${CONNECTIONS}/${revoked}/revoke`, { session })).status,
+    200,
+    'revoking the connection fails',
+  );
   // Timestamps the service did not write itself (a migration, an operator) may carry microseconds:
   // the API cuts them to milliseconds, as a Date read from the driver does, on every route alike.
   await h.database.kysely
@@ -48,14 +53,39 @@ test('the connection list shows each connection exactly as its own GET does', as
     cursor = page.body.nextCursor;
   } while (cursor);
 
-  assert.equal(listed.length, 4);
-  for (const item of listed) assert.deepEqual(item, await one(item.id));
+  assert.equal(listed.length, 4, "paging the list does not show the tenant's four connections");
+  for (const item of listed)
+    assert.deepEqual(
+      item,
+      await one(item.id),
+      `${item.displayName}: the list shows the connection differently from its own GET`,
+    );
   const byId = new Map(listed.map((item) => [item.id, item]));
-  assert.equal(byId.get(bound).credentialsBound, true);
-  assert.equal(byId.get(revoked).status, 'disabled');
-  assert.match(byId.get(revoked).revokedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  assert.equal(byId.get(micro).createdAt, '2026-03-01T12:34:56.789Z');
-  assert.equal(byId.get(micro).revokedAt, '2026-03-02T00:00:00.000Z');
+  assert.equal(
+    byId.get(bound).credentialsBound,
+    true,
+    "the list does not show the bound connection's credentials as bound",
+  );
+  assert.equal(
+    byId.get(revoked).status,
+    'disabled',
+    'the list does not show the revoked connection as disabled',
+  );
+  assert.match(
+    byId.get(revoked).revokedAt,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    'the list does not show revokedAt as an ISO time with milliseconds',
+  );
+  assert.equal(
+    byId.get(micro).createdAt,
+    '2026-03-01T12:34:56.789Z',
+    'a stored createdAt with microseconds is not cut to milliseconds',
+  );
+  assert.equal(
+    byId.get(micro).revokedAt,
+    '2026-03-02T00:00:00.000Z',
+    'a stored revokedAt with microseconds is not cut to milliseconds',
+  );
   // Newest first: the connection moved into March comes last.
-  assert.equal(listed[listed.length - 1].id, micro);
+  assert.equal(listed[listed.length - 1].id, micro, 'the list is not newest first');
 });

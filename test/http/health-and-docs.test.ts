@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -10,22 +10,26 @@ after(() => h.close());
 
 test('/healthz answers without a credential', async () => {
   const response = await h.request('GET', '/healthz');
-  assert.equal(response.status, 200);
-  assert.deepEqual(response.body, { status: 'ok' });
+  assert.equal(response.status, 200, '/healthz refuses a request without a credential');
+  assert.deepEqual(response.body, { status: 'ok' }, '/healthz does not answer ok');
 });
 
 test('/readyz checks the database', async () => {
   const response = await h.request('GET', '/readyz');
-  assert.equal(response.status, 200);
-  assert.deepEqual(response.body, { status: 'ok', database: 'ok' });
+  assert.equal(response.status, 200, '/readyz is not ready with the database up');
+  assert.deepEqual(
+    response.body,
+    { status: 'ok', database: 'ok' },
+    '/readyz does not say the database is ok',
+  );
 });
 
 test('/api/v1/openapi.json is OpenAPI 3.1 and describes every API route with its schemas', async () => {
   const response = await h.request('GET', '/api/v1/openapi.json');
-  assert.equal(response.status, 200);
+  assert.equal(response.status, 200, 'the OpenAPI document cannot be fetched');
   const doc = response.body;
-  assert.equal(doc.openapi, '3.1.0');
-  assert.equal(doc.info.title, 'hubgate');
+  assert.equal(doc.openapi, '3.1.0', 'the document is not OpenAPI 3.1');
+  assert.equal(doc.info.title, 'hubgate', 'the document is not titled hubgate');
   const expected: Array<[string, string]> = [
     ['post', '/api/v1/platform/tenants'],
     ['get', '/api/v1/platform/tenants'],
@@ -39,12 +43,24 @@ test('/api/v1/openapi.json is OpenAPI 3.1 and describes every API route with its
     assert.ok(doc.paths[path]?.[method], `${method} ${path} documented`);
   }
   const create = doc.paths['/api/v1/platform/tenants'].post;
-  assert.deepEqual(create.security, [{ platformKey: [] }]);
+  assert.deepEqual(
+    create.security,
+    [{ platformKey: [] }],
+    'creating a tenant is not documented as needing a platform key',
+  );
   const bodySchema = create.requestBody.content['application/json'].schema;
-  assert.equal(bodySchema.additionalProperties, false);
-  assert.equal(bodySchema.properties.name.maxLength, 200);
-  assert.ok(create.responses['201']);
-  assert.deepEqual(doc.paths['/healthz'].get.security, []);
+  assert.equal(
+    bodySchema.additionalProperties,
+    false,
+    'the tenant creation body is documented as taking unknown fields',
+  );
+  assert.equal(
+    bodySchema.properties.name.maxLength,
+    200,
+    'the tenant name is not documented as at most 200 characters',
+  );
+  assert.ok(create.responses['201'], 'the 201 answer of tenant creation is not documented');
+  assert.deepEqual(doc.paths['/healthz'].get.security, [], '/healthz is documented as needing a credential');
   // Every route the app declares is in the document, but the docs' own pages and the web UI's.
   const documented = new Set(
     Object.entries(doc.paths).flatMap(([path, ops]) =>
@@ -61,13 +77,16 @@ test('/api/v1/openapi.json is OpenAPI 3.1 and describes every API route with its
         r.url !== '/assets/*',
     )
     .map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`);
-  assert.ok(declared.length >= expected.length);
+  assert.ok(
+    declared.length >= expected.length,
+    'fewer routes are declared than the ones this test expects to see documented',
+  );
   for (const route of declared) assert.ok(documented.has(route), `${route} is documented`);
 });
 
 test('/docs serves a human-readable page', async () => {
   const response = await h.request('GET', '/docs/');
-  assert.equal(response.status, 200);
-  assert.match(response.headers.get('content-type') ?? '', /text\/html/);
-  assert.match(response.text, /swagger/i);
+  assert.equal(response.status, 200, '/docs cannot be fetched');
+  assert.match(response.headers.get('content-type') ?? '', /text\/html/, '/docs is not an HTML page');
+  assert.match(response.text, /swagger/i, '/docs is not the Swagger UI');
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { makeSignedInTenant, makeUser, makeWebhookConnection, until } from '../helpers/factories.js';
-import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+import { makeSignedInTenant, makeUser, makeWebhookConnection } from '../helpers/factories.js';
+import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let h: Harness;
 let session: TestSession;
@@ -160,7 +161,11 @@ describe('text in bodies', () => {
         headers: { 'content-type': 'application/json' },
       });
       assertProblem(response, 400, 'validation_failed', `bytes ${bytes.join(',')}`);
-      assert.equal(response.body.errors?.[0]?.path, 'name');
+      assert.equal(
+        response.body.errors?.[0]?.path,
+        'name',
+        `bytes ${bytes.join(',')}: the error does not name the name field`,
+      );
     }
   });
 
@@ -171,7 +176,11 @@ describe('text in bodies', () => {
         body: { type: 'order.created', data: { outer: { [bad]: 1 } } },
       });
       assertProblem(response, 400, 'validation_failed', `key ${JSON.stringify(bad)}`);
-      assert.match(response.body.errors?.[0]?.path, /^data\.outer\./);
+      assert.match(
+        response.body.errors?.[0]?.path,
+        /^data\.outer\./,
+        `key ${JSON.stringify(bad)}: the error does not name the bad key's place in data`,
+      );
     }
   });
 
@@ -185,7 +194,11 @@ describe('text in bodies', () => {
       assertProblem(response, 400, 'validation_failed', email);
       answers.push({ ...response.body, requestId: undefined });
     }
-    assert.deepEqual(answers[0], answers[1]);
+    assert.deepEqual(
+      answers[0],
+      answers[1],
+      'a NUL in the e-mail is answered differently for an existing and an unknown account',
+    );
   });
 });
 
@@ -201,7 +214,11 @@ describe('text in query strings and paths', () => {
       for (const encoded of ['%00', 'a%00b', '%ED%A0%80']) {
         const response = await h.request('GET', `${list.path}?cursor=${encoded}`, list.auth);
         assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${encoded}`);
-        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.cursor',
+          `${list.path} cursor ${encoded}: the error does not name the cursor`,
+        );
       }
     }
     const status = await h.request(
@@ -266,7 +283,11 @@ describe('text in query strings and paths', () => {
         });
         assertProblem(response, 400, 'validation_failed', what);
         if (!encoded.includes('%ED'))
-          assert.equal(response.body.errors?.[0]?.path, `params.${route.param ?? 'id'}`);
+          assert.equal(
+            response.body.errors?.[0]?.path,
+            `params.${route.param ?? 'id'}`,
+            `${what}: the error does not name the path parameter`,
+          );
       }
     }
   });
@@ -303,7 +324,11 @@ describe('lists: limit and cursor', () => {
       ]) {
         const response = await h.request('GET', `${list.path}?limit=${limit}`, list.auth);
         assertProblem(response, 400, 'validation_failed', `${list.path} limit=${limit}`);
-        assert.equal(response.body.errors?.[0]?.path, 'querystring.limit');
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.limit',
+          `${list.path} limit=${limit}: the error does not name the limit`,
+        );
       }
       const fine = await h.request('GET', `${list.path}?limit=5`, list.auth);
       assert.equal(fine.status, 200, fine.text);
@@ -332,7 +357,11 @@ describe('lists: limit and cursor', () => {
           list.auth,
         );
         assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${value}`);
-        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.cursor',
+          `${list.path} cursor ${value}: the error does not name the cursor`,
+        );
       }
     }
   });
@@ -357,7 +386,11 @@ describe('lists: limit and cursor', () => {
       ]) {
         const response = await h.request('GET', `${list.path}?cursor=${variant}`, list.auth);
         assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${variant}`);
-        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.cursor',
+          `${list.path} cursor ${variant}: the error does not name the cursor`,
+        );
       }
     }
   });
@@ -378,7 +411,11 @@ describe('lists: limit and cursor', () => {
         const response = await h.request('GET', `${list.path}?cursor=${value}`, list.auth);
         const decoded = Buffer.from(value, 'base64url').toString();
         assertProblem(response, 400, 'validation_failed', `${list.path} cursor ${decoded}`);
-        assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.cursor',
+          `${list.path} cursor ${decoded}: the error does not name the cursor`,
+        );
       }
       // The ends of the range are positions: before everything, and after everything.
       for (const at of ['1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
@@ -402,7 +439,11 @@ describe('lists: limit and cursor', () => {
       },
     );
     assertProblem(response, 400, 'validation_failed', unknown);
-    assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor');
+    assert.equal(
+      response.body.errors?.[0]?.path,
+      'querystring.cursor',
+      'a bad cursor on an unknown connection: the error does not name the cursor',
+    );
     const fine = await h.request('GET', `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'dlv')}`, {
       session,
     });
@@ -419,7 +460,7 @@ describe('lists: limit and cursor', () => {
       session: other.session,
     });
     assert.equal(page.status, 200, page.text);
-    assert.ok(page.body.nextCursor);
+    assert.ok(page.body.nextCursor, "the other tenant's first page of one offers no next page");
     const theirs = await h.request('GET', `/api/v1/integrations/connections?cursor=${page.body.nextCursor}`, {
       session,
     });
@@ -435,12 +476,16 @@ describe('lists: limit and cursor', () => {
       });
     }
     const first = await h.request('GET', '/api/v1/platform/tenants?limit=1', { token: h.platformToken });
-    assert.equal(first.status, 200);
+    assert.equal(first.status, 200, 'listing tenants fails');
     const next = await h.request('GET', `/api/v1/platform/tenants?limit=1&cursor=${first.body.nextCursor}`, {
       token: h.platformToken,
     });
     assert.equal(next.status, 200, next.text);
-    assert.notEqual(next.body.data[0].id, first.body.data[0].id);
+    assert.notEqual(
+      next.body.data[0].id,
+      first.body.data[0].id,
+      'the cursor from the first page reads the first page again',
+    );
   });
 });
 
@@ -548,7 +593,7 @@ describe('nesting', () => {
         headers: { 'content-type': 'application/json' },
       });
       assertProblem(response, 400, 'validation_failed', `${levels} levels`);
-      assert.equal(response.body.errors?.[0]?.path, 'data');
+      assert.equal(response.body.errors?.[0]?.path, 'data', `${levels} levels: the error does not name data`);
     }
   });
 
@@ -569,10 +614,18 @@ describe('nesting', () => {
           headers: { 'content-type': 'application/json' },
         });
         assertProblem(response, 400, 'validation_failed', `${path} ${open}`);
-        assert.equal(response.body.errors?.[0]?.path, field);
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          field,
+          `${path} ${open}: the error does not name ${field}`,
+        );
       }
     }
-    assert.equal((await h.request('GET', '/healthz')).status, 200);
+    assert.equal(
+      (await h.request('GET', '/healthz')).status,
+      200,
+      'the process stopped answering after deeply nested bodies',
+    );
   });
 });
 
@@ -668,8 +721,12 @@ describe('requests the router cannot place', () => {
     await rawRequest('get /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close');
     await h.request('GET', '/api/v1/integrations/connections/%E0%A4%A');
     await h.request('GET', `/api/v1/integrations/connections/${'a'.repeat(101)}`);
-    await until(() => logLines() >= linesBefore + 5, 'five access log lines');
-    assert.equal((await countUnmatched()) - before, 5);
+    await waitUntil(() => logLines() >= linesBefore + 5, { message: 'five access log lines' });
+    assert.equal(
+      (await countUnmatched()) - before,
+      5,
+      'the unplaceable requests are counted as other than five unmatched requests',
+    );
   });
 });
 
@@ -734,7 +791,9 @@ describe('a client that goes away mid-request', () => {
         });
       });
     }
-    await until(() => requestLines() >= linesBefore + 3, 'the aborted requests to be logged');
+    await waitUntil(() => requestLines() >= linesBefore + 3, {
+      message: 'the aborted requests to be logged',
+    });
     assert.ok(!h.logs().includes('database unavailable'), 'a client abort was logged as a database outage');
     const afterwards = await snapshot();
     assert.equal(afterwards.errors5xx, before.errors5xx, 'a client abort was counted as a 5xx');

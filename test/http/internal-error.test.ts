@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -16,11 +16,19 @@ test('an unexpected failure is 500 internal with the request ID, no detail, logg
     token: h.platformToken,
     body: { name: 'doomed' },
   });
-  assert.equal(response.status, 500);
-  assert.equal(response.body.code, 'internal');
-  assert.equal(response.body.detail, null);
+  assert.equal(response.status, 500, 'an unexpected failure is not answered 500');
+  assert.equal(
+    response.body.code,
+    'internal',
+    'an unexpected failure is answered with another code than internal',
+  );
+  assert.equal(response.body.detail, null, 'an unexpected failure shows a detail to the client');
   const requestId = response.headers.get('x-request-id');
-  assert.equal(response.body.requestId, requestId);
+  assert.equal(
+    response.body.requestId,
+    requestId,
+    'the 500 answer names another request ID than its X-Request-Id header',
+  );
   assert.ok(!/audit_log|relation|insert/i.test(response.text), 'no SQL in the answer');
 
   const logged = h
@@ -29,8 +37,12 @@ test('an unexpected failure is 500 internal with the request ID, no detail, logg
     .filter(Boolean)
     .map((line) => JSON.parse(line))
     .find((entry) => entry.msg === 'unexpected error');
-  assert.equal(logged?.requestId, requestId);
-  assert.match(logged?.err?.message ?? '', /audit_log/);
+  assert.equal(
+    logged?.requestId,
+    requestId,
+    'the unexpected error is not logged with the request ID the client saw',
+  );
+  assert.match(logged?.err?.message ?? '', /audit_log/, 'the logged error does not say what failed');
 
   const tenants = await h.database.kysely
     .selectFrom('tenants')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LINES = 50;
@@ -45,10 +45,11 @@ for (const [how, end, code] of [
 ] as const) {
   test(`no buffered log line is lost when the process ends by ${how}`, async () => {
     const result = await logThenEnd(end);
-    assert.equal(result.code, code);
+    assert.equal(result.code, code, `a process ending by ${how} exits with another code`);
     assert.deepEqual(
       lines(result.stdout),
       Array.from({ length: LINES }, (_, i) => i),
+      `a process ending by ${how} loses or reorders buffered log lines`,
     );
   });
 }

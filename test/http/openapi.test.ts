@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { LEVELS, MODULE_KEYS } from '../../src/access/catalog.js';
 import { registerOpenApi } from '../../src/access/openapi.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { responseCheck } from '../helpers/openapi-check.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is read as plain JSON */
@@ -33,23 +33,33 @@ const resolve = (schema: any): any =>
     : schema;
 
 test('the document names its server and every way in: keys, the session cookie and its CSRF header', () => {
-  assert.deepEqual(doc.servers, [{ url: 'https://hub.example.com' }]);
+  assert.deepEqual(
+    doc.servers,
+    [{ url: 'https://hub.example.com' }],
+    'the document names another server than PUBLIC_URL',
+  );
   const schemes = doc.components.securitySchemes;
   assert.deepEqual(
     { type: schemes.session.type, in: schemes.session.in, name: schemes.session.name },
     { type: 'apiKey', in: 'cookie', name: 'svc_access' },
+    'the document does not describe the session as the svc_access cookie',
   );
   assert.deepEqual(
     { type: schemes.csrf.type, in: schemes.csrf.in, name: schemes.csrf.name },
     { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' },
+    'the document does not describe the CSRF token as the X-CSRF-Token header',
   );
-  assert.equal(schemes.tenantKey.scheme, 'bearer');
-  assert.equal(schemes.platformKey.scheme, 'bearer');
+  assert.equal(schemes.tenantKey.scheme, 'bearer', 'tenant keys are not documented as bearer tokens');
+  assert.equal(schemes.platformKey.scheme, 'bearer', 'platform keys are not documented as bearer tokens');
 });
 
 test('public routes say security: [], and a session on an unsafe method needs the CSRF header too', () => {
-  assert.deepEqual(doc.paths['/healthz'].get.security, []);
-  assert.deepEqual(doc.paths['/api/v1/auth/login'].post.security, []);
+  assert.deepEqual(doc.paths['/healthz'].get.security, [], '/healthz is documented as needing a credential');
+  assert.deepEqual(
+    doc.paths['/api/v1/auth/login'].post.security,
+    [],
+    'sign-in is documented as needing a credential',
+  );
   for (const { method, path, op } of operations()) {
     assert.ok(Array.isArray(op.security), `${method} ${path} declares its security`);
     for (const requirement of op.security as Array<Record<string, string[]>>) {
@@ -83,7 +93,7 @@ test('every operation documents every error it can answer, as problem details', 
       assert.notEqual(op.responses[status].description, 'Default Response', `${where} ${status}`);
     }
   }
-  assert.ok(doc.components.schemas.Problem.properties.code);
+  assert.ok(doc.components.schemas.Problem.properties.code, 'the Problem schema does not document its code');
 });
 
 test('deletes and sign-out answer 204 without a body, and the document says so', () => {
@@ -94,23 +104,44 @@ test('deletes and sign-out answer 204 without a body, and the document says so',
   ] as const) {
     const responses = doc.paths[path][method].responses;
     assert.ok(responses['204'], `${method} ${path} documents 204`);
-    assert.equal(responses['204'].content, undefined);
+    assert.equal(
+      responses['204'].content,
+      undefined,
+      `${method} ${path}: the 204 answer is documented with a body`,
+    );
     assert.equal(responses['200'], undefined, `${method} ${path} documents no 200`);
   }
 });
 
 test('route-specific errors are documented where the domain throws them', () => {
-  assert.ok(doc.paths['/api/v1/company/api-keys/{id}/rotate'].post.responses['409']);
-  assert.ok(doc.paths['/api/v1/integrations/connections/{id}/credentials'].put.responses['409']);
-  assert.ok(doc.paths['/api/v1/platform/alerting/channels/{id}'].delete.responses['409']);
-  assert.ok(doc.paths['/api/v1/auth/login'].post.responses['401']);
+  assert.ok(
+    doc.paths['/api/v1/company/api-keys/{id}/rotate'].post.responses['409'],
+    'rotating a key does not document its 409',
+  );
+  assert.ok(
+    doc.paths['/api/v1/integrations/connections/{id}/credentials'].put.responses['409'],
+    'binding credentials does not document its 409',
+  );
+  assert.ok(
+    doc.paths['/api/v1/platform/alerting/channels/{id}'].delete.responses['409'],
+    'deleting an alerting channel does not document its 409',
+  );
+  assert.ok(doc.paths['/api/v1/auth/login'].post.responses['401'], 'sign-in does not document its 401');
 });
 
 /** A `oneOf` of named component schemas, each one chosen by `propertyName`. */
 function assertDiscriminated(schema: any, propertyName: string, values: string[]): void {
-  assert.equal(schema.discriminator?.propertyName, propertyName);
+  assert.equal(
+    schema.discriminator?.propertyName,
+    propertyName,
+    `the body is not documented as chosen by ${propertyName}`,
+  );
   const mapping = schema.discriminator.mapping as Record<string, string>;
-  assert.deepEqual(Object.keys(mapping).sort(), [...values].sort());
+  assert.deepEqual(
+    Object.keys(mapping).sort(),
+    [...values].sort(),
+    `the ${propertyName} mapping documents other values than the route accepts`,
+  );
   assert.deepEqual(
     (schema.oneOf as any[]).map((b) => b.$ref).sort(),
     Object.values(mapping).sort(),
@@ -119,9 +150,11 @@ function assertDiscriminated(schema: any, propertyName: string, values: string[]
   for (const [value, ref] of Object.entries(mapping)) {
     const branch = resolve({ $ref: ref });
     assert.ok(branch, `${ref} exists`);
-    assert.deepEqual(branch.properties[propertyName].enum ?? [branch.properties[propertyName].const], [
-      value,
-    ]);
+    assert.deepEqual(
+      branch.properties[propertyName].enum ?? [branch.properties[propertyName].const],
+      [value],
+      `${ref}: the branch does not fix ${propertyName} to ${value}`,
+    );
   }
 }
 
@@ -142,10 +175,22 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
     'HTTP',
   ]);
   const credentials = bodyOf('/api/v1/integrations/connections/{id}/credentials', 'put');
-  assert.equal(credentials.oneOf.length, 3);
+  assert.equal(
+    credentials.oneOf.length,
+    3,
+    'the credentials body does not document one branch per connector',
+  );
   for (const branch of credentials.oneOf) {
-    assert.match(branch.$ref, /^#\/components\/schemas\/\w+$/);
-    assert.equal(resolve(branch).additionalProperties, false);
+    assert.match(
+      branch.$ref,
+      /^#\/components\/schemas\/\w+$/,
+      `a credentials branch is not a named schema: ${branch.$ref}`,
+    );
+    assert.equal(
+      resolve(branch).additionalProperties,
+      false,
+      `${branch.$ref} is documented as taking unknown fields`,
+    );
   }
   const patchConfig = bodyOf('/api/v1/platform/alerting/channels/{id}', 'patch').properties.config;
   assert.deepEqual(
@@ -153,15 +198,21 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
     ['Email', 'Webhook', 'Slack', 'Grafana', 'Http'].map(
       (k) => `#/components/schemas/${k}ChannelConfigPatch`,
     ),
+    'the channel config patch does not document one named schema per kind',
   );
   const webhook = resolve({ $ref: '#/components/schemas/WebhookConnectionCreate' });
-  assert.equal(webhook.properties.url.format, 'uri');
+  assert.equal(webhook.properties.url.format, 'uri', 'the webhook URL is not documented as a URI');
   const slackChannel = resolve({ $ref: '#/components/schemas/SlackChannelCreate' });
-  assert.equal(slackChannel.properties.config.properties.webhookUrl.format, 'uri');
+  assert.equal(
+    slackChannel.properties.config.properties.webhookUrl.format,
+    'uri',
+    "the Slack channel's webhook URL is not documented as a URI",
+  );
   const scopes = bodyOf('/api/v1/company/api-keys', 'post').properties.scopes.items;
   assert.deepEqual(
     [...scopes.enum].sort(),
     MODULE_KEYS.flatMap((m) => LEVELS.map((l) => `${m}:${l}`)).sort(),
+    'the key scopes documented are not every module and level',
   );
 });
 
@@ -173,15 +224,15 @@ test('answers the router gives before a handler runs are in the document too', a
     rawBody: 'bye',
     headers: { 'content-type': 'text/plain' },
   });
-  assert.equal(text.status, 415);
+  assert.equal(text.status, 415, 'a sign-out with a text body is not refused with 415');
   const big = await h.request('POST', '/api/v1/company/api-keys', {
     session,
     rawBody: `{"name":"${'x'.repeat(1_100_000)}"}`,
     headers: { 'content-type': 'application/json' },
   });
-  assert.equal(big.status, 413);
+  assert.equal(big.status, 413, 'a key request over 1 MiB is not refused with 413');
   const loggedOut = await h.request('POST', '/api/v1/auth/logout', { session });
-  assert.equal(loggedOut.status, 204);
+  assert.equal(loggedOut.status, 204, 'signing out fails');
 });
 
 test('the response check refuses what the document does not say', () => {
@@ -197,13 +248,26 @@ test('the response check refuses what the document does not say', () => {
     body,
   });
   check(json(200, { status: 'ok' }));
-  assert.throws(() => check(json(200, { status: 'fine' })), /does not match the OpenAPI document/);
-  assert.throws(() => check(json(418, { status: 'ok' })), /status not documented/);
-  assert.throws(() => check(json(503, { status: 'down' })), /content type application\/json not in/);
+  assert.throws(
+    () => check(json(200, { status: 'fine' })),
+    /does not match the OpenAPI document/,
+    'the response check accepts a body that does not match the document',
+  );
+  assert.throws(
+    () => check(json(418, { status: 'ok' })),
+    /status not documented/,
+    'the response check accepts an undocumented status',
+  );
+  assert.throws(
+    () => check(json(503, { status: 'down' })),
+    /content type application\/json not in/,
+    'the response check accepts an undocumented content type',
+  );
   assert.throws(
     () =>
       check({ ...json(200, { status: 'ok' }), headers: new Headers({ 'content-type': 'application/json' }) }),
     /header X-Request-Id missing/,
+    'the response check accepts an answer without X-Request-Id',
   );
   assert.throws(
     () =>
@@ -212,10 +276,12 @@ test('the response check refuses what the document does not say', () => {
         headers: headers('application/problem+json'),
       }),
     /must have required property/,
+    'the response check accepts a problem missing required fields',
   );
   assert.throws(
     () => check({ ...json(204, {}, '/api/v1/company/api-keys/key_x'), method: 'DELETE' }),
     /a body where the document says none/,
+    'the response check accepts a body on a 204',
   );
 });
 
@@ -232,5 +298,9 @@ test('a body the document cannot name fails at start-up, not on the first GET of
     },
     async () => ({}),
   );
-  await assert.rejects(async () => app.ready(), /not a named schema/);
+  await assert.rejects(
+    async () => app.ready(),
+    /not a named schema/,
+    'an unnamed oneOf branch passes start-up and would fail only on the first GET of the document',
+  );
 });

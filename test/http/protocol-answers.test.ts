@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { until } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { responseCheck } from '../helpers/openapi-check.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * What Node's HTTP layer answers by itself, before any route (CONNECT, a missing Host, an unknown
@@ -96,7 +96,7 @@ async function assertAnswered(
   assert.equal(body.code, code, what);
   assert.equal(body.status, status, what);
   assert.equal(body.requestId, requestId, what);
-  await until(() => accessLines(requestId).length > 0, `the access line of ${what}`);
+  await waitUntil(() => accessLines(requestId).length > 0, { message: `the access line of ${what}` });
   assert.equal(accessLines(requestId).length, 1, `${what}: one access line`);
   assert.match(accessLines(requestId)[0] ?? '', new RegExp(`"statusCode":${status}`), what);
   assert.equal((await counted(status)) - before, 1, `${what}: counted once`);
@@ -161,7 +161,11 @@ describe('answers Node would give by itself', () => {
       const policy = /^content-security-policy: (.*)$/im.exec(answer.headers)?.[1];
       const served = (await h.request('GET', '/healthz')).headers.get('content-security-policy');
       assert.equal(policy, served, request.slice(0, 20));
-      assert.match(answer.headers, /^x-frame-options: DENY$/im);
+      assert.match(
+        answer.headers,
+        /^x-frame-options: DENY$/im,
+        `an answer written before routing (${request.slice(0, 20)}) can be framed`,
+      );
     }
   });
 

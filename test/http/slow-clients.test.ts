@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startServe } from '../helpers/cli.js';
-import { until } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const TIMEOUT_MS = 500;
 // Node checks for expired requests on an interval; the cut may come that much after the timeout.
@@ -30,7 +30,10 @@ function rawClient(port: number) {
     write: (text: string) => new Promise<void>((resolve) => socket.write(text, () => resolve())),
     /** Waits until the server ends the connection; fails after `ms`. */
     cut: async (ms: number) => {
-      await until(() => state.closedAfterMs !== null, 'the server to cut the connection', ms);
+      await waitUntil(() => state.closedAfterMs !== null, {
+        message: 'the server to cut the connection',
+        timeoutMs: ms,
+      });
       return state.closedAfterMs ?? Number.POSITIVE_INFINITY;
     },
   };
@@ -85,15 +88,20 @@ describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', ()
         detail: undefined,
         requestId,
       },
+      'the 408 answer is not a request_timeout problem with the request ID',
     );
     const lines = () =>
       h
         .logs()
         .split('\n')
         .filter((l) => l.includes('"msg":"request"') && l.includes(`"requestId":"${requestId}"`));
-    await until(() => lines().length > 0, 'the access line');
+    await waitUntil(() => lines().length > 0, { message: 'the access line' });
     assert.equal(lines().length, 1, lines().join('\n'));
-    assert.match(lines()[0] ?? '', /"statusCode":408/);
+    assert.match(
+      lines()[0] ?? '',
+      /"statusCode":408/,
+      'the slow request is logged with another status than 408',
+    );
     assert.equal((await timeouts(route)) - countedBefore, 1, 'counted once, as 408');
   }
 
@@ -143,8 +151,8 @@ describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', ()
       await pause(TIMEOUT_MS / 10);
       await c.write(body.slice(i, i + 20));
     }
-    await until(() => c.state.received.includes('\r\n\r\n'), 'an answer');
-    assert.match(c.state.received, /^HTTP\/1\.1 401 /);
+    await waitUntil(() => c.state.received.includes('\r\n\r\n'), { message: 'an answer' });
+    assert.match(c.state.received, /^HTTP\/1\.1 401 /, 'a slow but complete sign-in is not answered');
   });
 
   test('idle keep-alive connections close after at most 75 s; header time within the request time', () => {
@@ -153,7 +161,7 @@ describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', ()
       server.keepAliveTimeout > 0 && server.keepAliveTimeout <= 75_000,
       String(server.keepAliveTimeout),
     );
-    assert.equal(server.requestTimeout, TIMEOUT_MS);
+    assert.equal(server.requestTimeout, TIMEOUT_MS, "the server's request timeout is not REQUEST_TIMEOUT_MS");
     assert.ok(
       server.headersTimeout > 0 && server.headersTimeout <= TIMEOUT_MS,
       String(server.headersTimeout),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
@@ -30,30 +30,53 @@ if (ENGINE === 'postgres') {
   });
 
   test('a database that goes away turns /readyz and API calls into 503 unavailable with Retry-After, and the service recovers by itself', async () => {
-    assert.equal((await h.request('GET', '/readyz')).status, 200);
+    assert.equal(
+      (await h.request('GET', '/readyz')).status,
+      200,
+      '/readyz is not ready with the database up',
+    );
     assert.equal(
       (await h.request('GET', '/api/v1/platform/tenants', { token: h.platformToken })).status,
       200,
+      'the API fails with the database up',
     );
 
     await proxy.cut();
     const ready = await h.request('GET', '/readyz');
-    assert.equal(ready.status, 503);
-    assert.equal(ready.body.code, 'unavailable');
-    assert.ok(Number(ready.headers.get('retry-after')) > 0);
+    assert.equal(ready.status, 503, '/readyz answers other than 503 while the database is unreachable');
+    assert.equal(
+      ready.body.code,
+      'unavailable',
+      '/readyz is refused with another code than unavailable while the database is unreachable',
+    );
+    assert.ok(
+      Number(ready.headers.get('retry-after')) > 0,
+      '/readyz does not say when to retry while the database is unreachable',
+    );
 
     const api = await h.request('GET', '/api/v1/platform/tenants', { token: h.platformToken });
-    assert.equal(api.status, 503);
-    assert.equal(api.body.code, 'unavailable');
-    assert.ok(Number(api.headers.get('retry-after')) > 0);
+    assert.equal(api.status, 503, 'the API answers other than 503 while the database is unreachable');
+    assert.equal(
+      api.body.code,
+      'unavailable',
+      'the API is refused with another code than unavailable while the database is unreachable',
+    );
+    assert.ok(
+      Number(api.headers.get('retry-after')) > 0,
+      'the API does not say when to retry while the database is unreachable',
+    );
     assert.equal((await h.request('GET', '/healthz')).status, 200, 'the process itself is still up');
 
     await proxy.restore();
-    assert.equal((await h.request('GET', '/readyz')).status, 200);
+    assert.equal(
+      (await h.request('GET', '/readyz')).status,
+      200,
+      '/readyz does not recover once the database is back',
+    );
     const back = await h.request('POST', '/api/v1/platform/tenants', {
       token: h.platformToken,
       body: { name: 'after outage' },
     });
-    assert.equal(back.status, 201);
+    assert.equal(back.status, 201, 'the API cannot write once the database is back');
   });
 }

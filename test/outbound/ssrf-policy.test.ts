@@ -1,12 +1,13 @@
+import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import ipaddr from 'ipaddr.js';
 import {
-  type Cidr,
   checkAddress,
   checkUrl,
-  type DestinationPolicy,
   REFUSED_RANGES,
+  type Cidr,
+  type DestinationPolicy,
 } from '../../src/outbound/ssrf-policy.js';
 
 // Pure function calls only: nothing here resolves a name or opens a connection.
@@ -145,7 +146,7 @@ describe('checkAddress over a table of address vectors', () => {
     test(`${JSON.stringify(address)} is ${refused === null ? 'allowed' : `refused: ${refused}`}`, () => {
       const verdict = checkAddress(address, []);
       if (refused === null) {
-        assert.deepEqual(verdict, { allowed: true });
+        assert.deepEqual(verdict, { allowed: true }, `${address} is refused though it is public`);
       } else {
         assert.ok(!verdict.allowed, `expected a refusal, got ${JSON.stringify(verdict)}`);
         assert.ok(verdict.range.includes(refused), `range ${JSON.stringify(verdict.range)}`);
@@ -177,15 +178,23 @@ const EXEMPTIONS: Array<[string[], string, boolean]> = [
 describe('allowedCidrs exempts exactly the listed ranges', () => {
   for (const [allowed, address, expected] of EXEMPTIONS) {
     test(`${address} with allowed ${allowed.join(', ')} is ${expected ? 'allowed' : 'refused'}`, () => {
-      assert.equal(checkAddress(address, cidrs(...allowed)).allowed, expected);
+      assert.equal(
+        checkAddress(address, cidrs(...allowed)).allowed,
+        expected,
+        `${address} with allowed ${allowed.join(', ')}: wrong verdict`,
+      );
     });
   }
 
   test('an exemption does not make a string that is not an address acceptable', () => {
-    assert.deepEqual(checkAddress('localhost', cidrs('0.0.0.0/0', '::/0')), {
-      allowed: false,
-      range: 'not an IP address',
-    });
+    assert.deepEqual(
+      checkAddress('localhost', cidrs('0.0.0.0/0', '::/0')),
+      {
+        allowed: false,
+        range: 'not an IP address',
+      },
+      'a name passes the address check once every range is exempted',
+    );
   });
 });
 
@@ -287,7 +296,7 @@ describe('checkUrl over a table of URL vectors (https only, no exemptions)', () 
         assert.ok(verdict.allowed, `expected allowed, got ${JSON.stringify(verdict)}`);
       } else {
         assert.ok(!verdict.allowed, `expected a refusal, got ${JSON.stringify(verdict)}`);
-        assert.equal(verdict.code, expected[0]);
+        assert.equal(verdict.code, expected[0], `${raw}: refused with the wrong error code`);
         assert.ok(verdict.message.includes(expected[1]), `message ${JSON.stringify(verdict.message)}`);
       }
     });
@@ -297,16 +306,30 @@ describe('checkUrl over a table of URL vectors (https only, no exemptions)', () 
 describe('checkUrl details', () => {
   test('an allowed name keeps address null and returns the parsed URL', () => {
     const verdict = checkUrl('https://Hooks.Example.com:8443/in?x=1', HTTPS_ONLY);
-    assert.ok(verdict.allowed);
-    assert.equal(verdict.address, null);
-    assert.equal(verdict.url.href, 'https://hooks.example.com:8443/in?x=1');
+    assert.ok(verdict.allowed, 'an ordinary https URL is refused');
+    assert.equal(
+      verdict.address,
+      null,
+      'a URL with a host name carries an address as if it had been resolved',
+    );
+    assert.equal(
+      verdict.url.href,
+      'https://hooks.example.com:8443/in?x=1',
+      'the allowed URL is not returned normalised',
+    );
   });
 
   test('an allowed IP literal returns the normalised address without brackets', () => {
     const v4 = checkUrl('https://8.8.8.8/', HTTPS_ONLY);
-    assert.ok(v4.allowed && v4.address === '8.8.8.8');
+    assert.ok(
+      v4.allowed && v4.address === '8.8.8.8',
+      'an IPv4 literal is refused or its address not returned as written',
+    );
     const v6 = checkUrl('https://[2606:4700:4700:0:0:0:0:1111]/', HTTPS_ONLY);
-    assert.ok(v6.allowed && v6.address === '2606:4700:4700::1111');
+    assert.ok(
+      v6.allowed && v6.address === '2606:4700:4700::1111',
+      'an IPv6 literal is refused or its address not returned compressed without brackets',
+    );
   });
 
   test('a password or user name in the URL never appears in the verdict', () => {
@@ -315,47 +338,94 @@ describe('checkUrl details', () => {
       'https://alice:s3cretpass@127.0.0.1/',
     ]) {
       const verdict = checkUrl(raw, WITH_HTTP);
-      assert.ok(!verdict.allowed);
-      assert.equal(verdict.message, 'must not contain user info');
-      assert.ok(!JSON.stringify(verdict).includes('s3cretpass'));
-      assert.ok(!JSON.stringify(verdict).includes('alice'));
+      assert.ok(!verdict.allowed, 'a URL with user info is allowed');
+      assert.equal(
+        verdict.message,
+        'must not contain user info',
+        'a URL with user info is refused for some other reason',
+      );
+      assert.ok(
+        !JSON.stringify(verdict).includes('s3cretpass'),
+        'the refusal shows the password from the URL',
+      );
+      assert.ok(!JSON.stringify(verdict).includes('alice'), 'the refusal shows the user name from the URL');
     }
   });
 
   test('http is refused by default and allowed with allowHttp, still subject to the address check', () => {
-    assert.equal(checkUrl('http://hooks.example.com/', WITH_HTTP).allowed, true);
-    assert.equal(checkUrl('https://hooks.example.com/', WITH_HTTP).allowed, true);
+    assert.equal(
+      checkUrl('http://hooks.example.com/', WITH_HTTP).allowed,
+      true,
+      'plain http is refused although allowHttp is set',
+    );
+    assert.equal(
+      checkUrl('https://hooks.example.com/', WITH_HTTP).allowed,
+      true,
+      'https is refused once allowHttp is set',
+    );
     const ftp = checkUrl('ftp://hooks.example.com/', WITH_HTTP);
     assert.ok(
       !ftp.allowed && ftp.code === 'destination_forbidden' && ftp.message === 'must use http or https',
+      'ftp is not refused for the scheme when http is allowed',
     );
     const decimal = checkUrl('http://2130706433/', WITH_HTTP);
-    assert.ok(!decimal.allowed && decimal.code === 'destination_forbidden');
+    assert.ok(
+      !decimal.allowed && decimal.code === 'destination_forbidden',
+      'a decimal loopback address passes over http',
+    );
     assert.match(
       decimal.message,
       /^address 127\.0\.0\.1 is in a refused range: loopback \(127\.0\.0\.0\/8\)$/,
+      'the refusal of a decimal loopback address does not name 127.0.0.1 and its range',
     );
     const name = checkUrl('http://localhost:3000/', WITH_HTTP);
-    assert.ok(!name.allowed && name.message.includes('local name'));
+    assert.ok(!name.allowed && name.message.includes('local name'), 'localhost passes over http');
   });
 
   test('allowed CIDRs open listed literal addresses but never local names', () => {
     const policy: DestinationPolicy = { allowHttp: true, allowedCidrs: cidrs('127.0.0.1/32', 'fd00:1::/32') };
     const verdict = checkUrl('http://127.0.0.1:9000/hook', policy);
-    assert.ok(verdict.allowed && verdict.address === '127.0.0.1');
-    assert.equal(checkUrl('http://2130706433:9000/', policy).allowed, true);
-    assert.equal(checkUrl('http://[::ffff:127.0.0.1]:9000/', policy).allowed, true);
-    assert.equal(checkUrl('http://127.0.0.2:9000/', policy).allowed, false);
-    assert.equal(checkUrl('http://[fd00:1::8]/', policy).allowed, true);
-    assert.equal(checkUrl('http://[fd00:2::8]/', policy).allowed, false);
-    assert.equal(checkUrl('http://localhost:9000/', policy).allowed, false);
+    assert.ok(
+      verdict.allowed && verdict.address === '127.0.0.1',
+      'an exempted loopback address is refused, or its address not returned',
+    );
+    assert.equal(
+      checkUrl('http://2130706433:9000/', policy).allowed,
+      true,
+      'the exempted loopback address is refused when written in decimal',
+    );
+    assert.equal(
+      checkUrl('http://[::ffff:127.0.0.1]:9000/', policy).allowed,
+      true,
+      'the exempted loopback address is refused when written IPv4-mapped',
+    );
+    assert.equal(
+      checkUrl('http://127.0.0.2:9000/', policy).allowed,
+      false,
+      'a loopback address outside the exempted /32 is allowed',
+    );
+    assert.equal(
+      checkUrl('http://[fd00:1::8]/', policy).allowed,
+      true,
+      'an address in the exempted IPv6 range is refused',
+    );
+    assert.equal(
+      checkUrl('http://[fd00:2::8]/', policy).allowed,
+      false,
+      'an IPv6 address outside the exempted range is allowed',
+    );
+    assert.equal(
+      checkUrl('http://localhost:9000/', policy).allowed,
+      false,
+      'localhost is allowed because 127.0.0.1 is exempted',
+    );
   });
 });
 
 describe('REFUSED_RANGES', () => {
   test('every row is a parseable CIDR with a name, and the table covers every range of §8', () => {
     for (const { cidr, name } of REFUSED_RANGES) {
-      assert.doesNotThrow(() => ipaddr.parseCIDR(cidr), cidr);
+      assert.doesNotThrow(() => ipaddr.parseCIDR(cidr), `${cidr}: a refused range that cannot be parsed`);
       assert.ok(name.length > 0, cidr);
     }
     const listed = new Set(REFUSED_RANGES.map((r) => r.cidr));

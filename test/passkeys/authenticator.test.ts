@@ -36,7 +36,10 @@ async function registerAndVerify(authenticator: SoftAuthenticator) {
     expectedOrigin: ORIGIN,
     expectedRPID: RP_ID,
   });
-  assert.ok(verified.verified && verified.registrationInfo);
+  assert.ok(
+    verified.verified && verified.registrationInfo,
+    'a fresh registration from the software authenticator does not verify',
+  );
   return { options, response, info: verified.registrationInfo };
 }
 
@@ -66,23 +69,47 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
       backedUp: true,
     });
     const { options, response, info } = await registerAndVerify(authenticator);
-    assert.equal(info.fmt, 'none');
-    assert.equal(info.aaguid, ICLOUD);
-    assert.equal(info.credential.id, response.id);
-    assert.equal(info.credential.counter, 0);
-    assert.equal(info.credentialDeviceType, 'multiDevice');
-    assert.equal(info.credentialBackedUp, true);
-    assert.equal(info.userVerified, true);
-    assert.equal(info.rpID, RP_ID);
-    assert.deepEqual(response.response.transports, ['internal']);
-    assert.equal(authenticator.credentials[0]?.userHandle, options.user.id);
+    assert.equal(info.fmt, 'none', 'the registration is not attestation "none"');
+    assert.equal(info.aaguid, ICLOUD, 'the registered credential lost its AAGUID');
+    assert.equal(
+      info.credential.id,
+      response.id,
+      'the verified credential ID is not the one the authenticator sent',
+    );
+    assert.equal(info.credential.counter, 0, 'a new credential does not start at counter 0');
+    assert.equal(
+      info.credentialDeviceType,
+      'multiDevice',
+      'a backup-eligible credential is not reported as multi-device',
+    );
+    assert.equal(info.credentialBackedUp, true, 'a backed-up credential is reported as not backed up');
+    assert.equal(info.userVerified, true, 'the registration does not report user verification');
+    assert.equal(info.rpID, RP_ID, 'the registration is verified for another RP ID');
+    assert.deepEqual(
+      response.response.transports,
+      ['internal'],
+      'the authenticator does not report the internal transport',
+    );
+    assert.equal(
+      authenticator.credentials[0]?.userHandle,
+      options.user.id,
+      'the authenticator did not keep the user handle it was given',
+    );
   });
 
   test('a single-device credential says so', async () => {
     const { info } = await registerAndVerify(new SoftAuthenticator({ origin: ORIGIN }));
-    assert.equal(info.credentialDeviceType, 'singleDevice');
-    assert.equal(info.credentialBackedUp, false);
-    assert.equal(info.aaguid, '00000000-0000-0000-0000-000000000000');
+    assert.equal(
+      info.credentialDeviceType,
+      'singleDevice',
+      'a single-device credential is reported as multi-device',
+    );
+    assert.equal(info.credentialBackedUp, false, 'a single-device credential is reported as backed up');
+    assert.equal(
+      info.aaguid,
+      '00000000-0000-0000-0000-000000000000',
+      'an authenticator with no AAGUID reports one',
+    );
   });
 
   test('"packed" self-attestation verifies, and a flipped bit in its signature does not', async () => {
@@ -94,7 +121,7 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
       expectedOrigin: ORIGIN,
       expectedRPID: RP_ID,
     });
-    assert.equal(packed.verified, true);
+    assert.equal(packed.verified, true, 'a "packed" self-attested registration does not verify');
     const tampered = authenticator.register(await creationOptions(), { tamper: true });
     await assert.rejects(
       verifyRegistrationResponse({
@@ -103,6 +130,7 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
         expectedOrigin: ORIGIN,
         expectedRPID: RP_ID,
       }).then((r) => assert.ok(r.verified, 'not verified')),
+      'a packed attestation with a flipped signature bit verifies',
     );
   });
 
@@ -131,10 +159,14 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
     const authenticator = new SoftAuthenticator({ origin: ORIGIN });
     const { response } = await registerAndVerify(authenticator);
     const options = await creationOptions([{ id: response.id }]);
-    assert.throws(() => authenticator.register(options), InvalidStateError);
+    assert.throws(
+      () => authenticator.register(options),
+      InvalidStateError,
+      'the authenticator makes a second credential for an excluded one',
+    );
     const again = authenticator.register(options, { credentialId: response.id });
-    assert.equal(again.id, response.id);
-    assert.equal(authenticator.credentials.length, 1);
+    assert.equal(again.id, response.id, 'the reused credential ID is not the one asked for');
+    assert.equal(authenticator.credentials.length, 1, 'reusing a credential ID added a second credential');
   });
 
   test('signs assertions that verify, with the user handle and a counter that goes up', async () => {
@@ -143,11 +175,27 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
     const credential = { ...info.credential };
     for (const expected of [1, 2, 3]) {
       const { response, result } = await verifyLogin(authenticator, credential);
-      assert.equal(result.verified, true);
-      assert.equal(result.authenticationInfo.newCounter, expected);
-      assert.equal(result.authenticationInfo.userVerified, true);
-      assert.equal(response.response.userHandle, creation.user.id);
-      assert.equal(response.id, info.credential.id);
+      assert.equal(result.verified, true, `sign-in ${expected}: the assertion does not verify`);
+      assert.equal(
+        result.authenticationInfo.newCounter,
+        expected,
+        `sign-in ${expected}: the signature counter did not go up by one`,
+      );
+      assert.equal(
+        result.authenticationInfo.userVerified,
+        true,
+        `sign-in ${expected}: the assertion does not report user verification`,
+      );
+      assert.equal(
+        response.response.userHandle,
+        creation.user.id,
+        `sign-in ${expected}: the assertion carries another user handle`,
+      );
+      assert.equal(
+        response.id,
+        info.credential.id,
+        `sign-in ${expected}: the assertion names another credential`,
+      );
       credential.counter = result.authenticationInfo.newCounter;
     }
   });
@@ -161,8 +209,12 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
     const { info } = await registerAndVerify(authenticator);
     for (let i = 0; i < 3; i++) {
       const { result } = await verifyLogin(authenticator, info.credential);
-      assert.equal(result.verified, true);
-      assert.equal(result.authenticationInfo.newCounter, 0);
+      assert.equal(result.verified, true, `sign-in ${i + 1} of a synced passkey does not verify`);
+      assert.equal(
+        result.authenticationInfo.newCounter,
+        0,
+        `sign-in ${i + 1} of a synced passkey reports a counter other than 0`,
+      );
     }
   });
 
@@ -181,13 +233,19 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
     ];
     for (const overrides of hostile) {
       await assert.rejects(
-        verifyLogin(authenticator, credential, overrides).then(({ result }) => assert.ok(result.verified)),
+        verifyLogin(authenticator, credential, overrides).then(({ result }) =>
+          assert.ok(result.verified, 'the hostile assertion verifies'),
+        ),
         Error,
         JSON.stringify(overrides),
       );
     }
     const { result } = await verifyLogin(authenticator, credential, { counter: 6 });
-    assert.equal(result.verified, true);
+    assert.equal(
+      result.verified,
+      true,
+      'an assertion with the next counter no longer verifies after the hostile ones',
+    );
   });
 
   test('picks the credential asked for, else the newest one; can change or drop the user handle', async () => {
@@ -195,15 +253,35 @@ describe('the software authenticator, checked by @simplewebauthn/server', () => 
     const first = await registerAndVerify(authenticator);
     const second = await registerAndVerify(authenticator);
     const options = await generateAuthenticationOptions({ rpID: RP_ID });
-    assert.equal(authenticator.authenticate(options).id, second.response.id);
+    assert.equal(
+      authenticator.authenticate(options).id,
+      second.response.id,
+      'without a choice, the authenticator does not answer with its newest credential',
+    );
     const chosen = authenticator.authenticate(options, { credentialId: first.response.id });
-    assert.equal(chosen.id, first.response.id);
-    assert.equal(chosen.response.userHandle, first.options.user.id);
+    assert.equal(
+      chosen.id,
+      first.response.id,
+      'the authenticator answers with another credential than the one asked for',
+    );
+    assert.equal(
+      chosen.response.userHandle,
+      first.options.user.id,
+      "the chosen credential answers with another user's handle",
+    );
     assert.equal(
       authenticator.authenticate(options, { userHandle: 'bm9ib2R5' }).response.userHandle,
       'bm9ib2R5',
+      'the authenticator ignores the user handle it is told to send',
     );
-    assert.equal(authenticator.authenticate(options, { userHandle: null }).response.userHandle, undefined);
-    assert.ok(authenticator.privateKeyMaterial().length >= 2);
+    assert.equal(
+      authenticator.authenticate(options, { userHandle: null }).response.userHandle,
+      undefined,
+      'the authenticator sends a user handle when told to drop it',
+    );
+    assert.ok(
+      authenticator.privateKeyMaterial().length >= 2,
+      'the authenticator exposes no private key material to check leaks against',
+    );
   });
 });

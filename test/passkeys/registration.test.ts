@@ -10,7 +10,7 @@ import {
   sessionTokens,
 } from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
-import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 
 const PUBLIC_URL = 'https://hub.example.com';
 const RP_ID = 'hub.example.com';
@@ -36,7 +36,11 @@ const listOf = async (h: Harness, session: TestSession) => {
 function assertProblem(response: TestResponse, status: number, code: string): void {
   assert.equal(response.status, status, response.text);
   assert.equal(response.body.code, code, response.text);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.match(
+    response.headers.get('content-type') ?? '',
+    /^application\/problem\+json/,
+    `a ${code} problem is not served as application/problem+json`,
+  );
 }
 
 describe('passkey registration options', () => {
@@ -50,17 +54,36 @@ describe('passkey registration options', () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('POST', OPTIONS, { session, body: {} });
     assert.equal(r.status, 200, r.text);
-    assert.equal(r.headers.get('cache-control'), 'no-store');
+    assert.equal(r.headers.get('cache-control'), 'no-store', 'registration options may be cached');
     const options = r.body;
-    assert.equal(typeof options.challenge, 'string');
+    assert.equal(typeof options.challenge, 'string', 'the registration options carry no challenge');
     assert.ok(isoBase64URL.toBuffer(options.challenge).length >= 16, 'a challenge of at least 16 bytes');
-    assert.equal(options.rp.id, RP_ID);
-    assert.equal(typeof options.rp.name, 'string');
-    assert.deepEqual(options.pubKeyCredParams.map((p: { alg: number }) => p.alg).sort(), [-257, -7]);
-    assert.ok(options.pubKeyCredParams.every((p: { type: string }) => p.type === 'public-key'));
-    assert.equal(options.authenticatorSelection.residentKey, 'required');
-    assert.equal(options.authenticatorSelection.userVerification, 'preferred');
-    assert.deepEqual(options.excludeCredentials ?? [], []);
+    assert.equal(options.rp.id, RP_ID, "the registration options name another RP ID than the hub's host");
+    assert.equal(typeof options.rp.name, 'string', 'the registration options carry no RP name');
+    assert.deepEqual(
+      options.pubKeyCredParams.map((p: { alg: number }) => p.alg).sort(),
+      [-257, -7],
+      'the registration options do not offer exactly ES256 and RS256',
+    );
+    assert.ok(
+      options.pubKeyCredParams.every((p: { type: string }) => p.type === 'public-key'),
+      'a registration option offers a credential type other than public-key',
+    );
+    assert.equal(
+      options.authenticatorSelection.residentKey,
+      'required',
+      'the registration options do not require a discoverable credential',
+    );
+    assert.equal(
+      options.authenticatorSelection.userVerification,
+      'preferred',
+      'the registration options do not prefer user verification',
+    );
+    assert.deepEqual(
+      options.excludeCredentials ?? [],
+      [],
+      'a user with no passkey is told to exclude some credential',
+    );
     assert.ok(options.challenge !== (await offer(h, session)).challenge, 'a new challenge every time');
   });
 
@@ -68,7 +91,7 @@ describe('passkey registration options', () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('POST', OPTIONS, { session });
     assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.rp.id, RP_ID);
+    assert.equal(r.body.rp.id, RP_ID, 'registration options without a body name another RP ID');
   });
 
   test('the user handle is random, stable for one user across calls and sessions, and differs between users', async () => {
@@ -76,8 +99,8 @@ describe('passkey registration options', () => {
     const first = await offer(h, session);
     const second = await offer(h, session);
     const again = await offer(h, await signIn(h, user));
-    assert.equal(first.user.id, second.user.id);
-    assert.equal(first.user.id, again.user.id);
+    assert.equal(first.user.id, second.user.id, 'the user handle changes between two calls');
+    assert.equal(first.user.id, again.user.id, 'the user handle changes between two sessions of one user');
     const handle = isoBase64URL.toBuffer(first.user.id);
     assert.ok(handle.length >= 16 && handle.length <= 64, `a user handle of ${handle.length} bytes`);
     const decoded = Buffer.from(handle).toString('latin1');
@@ -85,7 +108,7 @@ describe('passkey registration options', () => {
 
     const other = await makeUser(h, tenant.id);
     const theirs = await offer(h, await signIn(h, other));
-    assert.notEqual(theirs.user.id, first.user.id);
+    assert.notEqual(theirs.user.id, first.user.id, 'two users get the same user handle');
   });
 
   test("excludeCredentials lists exactly the user's own passkeys, so an authenticator will not make a second", async () => {
@@ -101,9 +124,17 @@ describe('passkey registration options', () => {
     assert.deepEqual(
       options.excludeCredentials.map((c: { id: string }) => c.id).sort(),
       [a.credentialId, b.credentialId].sort(),
+      "excludeCredentials does not list exactly the user's own passkeys",
     );
-    assert.ok(options.excludeCredentials.every((c: { type: string }) => c.type === 'public-key'));
-    assert.throws(() => authenticator.register(options), InvalidStateError);
+    assert.ok(
+      options.excludeCredentials.every((c: { type: string }) => c.type === 'public-key'),
+      'excludeCredentials lists something other than public-key credentials',
+    );
+    assert.throws(
+      () => authenticator.register(options),
+      InvalidStateError,
+      'the authenticator makes a second passkey though its credential is excluded',
+    );
   });
 
   test('need a session (401) and its CSRF token (403 csrf_failed), also on verify', async () => {
@@ -153,42 +184,56 @@ describe('passkey registration', () => {
     const r = await h.request('POST', VERIFY, { session, body: { response } });
     assert.equal(r.status, 201, r.text);
     const record = r.body;
-    assert.deepEqual(Object.keys(record).sort(), [
-      'backedUp',
-      'backupEligible',
-      'createdAt',
-      'credentialId',
-      'id',
-      'lastUsedAt',
-      'name',
-      'transports',
-      'userHandle',
-    ]);
-    assert.equal(record.credentialId, response.id);
-    assert.equal(record.userHandle, options.user.id);
-    assert.match(record.id, /^pky_[0-9A-Za-z]+$/);
-    assert.equal(record.name, 'Passkey');
-    assert.equal(record.lastUsedAt, null);
-    assert.equal(record.backupEligible, false);
-    assert.equal(record.backedUp, false);
-    assert.deepEqual(record.transports, ['internal']);
+    assert.deepEqual(
+      Object.keys(record).sort(),
+      [
+        'backedUp',
+        'backupEligible',
+        'createdAt',
+        'credentialId',
+        'id',
+        'lastUsedAt',
+        'name',
+        'transports',
+        'userHandle',
+      ],
+      'the new passkey record has missing or extra fields',
+    );
+    assert.equal(
+      record.credentialId,
+      response.id,
+      "the record's credential ID is not the one the authenticator made",
+    );
+    assert.equal(record.userHandle, options.user.id, "the record's user handle is not the one offered");
+    assert.match(record.id, /^pky_[0-9A-Za-z]+$/, "the record's ID is not a pky_ ID");
+    assert.equal(record.name, 'Passkey', 'a passkey with an unknown AAGUID is not named "Passkey"');
+    assert.equal(record.lastUsedAt, null, 'a new passkey says it was already used');
+    assert.equal(record.backupEligible, false, 'a single-device passkey is recorded as backup eligible');
+    assert.equal(record.backedUp, false, 'a single-device passkey is recorded as backed up');
+    assert.deepEqual(
+      record.transports,
+      ['internal'],
+      'the passkey lost the transport its authenticator reported',
+    );
     const createdAt = Date.parse(record.createdAt);
     assert.ok(createdAt >= startedAt - 1000 && createdAt <= Date.now() + 1000, record.createdAt);
     // The answer never shows the public key.
-    for (const material of authenticator.publicKeyMaterial()) assert.ok(!r.text.includes(material));
+    for (const material of authenticator.publicKeyMaterial())
+      assert.ok(!r.text.includes(material), 'the registration answer shows the public key');
 
     const listed = await listOf(h, session);
-    assert.deepEqual(listed, [record]);
+    assert.deepEqual(listed, [record], 'the list does not show exactly the passkey just registered');
   });
 
   test('keeps the name given (1–100 characters) and refuses an empty or longer one with 400', async () => {
     const { session } = await makeSignedInTenant(h);
     const named = await registerPasskey(h, session, newAuthenticator(), { name: 'Work laptop' });
-    assert.equal(named.record.name, 'Work laptop');
+    assert.equal(named.record.name, 'Work laptop', 'the name given to a passkey was not kept');
     const longest = 'x'.repeat(100);
     assert.equal(
       (await registerPasskey(h, session, newAuthenticator(), { name: longest })).record.name,
       longest,
+      'a 100-character passkey name was not kept',
     );
 
     // Empty, too long, not text, blank, or with characters that make a name read as something
@@ -215,7 +260,7 @@ describe('passkey registration', () => {
       400,
       'validation_failed',
     );
-    assert.equal((await listOf(h, session)).length, 2);
+    assert.equal((await listOf(h, session)).length, 2, 'a refused name still registered a passkey');
   });
 
   test('names a passkey after its provider where the AAGUID tells', async () => {
@@ -237,7 +282,7 @@ describe('passkey registration', () => {
     const named = await registerPasskey(h, session, newAuthenticator({ aaguid: table[0]?.[0] }), {
       name: 'My iPhone',
     });
-    assert.equal(named.record.name, 'My iPhone');
+    assert.equal(named.record.name, 'My iPhone', "the provider's name replaced the name given");
   });
 
   test('records backup eligibility and state as the authenticator reports them', async () => {
@@ -247,12 +292,16 @@ describe('passkey registration', () => {
       session,
       newAuthenticator({ backupEligible: true, backedUp: true, transports: ['hybrid', 'internal'] }),
     );
-    assert.equal(synced.record.backupEligible, true);
-    assert.equal(synced.record.backedUp, true);
-    assert.deepEqual([...synced.record.transports].sort(), ['hybrid', 'internal']);
+    assert.equal(synced.record.backupEligible, true, 'a synced passkey is not recorded as backup eligible');
+    assert.equal(synced.record.backedUp, true, 'a backed-up passkey is not recorded as backed up');
+    assert.deepEqual(
+      [...synced.record.transports].sort(),
+      ['hybrid', 'internal'],
+      'the passkey lost the transports its authenticator reported',
+    );
     const notYet = await registerPasskey(h, session, newAuthenticator({ backupEligible: true }));
-    assert.equal(notYet.record.backupEligible, true);
-    assert.equal(notYet.record.backedUp, false);
+    assert.equal(notYet.record.backupEligible, true, 'a backup-eligible passkey is not recorded as such');
+    assert.equal(notYet.record.backedUp, false, 'a passkey not yet backed up is recorded as backed up');
   });
 
   test('stores nothing that could sign', async () => {
@@ -264,9 +313,10 @@ describe('passkey registration', () => {
       .selectAll()
       .where('user_id', '=', user.id)
       .execute();
-    assert.equal(rows.length, 1);
+    assert.equal(rows.length, 1, 'registering one passkey did not store exactly one row');
     const stored = JSON.stringify(rows);
-    for (const secret of authenticator.privateKeyMaterial()) assert.ok(!stored.includes(secret));
+    for (const secret of authenticator.privateKeyMaterial())
+      assert.ok(!stored.includes(secret), 'a stored passkey row holds private key material');
   });
 
   test('a refused registration answers 400 validation_failed and keeps nothing', async () => {
@@ -321,8 +371,12 @@ describe('passkey registration', () => {
     });
 
     assert.deepEqual(await listOf(h, session), [], 'none of them was kept');
-    assert.deepEqual(await listOf(h, secondSession), []);
-    assert.deepEqual(await listOf(h, colleagueSession), []);
+    assert.deepEqual(
+      await listOf(h, secondSession),
+      [],
+      'a refused registration appears in another session of the same user',
+    );
+    assert.deepEqual(await listOf(h, colleagueSession), [], 'a refused registration appears for a colleague');
   });
 
   test('a challenge is single-use: a second credential made for the same options is refused', async () => {
@@ -338,7 +392,7 @@ describe('passkey registration', () => {
       body: { response: newAuthenticator().register(options) },
     });
     assertProblem(second, 400, 'validation_failed');
-    assert.equal((await listOf(h, session)).length, 1);
+    assert.equal((await listOf(h, session)).length, 1, 'a second credential for one challenge was kept');
   });
 
   test('a challenge is good for 5 minutes', async () => {
@@ -363,7 +417,7 @@ describe('passkey registration', () => {
     } finally {
       h.setNow(null);
     }
-    assert.equal((await listOf(h, session)).length, 1);
+    assert.equal((await listOf(h, session)).length, 1, 'a credential made for a stale challenge was kept');
   });
 
   test('the same credential ID registered again answers 409 conflict, for the same user or anyone else', async () => {
@@ -385,8 +439,16 @@ describe('passkey registration', () => {
       },
     });
     assertProblem(theirs, 409, 'conflict');
-    assert.equal((await listOf(h, session)).length, 1);
-    assert.deepEqual(await listOf(h, stranger.session), []);
+    assert.equal(
+      (await listOf(h, session)).length,
+      1,
+      "a refused duplicate credential changed the owner's passkeys",
+    );
+    assert.deepEqual(
+      await listOf(h, stranger.session),
+      [],
+      "another user's duplicate credential ID was kept for them",
+    );
   });
 
   test('a credential ID over 1023 bytes, or not the one the authenticator signed, is refused with 400', async () => {
@@ -413,15 +475,15 @@ describe('passkey registration', () => {
     const { record } = await registerPasskey(h, session, newAuthenticator(), {
       overrides: { credentialId: longest },
     });
-    assert.equal(record.credentialId, longest);
-    assert.equal((await listOf(h, session)).length, 1);
+    assert.equal(record.credentialId, longest, 'a 1023-byte credential ID was not kept whole');
+    assert.equal((await listOf(h, session)).length, 1, 'a refused credential ID was kept');
   });
 
   test('keeps only the transports WebAuthn defines', async () => {
     const { session } = await makeSignedInTenant(h);
     const authenticator = newAuthenticator({ transports: ['hybrid', '<img src=x>', 'internal', 'hybrid'] });
     const { record } = await registerPasskey(h, session, authenticator);
-    assert.deepEqual(record.transports, ['hybrid', 'internal']);
+    assert.deepEqual(record.transports, ['hybrid', 'internal'], 'unknown or repeated transports were kept');
   });
 
   test('an account holds at most 50 passkeys: the 51st is 409 conflict', async () => {
@@ -430,20 +492,27 @@ describe('passkey registration', () => {
     const response = newAuthenticator().register(await offer(h, session));
     assertProblem(await h.request('POST', VERIFY, { session, body: { response } }), 409, 'conflict');
     const all = await h.request('GET', `${PASSKEYS}?limit=100`, { session });
-    assert.equal(all.body.data.length, 50);
+    assert.equal(all.body.data.length, 50, 'a 51st passkey was kept, or one of the 50 lost');
   });
 
   test('a MEMBER may add passkeys of their own', async () => {
     const { session } = await makeSignedInTenant(h, { role: 'MEMBER' });
     const { record } = await registerPasskey(h, session, newAuthenticator(), { name: 'Member key' });
-    assert.equal(record.name, 'Member key');
-    assert.deepEqual(await listOf(h, session), [record]);
+    assert.equal(record.name, 'Member key', "a member's passkey lost the name given");
+    assert.deepEqual(
+      await listOf(h, session),
+      [record],
+      "a member's list does not show exactly their passkey",
+    );
   });
 
   test('no key material and no session token appeared in a response or log where it should not', () => {
     const keys = made.flatMap((a) => [...a.privateKeyMaterial(), ...a.publicKeyMaterial()]);
     const tokens = sessionTokens(h);
-    assert.ok(keys.length > 0 && tokens.length > 0);
+    assert.ok(
+      keys.length > 0 && tokens.length > 0,
+      'the leak check has no key material or session token to look for',
+    );
     assertNoLeak(h, keys, tokens);
   });
 });

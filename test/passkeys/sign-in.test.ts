@@ -13,7 +13,7 @@ import {
   type SoftAuthenticator,
 } from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
-import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 
 const PUBLIC_URL = 'https://hub.example.com';
 const RP_ID = 'hub.example.com';
@@ -73,13 +73,21 @@ describe('passkey sign-in options', () => {
     assert.equal(r.status, 200, r.text);
     const options = r.body;
     assert.ok(isoBase64URL.toBuffer(options.challenge).length >= 16, 'a challenge of at least 16 bytes');
-    assert.equal(options.rpId, RP_ID);
-    assert.equal(options.userVerification, 'preferred');
+    assert.equal(options.rpId, RP_ID, "the sign-in options name another RP ID than the hub's host");
+    assert.equal(
+      options.userVerification,
+      'preferred',
+      'the sign-in options do not prefer user verification',
+    );
     assert.ok(
       options.allowCredentials === undefined || options.allowCredentials.length === 0,
       'no allowCredentials: any passkey of this site may answer',
     );
-    assert.notEqual((await requestOptions(h, address)).challenge, options.challenge);
+    assert.notEqual(
+      (await requestOptions(h, address)).challenge,
+      options.challenge,
+      'two calls for sign-in options get the same challenge',
+    );
   });
 
   test('need no credential, and ignore a session', async () => {
@@ -106,51 +114,63 @@ describe('passkey sign-in', () => {
       headers: { origin: PUBLIC_URL },
     });
     assert.equal(answer.status, 200, answer.text);
-    assert.deepEqual(answer.body.user, {
-      id: user.id,
-      email: user.email,
-      role: 'COMPANY_IT_ADMIN',
-      tenantId: tenant.id,
-    });
-    assert.equal(answer.body.tenant.id, tenant.id);
-    assert.equal(answer.body.authMethod, 'passkey');
-    assert.match(answer.body.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+    assert.deepEqual(
+      answer.body.user,
+      {
+        id: user.id,
+        email: user.email,
+        role: 'COMPANY_IT_ADMIN',
+        tenantId: tenant.id,
+      },
+      'the passkey signs in someone else, or shows the wrong role or tenant',
+    );
+    assert.equal(answer.body.tenant.id, tenant.id, 'the passkey sign-in answer names another tenant');
+    assert.equal(answer.body.authMethod, 'passkey', 'the passkey sign-in does not say it was a passkey');
+    assert.match(
+      answer.body.csrfToken,
+      /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/,
+      "the passkey sign-in answer's CSRF token is malformed",
+    );
     const expiresIn = Date.parse(answer.body.expiresAt) - Date.now();
     assert.ok(expiresIn > 11.9 * 3600_000 && expiresIn <= 12 * 3600_000, answer.body.expiresAt);
-    assert.equal(answer.headers.get('cache-control'), 'no-store');
+    assert.equal(answer.headers.get('cache-control'), 'no-store', 'the passkey sign-in answer may be cached');
 
     const cookies = answer.headers.getSetCookie();
     const access = cookies.find((c) => c.startsWith('svc_access='));
     const csrf = cookies.find((c) => c.startsWith('__Host-svc_csrf='));
     assert.ok(access && csrf, cookies.join(' | '));
-    assert.match(access, /; HttpOnly/);
-    assert.match(access, /; Secure/);
-    assert.match(access, /; SameSite=Lax/);
-    assert.match(csrf, /; SameSite=Strict/);
-    assert.equal(csrf.split(';')[0], `__Host-svc_csrf=${answer.body.csrfToken}`);
+    assert.match(access, /; HttpOnly/, 'the access cookie can be read by page scripts');
+    assert.match(access, /; Secure/, 'the access cookie is sent over plain http');
+    assert.match(access, /; SameSite=Lax/, 'the access cookie is not SameSite=Lax');
+    assert.match(csrf, /; SameSite=Strict/, 'the CSRF cookie is not SameSite=Strict');
+    assert.equal(
+      csrf.split(';')[0],
+      `__Host-svc_csrf=${answer.body.csrfToken}`,
+      'the CSRF cookie does not hold the CSRF token of the answer',
+    );
 
     // The session works, says how it began, and takes its CSRF token on unsafe methods.
     const session = sessionFrom(answer);
     const current = await h.request('GET', '/api/v1/auth/session', { session });
     assert.equal(current.status, 200, current.text);
-    assert.equal(current.body.authMethod, 'passkey');
-    assert.equal(current.body.user.id, user.id);
+    assert.equal(current.body.authMethod, 'passkey', 'the session does not say it began with a passkey');
+    assert.equal(current.body.user.id, user.id, "the session belongs to another user than the passkey's");
     const offered = await h.request('POST', `${PASSKEYS}/registration/options`, { session, body: {} });
     assert.equal(offered.status, 200, offered.text);
 
     const actions = await auditLog(h, adminSession);
     const success = actions.find((e) => e.action === 'sign_in.success' && e.metadata.method === 'passkey');
     assert.ok(success, JSON.stringify(actions.map((e) => e.action)));
-    assert.equal(success.actorId, user.id);
+    assert.equal(success.actorId, user.id, 'the sign-in audit row is not by the user who signed in');
 
     const token = access.split(';')[0]?.split('=')[1] ?? '';
-    assert.ok(token.length > 0);
+    assert.ok(token.length > 0, 'the access cookie carries no token to look for in the logs');
     assertNoLeak(h, authenticator.privateKeyMaterial(), [token]);
   });
 
   test('sets lastUsedAt on the passkey used', async () => {
     const { session, authenticator, record } = await userWithPasskey(h);
-    assert.equal(record.lastUsedAt, null);
+    assert.equal(record.lastUsedAt, null, 'a new passkey says it was already used');
     const before = Date.now();
     const { answer } = await passkeySignIn(h, authenticator, { address: newAddress() });
     assert.equal(answer.status, 200, answer.text);
@@ -173,8 +193,12 @@ describe('passkey sign-in', () => {
     for (const who of [one, two, one]) {
       const { answer } = await passkeySignIn(h, who.authenticator, { address: newAddress() });
       assert.equal(answer.status, 200, answer.text);
-      assert.equal(answer.body.user.id, who.user.id);
-      assert.equal(answer.body.user.role, who === two ? 'MEMBER' : 'COMPANY_IT_ADMIN');
+      assert.equal(answer.body.user.id, who.user.id, 'a passkey signs in someone other than its owner');
+      assert.equal(
+        answer.body.user.role,
+        who === two ? 'MEMBER' : 'COMPANY_IT_ADMIN',
+        'a passkey sign-in shows the wrong role',
+      );
     }
   });
 
@@ -206,7 +230,11 @@ describe('passkey sign-in', () => {
       const response = authenticator.authenticate(await requestOptions(h, address));
       const answers = await Promise.all(Array.from({ length: 10 }, () => verify(h, response, address)));
       const statuses = answers.map((a) => a.status).sort();
-      assert.deepEqual(statuses, [200, 401, 401, 401, 401, 401, 401, 401, 401, 401]);
+      assert.deepEqual(
+        statuses,
+        [200, 401, 401, 401, 401, 401, 401, 401, 401, 401],
+        `the same ${keepsCounter ? 'counting' : 'synced'} passkey answer signed in more or less than once`,
+      );
       for (const refused of answers.filter((a) => a.status !== 200)) assertRefused(refused);
     });
   }
@@ -285,7 +313,11 @@ describe('passkey sign-in', () => {
     }
     const { answer } = await passkeySignIn(h, mine.authenticator, { address });
     assert.equal(answer.status, 200, answer.text);
-    assert.equal(answer.body.user.id, mine.user.id);
+    assert.equal(
+      answer.body.user.id,
+      mine.user.id,
+      'after the refused user handles, the passkey signs in someone other than its owner',
+    );
   });
 
   test('a challenge is good for 5 minutes and no longer', async () => {
@@ -312,19 +344,23 @@ describe('passkey sign-in', () => {
     const signInWith = async (counter: number) =>
       verify(h, authenticator.authenticate(await requestOptions(h, address), { counter }), address);
 
-    assert.equal((await signInWith(1)).status, 200);
+    assert.equal((await signInWith(1)).status, 200, 'a first sign-in with counter 1 is refused');
     assertRefused(await signInWith(1), 'the same counter again');
     assertRefused(await signInWith(0), 'counter back to 0');
-    assert.equal((await signInWith(5)).status, 200);
+    assert.equal((await signInWith(5)).status, 200, 'a sign-in with a higher counter is refused');
     assertRefused(await signInWith(3), 'counter lower than the last one');
-    assert.equal((await signInWith(6)).status, 200);
+    assert.equal(
+      (await signInWith(6)).status,
+      200,
+      'a sign-in with the next counter is refused after a refusal',
+    );
   });
 
   test('a synced passkey that keeps no counter (0 every time) signs in repeatedly', async () => {
     const authenticator = newAuthenticator({ keepsCounter: false, backupEligible: true, backedUp: true });
     const { record } = await userWithPasskey(h, authenticator);
-    assert.equal(record.backupEligible, true);
-    assert.equal(record.backedUp, true);
+    assert.equal(record.backupEligible, true, 'a synced passkey is not recorded as backup eligible');
+    assert.equal(record.backedUp, true, 'a synced passkey is not recorded as backed up');
     const address = newAddress();
     for (let i = 0; i < 3; i++) {
       const { answer } = await passkeySignIn(h, authenticator, { address });
@@ -338,8 +374,12 @@ describe('passkey sign-in', () => {
     const response = authenticator.authenticate(await requestOptions(h, address));
     const r = await verify(h, response, address, { origin: 'https://evil.example' });
     assert.equal(r.status, 403, r.text);
-    assert.equal(r.body.code, 'csrf_failed');
-    assert.equal(r.headers.getSetCookie().length, 0);
+    assert.equal(
+      r.body.code,
+      'csrf_failed',
+      'a cross-site passkey sign-in is refused for another reason than CSRF',
+    );
+    assert.equal(r.headers.getSetCookie().length, 0, 'a cross-site passkey sign-in sets cookies');
 
     // CSRF is checked before validation (contract §3): a cross-site post is 403 whatever its body,
     // here and on password sign-in.
@@ -349,7 +389,11 @@ describe('passkey sign-in', () => {
         headers: { origin: 'https://evil.example', 'x-forwarded-for': address },
       });
       assert.equal(junk.status, 403, `${path}: ${junk.text}`);
-      assert.equal(junk.body.code, 'csrf_failed');
+      assert.equal(
+        junk.body.code,
+        'csrf_failed',
+        `${path}: a cross-site post is refused for another reason than CSRF`,
+      );
     }
   });
 
@@ -358,7 +402,11 @@ describe('passkey sign-in', () => {
     for (const body of [{}, { response: {} }, { response: 'x' }, { response: { id: 'a' }, extra: 1 }]) {
       const r = await h.request('POST', LOGIN_VERIFY, { headers: { 'x-forwarded-for': address }, body });
       assert.equal(r.status, 400, r.text);
-      assert.equal(r.body.code, 'validation_failed');
+      assert.equal(
+        r.body.code,
+        'validation_failed',
+        'a body that is not a credential is refused for another reason than validation',
+      );
     }
   });
 
@@ -366,7 +414,11 @@ describe('passkey sign-in', () => {
     const { user } = await userWithPasskey(h);
     const session = await signIn(h, user);
     const current = await h.request('GET', '/api/v1/auth/session', { session });
-    assert.equal(current.body.authMethod, 'password');
+    assert.equal(
+      current.body.authMethod,
+      'password',
+      'a password sign-in by a user with a passkey does not say it was a password',
+    );
   });
 
   test('a MEMBER signs in with a passkey as a MEMBER', async () => {
@@ -376,20 +428,24 @@ describe('passkey sign-in', () => {
     await registerPasskey(h, await signIn(h, member), authenticator);
     const { answer } = await passkeySignIn(h, authenticator, { address: newAddress() });
     assert.equal(answer.status, 200, answer.text);
-    assert.equal(answer.body.user.id, member.id);
-    assert.equal(answer.body.user.role, 'MEMBER');
+    assert.equal(answer.body.user.id, member.id, "a member's passkey signs in someone else");
+    assert.equal(answer.body.user.role, 'MEMBER', "a member's passkey signs in with another role");
     const actions = await auditLog(h, adminSession);
     assert.ok(
       actions.some(
         (e) => e.action === 'sign_in.success' && e.metadata.method === 'passkey' && e.actorId === member.id,
       ),
+      "a member's passkey sign-in is not audited as theirs",
     );
   });
 
   test('no key material and no session token appeared in a response or log where it should not', () => {
     const keys = made.flatMap((a) => [...a.privateKeyMaterial(), ...a.publicKeyMaterial()]);
     const tokens = sessionTokens(h);
-    assert.ok(keys.length > 0 && tokens.length > 0);
+    assert.ok(
+      keys.length > 0 && tokens.length > 0,
+      'the leak check has no key material or session token to look for',
+    );
     assertNoLeak(h, keys, tokens);
   });
 });

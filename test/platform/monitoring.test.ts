@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { createMetrics } from '../../src/http/metrics.js';
-import { startEventLoopLag, takeSnapshot } from '../../src/platform/monitoring.js';
 import { createLogger } from '../../src/logger.js';
+import { startEventLoopLag, takeSnapshot } from '../../src/platform/monitoring.js';
+import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeKey, makeSignedInTenant, makeTenant, makeWebhookConnection } from '../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
@@ -47,38 +48,31 @@ async function webhookTo(session: TestSession, url: string, eventTypes: string[]
   return (await makeWebhookConnection(h, session, url, { eventTypes })).id;
 }
 
-async function publish(session: TestSession, type: string) {
-  const r = await h.request('POST', '/api/v1/integrations/events', { session, body: { type, data: {} } });
-  assert.equal(r.status, 202, r.text);
-  assert.equal(r.body.deliveries, 1);
-}
-
-/** Waits until the connection's deliveries have exactly these statuses (in any order). */
-async function statusesOf(session: TestSession, connectionId: string, expected: string[], ms = 10_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const log = await h.request('GET', `${CONNECTIONS}/${connectionId}/events`, { session });
-    assert.equal(log.status, 200, log.text);
-    const statuses = log.body.data.map((d: { status: string }) => d.status).sort();
-    if (JSON.stringify(statuses) === JSON.stringify([...expected].sort())) return;
-    if (Date.now() > deadline) throw new Error(`${connectionId}: ${JSON.stringify(statuses)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('GET /api/v1/platform/monitoring', () => {
   test('needs a plt_ key: none is 401, a tenant key or a session is 403 platform_key_required', async () => {
     const none = await h.request('GET', MONITORING);
-    assert.equal(none.status, 401);
-    assert.equal(none.body.code, 'unauthenticated');
-    assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    assert.equal(none.status, 401, 'monitoring answers without a credential');
+    assert.equal(
+      none.body.code,
+      'unauthenticated',
+      'monitoring without a credential is refused for another reason than unauthenticated',
+    );
+    assert.equal(none.headers.get('www-authenticate'), 'Bearer', 'the 401 does not ask for a Bearer token');
 
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session);
     for (const credential of [{ token: key.secret }, { session }]) {
       const refused = await h.request('GET', MONITORING, credential);
-      assert.equal(refused.status, 403);
-      assert.equal(refused.body.code, 'platform_key_required');
+      assert.equal(
+        refused.status,
+        403,
+        `${Object.keys(credential)[0]}: a tenant credential is not refused on monitoring`,
+      );
+      assert.equal(
+        refused.body.code,
+        'platform_key_required',
+        `${Object.keys(credential)[0]}: refused for another reason than needing a platform key`,
+      );
     }
   });
 
@@ -88,43 +82,75 @@ describe('GET /api/v1/platform/monitoring', () => {
     await makeTenant(h);
 
     const before = await snapshot();
-    assert.deepEqual(Object.keys(before), [
-      'generatedAt',
-      'uptimeSeconds',
-      'version',
-      'database',
-      'queue',
-      'deliveries',
-      'http',
-      'process',
-      'runtime',
-      'tenants',
-      'connections',
-    ]);
-    assert.ok(Math.abs(Date.parse(before.generatedAt) - Date.now()) < 5_000);
-    assert.ok(Number.isInteger(before.uptimeSeconds) && before.uptimeSeconds >= 0);
-    assert.match(before.version, /^\d+\.\d+\.\d+/);
-    assert.equal(before.database.ok, true);
-    assert.ok(before.database.latencyMs >= 0);
-    assert.deepEqual(before.queue, { pending: 0, retrying: 0, inFlight: 0, oldestPendingAgeSeconds: 0 });
-    assert.deepEqual(before.deliveries, {
-      windowSeconds: 3600,
-      delivered: 0,
-      failed: 0,
-      successRatio: null,
-      latencyMs: { p50: null, p95: null, p99: null },
-    });
-    assert.ok(before.process.rssBytes > 0 && Number.isInteger(before.process.rssBytes));
-    assert.ok(before.process.heapUsedBytes > 0 && before.process.heapUsedBytes <= before.process.rssBytes);
-    assert.ok(before.process.eventLoopLagMs >= 0);
+    assert.deepEqual(
+      Object.keys(before),
+      [
+        'generatedAt',
+        'uptimeSeconds',
+        'version',
+        'database',
+        'queue',
+        'deliveries',
+        'http',
+        'process',
+        'runtime',
+        'tenants',
+        'connections',
+      ],
+      "the snapshot's sections are missing, extra or out of order",
+    );
+    assert.ok(
+      Math.abs(Date.parse(before.generatedAt) - Date.now()) < 5_000,
+      "the snapshot's generatedAt is not now",
+    );
+    assert.ok(
+      Number.isInteger(before.uptimeSeconds) && before.uptimeSeconds >= 0,
+      'the uptime is not a whole number of seconds',
+    );
+    assert.match(before.version, /^\d+\.\d+\.\d+/, 'the version is not a semantic version');
+    assert.equal(before.database.ok, true, 'the database is reported down');
+    assert.ok(before.database.latencyMs >= 0, 'the database latency is negative');
+    assert.deepEqual(
+      before.queue,
+      { pending: 0, retrying: 0, inFlight: 0, oldestPendingAgeSeconds: 0 },
+      'the idle queue does not read all zeros',
+    );
+    assert.deepEqual(
+      before.deliveries,
+      {
+        windowSeconds: 3600,
+        delivered: 0,
+        failed: 0,
+        successRatio: null,
+        latencyMs: { p50: null, p95: null, p99: null },
+      },
+      'the delivery window before any delivery is not empty',
+    );
+    assert.ok(
+      before.process.rssBytes > 0 && Number.isInteger(before.process.rssBytes),
+      'the resident memory is not a positive whole number',
+    );
+    assert.ok(
+      before.process.heapUsedBytes > 0 && before.process.heapUsedBytes <= before.process.rssBytes,
+      'the heap used is zero or larger than the resident memory',
+    );
+    assert.ok(before.process.eventLoopLagMs >= 0, 'the event loop lag is negative');
     // The app runs in this test's process: it reports the Node that runs it (24 under npm test).
-    assert.deepEqual(before.runtime, { node: process.versions.node });
-    assert.match(before.runtime.node, /^\d+\.\d+\.\d+$/);
-    assert.equal(before.tenants, 3);
-    assert.deepEqual(before.connections, { active: 0, disabled: 0 });
+    assert.deepEqual(
+      before.runtime,
+      { node: process.versions.node },
+      'the runtime reports another Node than the one running',
+    );
+    assert.match(before.runtime.node, /^\d+\.\d+\.\d+$/, 'the Node version is not a semantic version');
+    assert.equal(before.tenants, 3, 'the installation does not count exactly its 3 tenants');
+    assert.deepEqual(
+      before.connections,
+      { active: 0, disabled: 0 },
+      'connections are counted though none exists yet',
+    );
     // Every request `h` answered so far (the first test's included), none of them a 5xx.
     assert.ok(before.http.requests >= 10, JSON.stringify(before.http));
-    assert.equal(before.http.errors5xx, 0);
+    assert.equal(before.http.errors5xx, 0, '5xx answers are counted though none was given');
     const again = await snapshot();
     assert.ok(again.http.requests >= before.http.requests + 1, 'the previous snapshot is counted');
 
@@ -145,65 +171,85 @@ describe('GET /api/v1/platform/monitoring', () => {
       const toFlaky = await webhookTo(session, flaky.url(), ['flaky.*']);
       const toSlow = await webhookTo(session, slow.url(), ['slow.*']);
       const revoked = await webhookTo(session, ok.url('/old'), ['never.*']);
-      assert.equal((await h.request('POST', `${CONNECTIONS}/${revoked}/revoke`, { session })).status, 200);
+      assert.equal(
+        (await h.request('POST', `${CONNECTIONS}/${revoked}/revoke`, { session })).status,
+        200,
+        'the connection cannot be revoked',
+      );
 
-      await publish(session, 'ok.one');
-      await publish(session, 'ok.two');
-      await publish(session, 'gone.one');
-      await publish(session, 'flaky.one');
-      await publish(session, 'slow.one');
-      await statusesOf(session, toOk, ['delivered', 'delivered']);
-      await statusesOf(session, toGone, ['failed']);
-      await statusesOf(session, toFlaky, ['retrying']);
+      for (const type of ['ok.one', 'ok.two', 'gone.one', 'flaky.one', 'slow.one']) {
+        const answer = await publishEvent(h, session, { type });
+        assert.equal(answer.body.deliveries, 1, `${type} did not make exactly one delivery`);
+      }
+      await waitForDeliveries(h, session, toOk, { statuses: ['delivered', 'delivered'] });
+      await waitForDeliveries(h, session, toGone, { statuses: ['failed'] });
+      await waitForDeliveries(h, session, toFlaky, { statuses: ['retrying'] });
       await slow.waitFor(1);
-      await statusesOf(session, toSlow, ['delivering']);
+      await waitForDeliveries(h, session, toSlow, { statuses: ['delivering'] });
 
       const busy = await snapshot();
-      assert.equal(busy.database.ok, true);
+      assert.equal(busy.database.ok, true, 'the database is reported down while busy');
       // The retry is an hour away: not due, so no backlog age.
-      assert.deepEqual(busy.queue, { pending: 0, retrying: 1, inFlight: 1, oldestPendingAgeSeconds: 0 });
-      assert.equal(busy.deliveries.windowSeconds, 3600);
-      assert.equal(busy.deliveries.delivered, 2);
-      assert.equal(busy.deliveries.failed, 1);
-      assert.equal(busy.deliveries.successRatio, 2 / 3);
+      assert.deepEqual(
+        busy.queue,
+        { pending: 0, retrying: 1, inFlight: 1, oldestPendingAgeSeconds: 0 },
+        'the queue does not show the one retrying and the one in flight',
+      );
+      assert.equal(busy.deliveries.windowSeconds, 3600, 'the delivery window is not one hour');
+      assert.equal(busy.deliveries.delivered, 2, 'the window does not count the 2 delivered');
+      assert.equal(busy.deliveries.failed, 1, 'the window does not count the 1 failed');
+      assert.equal(busy.deliveries.successRatio, 2 / 3, 'the success ratio is not 2 of 3');
       const { p50, p95, p99 } = busy.deliveries.latencyMs;
       assert.ok(typeof p50 === 'number' && p50 > 0 && p50 < 10_000, JSON.stringify(busy.deliveries));
-      assert.ok(p50 <= p95 && p95 <= p99);
-      assert.equal(busy.tenants, 3);
-      assert.deepEqual(busy.connections, { active: 4, disabled: 1 });
+      assert.ok(p50 <= p95 && p95 <= p99, 'the latency percentiles are not in order');
+      assert.equal(busy.tenants, 3, 'the installation does not count its 3 tenants');
+      assert.deepEqual(
+        busy.connections,
+        { active: 4, disabled: 1 },
+        'the connections are not counted as 4 active and 1 revoked',
+      );
 
       release?.();
-      await statusesOf(session, toSlow, ['delivered']);
+      await waitForDeliveries(h, session, toSlow, { statuses: ['delivered'] });
       // No worker from now on: what is published next stays pending, and becomes overdue.
       await w?.close();
       w = undefined;
-      await publish(session, 'ok.three');
+      const three = await publishEvent(h, session, { type: 'ok.three' });
+      assert.equal(three.body.deliveries, 1, 'ok.three did not make exactly one delivery');
 
       const published = Date.now();
       h.setNow(new Date(published + 90_000));
       const waiting = await snapshot();
-      assert.equal(waiting.generatedAt, new Date(published + 90_000).toISOString());
-      assert.equal(waiting.queue.pending, 1);
-      assert.equal(waiting.queue.retrying, 1);
-      assert.equal(waiting.queue.inFlight, 0);
+      assert.equal(
+        waiting.generatedAt,
+        new Date(published + 90_000).toISOString(),
+        "the snapshot is not taken at the clock's time",
+      );
+      assert.equal(waiting.queue.pending, 1, 'the event left without a worker is not counted as pending');
+      assert.equal(waiting.queue.retrying, 1, 'the retrying delivery is not counted');
+      assert.equal(waiting.queue.inFlight, 0, 'a delivery is counted in flight after it was delivered');
       assert.ok(
         waiting.queue.oldestPendingAgeSeconds >= 89 && waiting.queue.oldestPendingAgeSeconds <= 100,
         JSON.stringify(waiting.queue),
       );
-      assert.equal(waiting.deliveries.delivered, 3);
-      assert.equal(waiting.deliveries.failed, 1);
-      assert.equal(waiting.deliveries.successRatio, 3 / 4);
+      assert.equal(waiting.deliveries.delivered, 3, 'the window does not count the 3 delivered');
+      assert.equal(waiting.deliveries.failed, 1, 'the window does not count the 1 failed');
+      assert.equal(waiting.deliveries.successRatio, 3 / 4, 'the success ratio is not 3 of 4');
 
       // Two hours on, everything that ended has left the one-hour window.
       h.setNow(new Date(published + 2 * 3600_000));
       const later = await snapshot();
-      assert.deepEqual(later.deliveries, {
-        windowSeconds: 3600,
-        delivered: 0,
-        failed: 0,
-        successRatio: null,
-        latencyMs: { p50: null, p95: null, p99: null },
-      });
+      assert.deepEqual(
+        later.deliveries,
+        {
+          windowSeconds: 3600,
+          delivered: 0,
+          failed: 0,
+          successRatio: null,
+          latencyMs: { p50: null, p95: null, p99: null },
+        },
+        'the window still counts deliveries that ended over an hour ago',
+      );
       assert.ok(later.queue.oldestPendingAgeSeconds >= 7190, JSON.stringify(later.queue));
     } finally {
       h.setNow(null);
@@ -215,21 +261,29 @@ describe('GET /api/v1/platform/monitoring', () => {
   test('is described in the OpenAPI document, for platform keys', async () => {
     const doc = (await h.request('GET', '/api/v1/openapi.json')).body;
     const operation = doc.paths[MONITORING].get;
-    assert.deepEqual(operation.security, [{ platformKey: [] }]);
+    assert.deepEqual(
+      operation.security,
+      [{ platformKey: [] }],
+      'monitoring is not documented as for platform keys only',
+    );
     const schema = operation.responses['200'].content['application/json'].schema;
-    assert.deepEqual(Object.keys(schema.properties), [
-      'generatedAt',
-      'uptimeSeconds',
-      'version',
-      'database',
-      'queue',
-      'deliveries',
-      'http',
-      'process',
-      'runtime',
-      'tenants',
-      'connections',
-    ]);
+    assert.deepEqual(
+      Object.keys(schema.properties),
+      [
+        'generatedAt',
+        'uptimeSeconds',
+        'version',
+        'database',
+        'queue',
+        'deliveries',
+        'http',
+        'process',
+        'runtime',
+        'tenants',
+        'connections',
+      ],
+      'the documented sections differ from those served',
+    );
   });
 });
 
@@ -255,24 +309,44 @@ describe('a database that does not answer', () => {
         },
         eventLoop,
       );
-      assert.deepEqual(snap.database, { ok: false, latencyMs: null });
-      assert.deepEqual(snap.queue, {
-        pending: null,
-        retrying: null,
-        inFlight: null,
-        oldestPendingAgeSeconds: null,
-      });
-      assert.deepEqual(snap.deliveries, {
-        windowSeconds: 3600,
-        delivered: null,
-        failed: null,
-        successRatio: null,
-        latencyMs: { p50: null, p95: null, p99: null },
-      });
-      assert.equal(snap.tenants, null);
-      assert.deepEqual(snap.connections, { active: null, disabled: null });
-      assert.deepEqual(snap.http, { requests: 6, errors5xx: 2 });
-      assert.ok(snap.process.rssBytes > 0);
+      assert.deepEqual(
+        snap.database,
+        { ok: false, latencyMs: null },
+        'a gone database is reported up, or with a latency',
+      );
+      assert.deepEqual(
+        snap.queue,
+        {
+          pending: null,
+          retrying: null,
+          inFlight: null,
+          oldestPendingAgeSeconds: null,
+        },
+        'the queue shows figures though the database is gone',
+      );
+      assert.deepEqual(
+        snap.deliveries,
+        {
+          windowSeconds: 3600,
+          delivered: null,
+          failed: null,
+          successRatio: null,
+          latencyMs: { p50: null, p95: null, p99: null },
+        },
+        'the delivery window shows figures though the database is gone',
+      );
+      assert.equal(snap.tenants, null, 'tenants are counted though the database is gone');
+      assert.deepEqual(
+        snap.connections,
+        { active: null, disabled: null },
+        'connections are counted though the database is gone',
+      );
+      assert.deepEqual(
+        snap.http,
+        { requests: 6, errors5xx: 2 },
+        'the HTTP counters are lost when the database is gone',
+      );
+      assert.ok(snap.process.rssBytes > 0, 'the process memory is not reported when the database is gone');
     } finally {
       eventLoop.stop();
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyPassword } from '../../src/crypto/passwords.js';
 import { assertNoLeak, makeTenant, makeUser } from '../helpers/factories.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -19,20 +19,28 @@ describe('tenants', () => {
       token: h.platformToken,
       body: { name: 'Acme GmbH', entitlements: ['integration_hub', 'integrations'] },
     });
-    assert.equal(response.status, 201);
-    assert.match(response.body.id, /^ten_[0-9A-Za-z]{22}$/);
-    assert.equal(response.body.name, 'Acme GmbH');
-    assert.deepEqual(response.body.entitlements, ['integration_hub', 'integrations']);
-    assert.ok(!Number.isNaN(Date.parse(response.body.createdAt)));
-    assert.equal(response.headers.get('cache-control'), 'no-store');
-    assert.match(response.headers.get('x-request-id') ?? '', /^req_/);
+    assert.equal(response.status, 201, 'a tenant cannot be created');
+    assert.match(response.body.id, /^ten_[0-9A-Za-z]{22}$/, 'the tenant ID is not a ten_ ID');
+    assert.equal(response.body.name, 'Acme GmbH', "the tenant's name was not kept");
+    assert.deepEqual(
+      response.body.entitlements,
+      ['integration_hub', 'integrations'],
+      "the tenant's entitlements were not kept",
+    );
+    assert.ok(!Number.isNaN(Date.parse(response.body.createdAt)), 'the tenant has no valid creation time');
+    assert.equal(response.headers.get('cache-control'), 'no-store', 'the tenant answer may be cached');
+    assert.match(response.headers.get('x-request-id') ?? '', /^req_/, 'the answer has no request ID');
 
     const [audit] = await auditRows(response.body.id);
-    assert.equal(audit?.action, 'tenant.create');
-    assert.equal(audit?.actor_type, 'platform_key');
-    assert.equal(audit?.tenant_id, response.body.id);
-    assert.equal(audit?.request_id, response.headers.get('x-request-id'));
-    assert.ok(audit?.ip);
+    assert.equal(audit?.action, 'tenant.create', 'the creation is not audited as tenant.create');
+    assert.equal(audit?.actor_type, 'platform_key', 'the creation is not audited as by the platform key');
+    assert.equal(audit?.tenant_id, response.body.id, 'the creation is filed under another tenant');
+    assert.equal(
+      audit?.request_id,
+      response.headers.get('x-request-id'),
+      'the audit row carries another request ID than the answer',
+    );
+    assert.ok(audit?.ip, 'the audit row has no client address');
   });
 
   test('entitlements default to none', async () => {
@@ -40,8 +48,8 @@ describe('tenants', () => {
       token: h.platformToken,
       body: { name: 'Bare' },
     });
-    assert.equal(response.status, 201);
-    assert.deepEqual(response.body.entitlements, []);
+    assert.equal(response.status, 201, 'a tenant without entitlements cannot be created');
+    assert.deepEqual(response.body.entitlements, [], 'a tenant created without entitlements has some');
   });
 
   test('read one tenant', async () => {
@@ -49,15 +57,19 @@ describe('tenants', () => {
     const response = await h.request('GET', `/api/v1/platform/tenants/${tenant.id}`, {
       token: h.platformToken,
     });
-    assert.equal(response.status, 200);
-    assert.deepEqual(response.body, tenant);
+    assert.equal(response.status, 200, 'a tenant cannot be read');
+    assert.deepEqual(response.body, tenant, 'the tenant read differs from the one created');
   });
 
   test('unknown and malformed tenant IDs are 404 not_found', async () => {
     for (const id of ['ten_0000000000000000000000', 'nope', 'usr_0000000000000000000000', '%20']) {
       const response = await h.request('GET', `/api/v1/platform/tenants/${id}`, { token: h.platformToken });
       assert.equal(response.status, 404, id);
-      assert.equal(response.body.code, 'not_found');
+      assert.equal(
+        response.body.code,
+        'not_found',
+        `${id}: an unknown or malformed tenant ID is refused for another reason than not_found`,
+      );
     }
   });
 
@@ -67,18 +79,30 @@ describe('tenants', () => {
       token: h.platformToken,
       body: { entitlements: ['integration_hub'] },
     });
-    assert.equal(response.status, 200);
-    assert.deepEqual(response.body.entitlements, ['integration_hub']);
+    assert.equal(response.status, 200, 'the entitlements cannot be replaced');
+    assert.deepEqual(
+      response.body.entitlements,
+      ['integration_hub'],
+      'the answer does not show the new entitlements',
+    );
     const read = await h.request('GET', `/api/v1/platform/tenants/${tenant.id}`, { token: h.platformToken });
-    assert.deepEqual(read.body.entitlements, ['integration_hub']);
+    assert.deepEqual(
+      read.body.entitlements,
+      ['integration_hub'],
+      'the tenant read back does not show the new entitlements',
+    );
     const audit = (await auditRows(tenant.id)).find((r) => r.action === 'tenant.entitlements.update');
-    assert.deepEqual(audit?.metadata, { before: ['integrations'], after: ['integration_hub'] });
+    assert.deepEqual(
+      audit?.metadata,
+      { before: ['integrations'], after: ['integration_hub'] },
+      'the change is not audited with its before and after',
+    );
 
     const cleared = await h.request('PUT', `/api/v1/platform/tenants/${tenant.id}/entitlements`, {
       token: h.platformToken,
       body: { entitlements: [] },
     });
-    assert.deepEqual(cleared.body.entitlements, []);
+    assert.deepEqual(cleared.body.entitlements, [], 'the entitlements cannot be cleared');
   });
 
   test('PUT entitlements on an unknown tenant is 404 and writes nothing', async () => {
@@ -91,9 +115,9 @@ describe('tenants', () => {
         body: { entitlements: ['integrations'] },
       },
     );
-    assert.equal(response.status, 404);
+    assert.equal(response.status, 404, 'entitlements of an unknown tenant can be replaced');
     const afterRows = await h.database.kysely.selectFrom('audit_log').select('id').execute();
-    assert.equal(afterRows.length, before.length);
+    assert.equal(afterRows.length, before.length, 'a refused change of entitlements was audited');
   });
 
   test('bad tenant bodies are 400 validation_failed naming the field, and nothing is stored', async () => {
@@ -114,13 +138,17 @@ describe('tenants', () => {
     for (const [body, field] of cases) {
       const response = await h.request('POST', '/api/v1/platform/tenants', { token: h.platformToken, body });
       assert.equal(response.status, 400, JSON.stringify(body));
-      assert.equal(response.body.code, 'validation_failed');
+      assert.equal(
+        response.body.code,
+        'validation_failed',
+        `${JSON.stringify(body)}: refused for another reason than validation`,
+      );
       assert.ok(
         response.body.errors.some((e: { path: string }) => e.path.startsWith(field)),
         `${JSON.stringify(body)} → ${JSON.stringify(response.body.errors)}`,
       );
     }
-    assert.equal(await count(), initial);
+    assert.equal(await count(), initial, 'a refused tenant body stored a tenant');
   });
 });
 
@@ -134,8 +162,8 @@ describe('tenant list', () => {
     do {
       const query: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : '?limit=2';
       const response = await h.request('GET', `/api/v1/platform/tenants${query}`, { token: h.platformToken });
-      assert.equal(response.status, 200);
-      assert.ok(response.body.data.length <= 2);
+      assert.equal(response.status, 200, 'a page of the tenant list cannot be read');
+      assert.ok(response.body.data.length <= 2, 'a page holds more tenants than the limit');
       seen.push(...response.body.data.map((t: { id: string }) => t.id));
       cursor = response.body.nextCursor;
       pages++;
@@ -144,15 +172,15 @@ describe('tenant list', () => {
     const all = await h.database.kysely.selectFrom('tenants').select('id').execute();
     assert.equal(seen.length, all.length, 'no gaps');
     // Newest first: the five just made lead, in reverse order of creation.
-    assert.deepEqual(seen.slice(0, 5), [...created].reverse());
+    assert.deepEqual(seen.slice(0, 5), [...created].reverse(), 'the newest tenants are not listed first');
   });
 
   test('default page size is 20 and nextCursor is null on the last page', async () => {
     const response = await h.request('GET', '/api/v1/platform/tenants', { token: h.platformToken });
-    assert.equal(response.status, 200);
-    assert.ok(response.body.data.length <= 20);
+    assert.equal(response.status, 200, 'the tenant list cannot be read');
+    assert.ok(response.body.data.length <= 20, 'the default page holds more than 20 tenants');
     const big = await h.request('GET', '/api/v1/platform/tenants?limit=100', { token: h.platformToken });
-    assert.equal(big.body.nextCursor, null);
+    assert.equal(big.body.nextCursor, null, 'the last page offers another page');
   });
 
   test('a bad limit or cursor is 400 validation_failed', async () => {
@@ -182,23 +210,34 @@ describe('users', () => {
       token: h.platformToken,
       body: { email: 'Ada@Example.com', role: 'EXECUTIVE', password },
     });
-    assert.equal(response.status, 201);
-    assert.deepEqual(Object.keys(response.body).sort(), ['email', 'id', 'role', 'tenantId']);
-    assert.match(response.body.id, /^usr_/);
-    assert.equal(response.body.email, 'ada@example.com');
-    assert.equal(response.body.tenantId, tenant.id);
+    assert.equal(response.status, 201, 'a user cannot be created');
+    assert.deepEqual(
+      Object.keys(response.body).sort(),
+      ['email', 'id', 'role', 'tenantId'],
+      'the user answer shows the password or lacks a field',
+    );
+    assert.match(response.body.id, /^usr_/, 'the user ID is not a usr_ ID');
+    assert.equal(response.body.email, 'ada@example.com', 'the e-mail address is not stored lower-cased');
+    assert.equal(response.body.tenantId, tenant.id, 'the user is in another tenant');
 
     const row = await h.database.kysely
       .selectFrom('users')
       .selectAll()
       .where('id', '=', response.body.id)
       .executeTakeFirstOrThrow();
-    assert.match(row.password_hash ?? '', /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-    assert.ok(await verifyPassword(row.password_hash ?? '', password));
+    assert.match(
+      row.password_hash ?? '',
+      /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/,
+      "the password is not hashed with Argon2id at the contract's cost",
+    );
+    assert.ok(
+      await verifyPassword(row.password_hash ?? '', password),
+      'the stored hash does not verify the password',
+    );
 
     const [audit] = await auditRows(response.body.id);
-    assert.equal(audit?.action, 'user.create');
-    assert.ok(!JSON.stringify(audit).includes(password));
+    assert.equal(audit?.action, 'user.create', "the user's creation is not audited as user.create");
+    assert.ok(!JSON.stringify(audit).includes(password), 'the audit row carries the password');
     assertNoLeak(h, [password]);
   });
 
@@ -206,7 +245,7 @@ describe('users', () => {
     const tenant = await makeTenant(h);
     for (const role of ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER']) {
       const user = await makeUser(h, tenant.id, { role });
-      assert.equal(user.role, role);
+      assert.equal(user.role, role, `a ${role} user is created with another role`);
     }
   });
 
@@ -218,8 +257,12 @@ describe('users', () => {
       token: h.platformToken,
       body: { email: 'TAKEN@example.com', role: 'MEMBER', password: 'another long password' },
     });
-    assert.equal(response.status, 409);
-    assert.equal(response.body.code, 'conflict');
+    assert.equal(response.status, 409, 'an e-mail address in use in another tenant is taken again');
+    assert.equal(
+      response.body.code,
+      'conflict',
+      'the duplicate address is refused for another reason than conflict',
+    );
   });
 
   test('bad user bodies are 400 naming the field; nothing stored', async () => {
@@ -240,7 +283,11 @@ describe('users', () => {
         body,
       });
       assert.equal(response.status, 400, JSON.stringify(body));
-      assert.equal(response.body.code, 'validation_failed');
+      assert.equal(
+        response.body.code,
+        'validation_failed',
+        `${JSON.stringify(body)}: refused for another reason than validation`,
+      );
       assert.ok(
         response.body.errors.some((e: { path: string }) => e.path === field),
         JSON.stringify(response.body),
@@ -251,7 +298,7 @@ describe('users', () => {
       .select('id')
       .where('tenant_id', '=', tenant.id)
       .execute();
-    assert.equal(users.length, 0);
+    assert.equal(users.length, 0, 'a refused user body stored a user');
     assertNoLeak(h, ['twelve chars!']);
   });
 
@@ -260,7 +307,11 @@ describe('users', () => {
       token: h.platformToken,
       body: { email: 'ghost@example.com', role: 'MEMBER', password: 'long enough password' },
     });
-    assert.equal(response.status, 404);
-    assert.equal(response.body.code, 'not_found');
+    assert.equal(response.status, 404, 'a user can be created for an unknown tenant');
+    assert.equal(
+      response.body.code,
+      'not_found',
+      'the user for an unknown tenant is refused for another reason than not_found',
+    );
   });
 });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test, type TestContext } from 'node:test';
-import { until } from '../helpers/factories.js';
+import { fileURLToPath } from 'node:url';
 import { ENGINE } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PUBLIC_URL = 'http://hub.test:8080';
@@ -71,7 +71,10 @@ function serve(dataDir: string): Promise<Serving> {
 const setupLines = (stdout: string) => stdout.split('\n').filter((line) => line.includes('/setup#token='));
 
 async function waitForToken(server: Serving): Promise<string> {
-  await until(() => setupLines(server.stdout()).length > 0, 'the setup line', 30_000);
+  await waitUntil(() => setupLines(server.stdout()).length > 0, {
+    message: 'the setup line',
+    timeoutMs: 30_000,
+  });
   const lines = setupLines(server.stdout());
   assert.equal(lines.length, 1, server.stdout());
   const match = SETUP_LINE.exec(lines[0] ?? '');
@@ -113,14 +116,18 @@ if (ENGINE === 'pglite') {
       for (const line of logLines(server))
         assert.ok(!line.includes(firstToken), 'the token is in no log line');
       const required = await fetch(`${server.baseUrl}/api/v1/setup`);
-      assert.deepEqual(await required.json(), { required: true });
-      assert.equal(await server.stop(), 0);
+      assert.deepEqual(
+        await required.json(),
+        { required: true },
+        'a fresh hub does not say setup is required',
+      );
+      assert.equal(await server.stop(), 0, 'the server does not stop cleanly');
     });
 
     test('every start while no user exists makes a new token; the older one stays valid and sets the hub up', async (t) => {
       const server = await start(t);
       const secondToken = await waitForToken(server);
-      assert.notEqual(secondToken, firstToken);
+      assert.notEqual(secondToken, firstToken, 'a second start prints the same setup token again');
       const response = await fetch(`${server.baseUrl}/api/v1/setup`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -133,7 +140,11 @@ if (ENGINE === 'pglite') {
       });
       const body = (await response.json()) as { user: { role: string }; platformKey: { secret: string } };
       assert.equal(response.status, 201, JSON.stringify(body));
-      assert.equal(body.user.role, 'PLATFORM_ADMIN');
+      assert.equal(
+        body.user.role,
+        'PLATFORM_ADMIN',
+        'the first administrator is not a platform administrator',
+      );
       // The token that opened nothing is useless now too.
       const again = await fetch(`${server.baseUrl}/api/v1/setup`, {
         method: 'POST',
@@ -145,23 +156,35 @@ if (ENGINE === 'pglite') {
           password: 'a long enough password',
         }),
       });
-      assert.equal(again.status, 409);
+      assert.equal(again.status, 409, 'a second setup with the newer token is not refused as already done');
       for (const line of logLines(server)) {
         for (const secret of [firstToken, secondToken, 'a long enough password', body.platformKey.secret]) {
           assert.ok(!line.includes(secret), 'no secret in any log line');
         }
       }
-      assert.equal(await server.stop(), 0);
+      assert.equal(await server.stop(), 0, 'the server does not stop cleanly');
     });
 
     test('once a user exists, serve prints no setup line at all', async (t) => {
       const server = await start(t);
       const required = await fetch(`${server.baseUrl}/api/v1/setup`);
-      assert.deepEqual(await required.json(), { required: false });
+      assert.deepEqual(
+        await required.json(),
+        { required: false },
+        'the hub still says setup is required once a user exists',
+      );
       // Stopped cleanly (exit 0): whatever start-up wrote is in the output, and there is no such line.
-      assert.equal(await server.stop(), 0);
-      assert.deepEqual(setupLines(server.stdout()), []);
-      assert.deepEqual(setupLines(server.stderr()), []);
+      assert.equal(await server.stop(), 0, 'the server does not stop cleanly');
+      assert.deepEqual(
+        setupLines(server.stdout()),
+        [],
+        'a setup line is printed on standard output though a user exists',
+      );
+      assert.deepEqual(
+        setupLines(server.stderr()),
+        [],
+        'a setup line is printed on standard error though a user exists',
+      );
       assert.ok(
         server
           .stdout()

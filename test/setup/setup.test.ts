@@ -5,7 +5,7 @@ import { isWellFormedToken } from '../../src/crypto/api-tokens.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
 import { issueSetupToken } from '../../src/setup/setup.js';
 import { assertNoLeak } from '../helpers/factories.js';
-import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 import { ENGINE } from '../helpers/test-database.js';
 
 const PUBLIC_URL = 'https://hub.example.com';
@@ -71,11 +71,11 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
   test('the setup check takes no query parameter (a token there is refused, never read)', async () => {
     const r = await h.request('GET', `${SETUP}?token=${token}`);
     assertProblem(r, 400, 'validation_failed');
-    assert.ok(!r.text.includes(token));
+    assert.ok(!r.text.includes(token), 'the refusal of a token in the query string echoes the token');
   });
 
   test('a fresh hub (a platform key, no user) says setup is required, without a credential', async () => {
-    assert.equal(await required(h), true);
+    assert.equal(await required(h), true, 'a fresh hub does not say setup is required');
   });
 
   test('no token, a wrong token and a malformed token are 401 invalid_credentials, alike', async () => {
@@ -89,8 +89,12 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       answers.push(JSON.stringify(rest));
     }
     assert.equal(new Set(answers).size, 1, 'the same answer whatever was wrong');
-    assert.deepEqual(await counts(h), { tenants: 0, users: 0 });
-    assert.equal(await required(h), true);
+    assert.deepEqual(
+      await counts(h),
+      { tenants: 0, users: 0 },
+      'a refused setup token still created a tenant or user',
+    );
+    assert.equal(await required(h), true, 'setup is no longer required after only refused tokens');
   });
 
   test('an expired token is 401; a token is valid for 24 hours', async () => {
@@ -108,14 +112,19 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       .select(['created_at', 'expires_at'])
       .where('created_at', '=', issuedAt)
       .executeTakeFirstOrThrow();
-    assert.equal(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime(), 24 * HOUR);
+    assert.equal(
+      new Date(row.expires_at).getTime() - new Date(row.created_at).getTime(),
+      24 * HOUR,
+      'a setup token is not valid for exactly 24 hours',
+    );
   });
 
   test('only a keyed hash of each token is stored', async () => {
     const rows = await h.database.kysely.selectFrom('setup_tokens').selectAll().execute();
-    assert.ok(rows.length >= 2);
-    assert.ok(!JSON.stringify(rows).includes(token));
-    for (const row of rows) assert.match(row.token_hash, /^[0-9a-f]{64}$/);
+    assert.ok(rows.length >= 2, 'the setup tokens issued are not stored');
+    assert.ok(!JSON.stringify(rows).includes(token), 'a setup token is stored in clear');
+    for (const row of rows)
+      assert.match(row.token_hash, /^[0-9a-f]{64}$/, 'a stored setup token hash is not a hex SHA-256 digest');
   });
 
   test('ten wrong tokens from one address, then 429 with Retry-After, even with the right token', async () => {
@@ -130,8 +139,12 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
     // Another address is not locked (a wrong token there is still checked: 401, not 429).
     assertProblem(await postSetup(h, validBody(randomBase62(32)), newAddress()), 401, 'invalid_credentials');
     // The refusals made nothing and used nothing up.
-    assert.deepEqual(await counts(h), { tenants: 0, users: 0 });
-    assert.equal(await required(h), true);
+    assert.deepEqual(
+      await counts(h),
+      { tenants: 0, users: 0 },
+      'a refused or throttled setup still created a tenant or user',
+    );
+    assert.equal(await required(h), true, 'setup is no longer required after refused and throttled attempts');
   });
 
   test('the ten are counted under concurrency too: twenty at once from one address, ten checked', async () => {
@@ -203,7 +216,7 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       const r = await postSetup(h, validBody(token), newAddress(), { origin });
       assertProblem(r, 403, 'csrf_failed');
     }
-    assert.equal(await required(h), true);
+    assert.equal(await required(h), true, 'setup is no longer required after a cross-site attempt');
   });
 
   test('the answer to a refusal never carries the token or the password', () => {
@@ -226,38 +239,66 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
     });
 
     test('201 with the sign-in answer and the platform key, shown once, never cached', () => {
-      assert.deepEqual(Object.keys(done.body).sort(), [
-        'authMethod',
-        'csrfToken',
-        'expiresAt',
-        'platformKey',
-        'tenant',
-        'user',
-      ]);
+      assert.deepEqual(
+        Object.keys(done.body).sort(),
+        ['authMethod', 'csrfToken', 'expiresAt', 'platformKey', 'tenant', 'user'],
+        'the setup answer has missing or extra fields',
+      );
       const { user, tenant, platformKey } = done.body;
-      assert.match(user.id, /^usr_[0-9A-Za-z]{22}$/);
-      assert.deepEqual(user, {
-        id: user.id,
-        email: body.email.toLowerCase(),
-        role: 'PLATFORM_ADMIN',
-        tenantId: tenant.id,
-      });
-      assert.match(tenant.id, /^ten_[0-9A-Za-z]{22}$/);
-      assert.deepEqual(tenant, {
-        id: tenant.id,
-        name: body.organizationName,
-        entitlements: [...MODULE_KEYS].sort(),
-      });
-      assert.equal(done.body.authMethod, 'password');
-      assert.match(done.body.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+      assert.match(user.id, /^usr_[0-9A-Za-z]{22}$/, 'the new user ID is not a usr_ ID');
+      assert.deepEqual(
+        user,
+        {
+          id: user.id,
+          email: body.email.toLowerCase(),
+          role: 'PLATFORM_ADMIN',
+          tenantId: tenant.id,
+        },
+        'the new user is not the platform administrator with the lower-cased email',
+      );
+      assert.match(tenant.id, /^ten_[0-9A-Za-z]{22}$/, 'the new tenant ID is not a ten_ ID');
+      assert.deepEqual(
+        tenant,
+        {
+          id: tenant.id,
+          name: body.organizationName,
+          entitlements: [...MODULE_KEYS].sort(),
+        },
+        'the new tenant lacks the organisation name or some module',
+      );
+      assert.equal(
+        done.body.authMethod,
+        'password',
+        'the setup answer does not say the session came from a password',
+      );
+      assert.match(
+        done.body.csrfToken,
+        /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/,
+        "the setup answer's CSRF token is malformed",
+      );
       const expiresIn = Date.parse(done.body.expiresAt) - Date.now();
       assert.ok(expiresIn > 11.9 * HOUR && expiresIn <= 12 * HOUR, done.body.expiresAt);
-      assert.deepEqual(Object.keys(platformKey).sort(), ['expiresAt', 'id', 'prefix', 'secret']);
-      assert.match(platformKey.id, /^pkey_[0-9A-Za-z]{22}$/);
-      assert.ok(isWellFormedToken('plt_', platformKey.secret));
-      assert.equal(platformKey.prefix, platformKey.secret.slice(0, 12));
-      assert.equal(platformKey.expiresAt, null);
-      assert.equal(done.headers.get('cache-control'), 'no-store');
+      assert.deepEqual(
+        Object.keys(platformKey).sort(),
+        ['expiresAt', 'id', 'prefix', 'secret'],
+        'the platform key in the answer has missing or extra fields',
+      );
+      assert.match(platformKey.id, /^pkey_[0-9A-Za-z]{22}$/, 'the platform key ID is not a pkey_ ID');
+      assert.ok(
+        isWellFormedToken('plt_', platformKey.secret),
+        'the platform key secret is not a well-formed plt_ token',
+      );
+      assert.equal(
+        platformKey.prefix,
+        platformKey.secret.slice(0, 12),
+        "the platform key's shown prefix is not the start of its secret",
+      );
+      assert.equal(platformKey.expiresAt, null, 'the setup platform key expires');
+      assert.equal(
+        done.headers.get('cache-control'),
+        'no-store',
+        'the answer carrying the platform key secret may be cached',
+      );
     });
 
     test('the cookies are those of a password sign-in, and the session works', async () => {
@@ -266,16 +307,29 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       const csrf = cookies.find((c) => c.startsWith('__Host-svc_csrf='));
       assert.ok(access && csrf, cookies.join(' | '));
       for (const attribute of [/; HttpOnly/, /; Secure/, /; SameSite=Lax/, /; Path=\//])
-        assert.match(access, attribute);
-      for (const attribute of [/; Secure/, /; SameSite=Strict/, /; Path=\//]) assert.match(csrf, attribute);
-      assert.doesNotMatch(csrf, /HttpOnly/);
-      assert.equal(csrf.split(';')[0], `__Host-svc_csrf=${done.body.csrfToken}`);
+        assert.match(access, attribute, `the access cookie lacks ${attribute}`);
+      for (const attribute of [/; Secure/, /; SameSite=Strict/, /; Path=\//])
+        assert.match(csrf, attribute, `the CSRF cookie lacks ${attribute}`);
+      assert.doesNotMatch(csrf, /HttpOnly/, 'the CSRF cookie is HttpOnly, so the UI cannot read it');
+      assert.equal(
+        csrf.split(';')[0],
+        `__Host-svc_csrf=${done.body.csrfToken}`,
+        'the CSRF cookie does not hold the CSRF token of the answer',
+      );
 
       const current = await h.request('GET', '/api/v1/auth/session', { session });
       assert.equal(current.status, 200, current.text);
-      assert.deepEqual(current.body.user, done.body.user);
-      assert.deepEqual(current.body.tenant, done.body.tenant);
-      assert.equal(current.body.authMethod, 'password');
+      assert.deepEqual(
+        current.body.user,
+        done.body.user,
+        'the session shows another user than the setup answer',
+      );
+      assert.deepEqual(
+        current.body.tenant,
+        done.body.tenant,
+        'the session shows another tenant than the setup answer',
+      );
+      assert.equal(current.body.authMethod, 'password', 'the session does not say it came from a password');
       // An unsafe request with the CSRF token of the answer passes the gate.
       const key = await h.request('POST', '/api/v1/company/api-keys', {
         session,
@@ -293,7 +347,11 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
         body: { email: body.email, password: body.password },
       });
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.body.user.role, 'PLATFORM_ADMIN');
+      assert.equal(
+        r.body.user.role,
+        'PLATFORM_ADMIN',
+        'the administrator signs in with another role than platform administrator',
+      );
     });
 
     test('the platform key is named setup and opens the platform routes', async () => {
@@ -305,14 +363,18 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
         token: done.body.platformKey.secret,
       });
       assert.equal(tenantRead.status, 200, tenantRead.text);
-      assert.deepEqual(tenantRead.body.entitlements, [...MODULE_KEYS].sort());
+      assert.deepEqual(
+        tenantRead.body.entitlements,
+        [...MODULE_KEYS].sort(),
+        'the new tenant read through the platform key lacks some module',
+      );
       const row = await h.database.kysely
         .selectFrom('platform_keys')
         .selectAll()
         .where('id', '=', done.body.platformKey.id)
         .executeTakeFirstOrThrow();
-      assert.equal(row.name, 'setup');
-      assert.equal(row.expires_at, null);
+      assert.equal(row.name, 'setup', 'the setup platform key is not named setup');
+      assert.equal(row.expires_at, null, 'the stored setup platform key has an expiry');
       assert.ok(!JSON.stringify(row).includes(done.body.platformKey.secret), 'only a hash is stored');
     });
 
@@ -321,19 +383,35 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       assert.equal(log.status, 200, log.text);
       const entry = log.body.data.find((e: { action: string }) => e.action === 'setup.complete');
       assert.ok(entry, JSON.stringify(log.body.data.map((e: { action: string }) => e.action)));
-      assert.equal(entry.actorType, 'user');
-      assert.equal(entry.actorId, done.body.user.id);
-      assert.equal(entry.targetType, 'tenant');
-      assert.equal(entry.targetId, done.body.tenant.id);
-      assert.equal(entry.requestId, done.headers.get('x-request-id'));
-      assert.equal(entry.ip, address);
-      assert.deepEqual(entry.metadata, {
-        organizationName: body.organizationName,
-        email: body.email.toLowerCase(),
-        entitlements: [...MODULE_KEYS].sort(),
-        platformKeyId: done.body.platformKey.id,
-        platformKeyPrefix: done.body.platformKey.prefix,
-      });
+      assert.equal(entry.actorType, 'user', 'setup.complete is not by a user');
+      assert.equal(entry.actorId, done.body.user.id, 'setup.complete is not by the new administrator');
+      assert.equal(entry.targetType, 'tenant', 'setup.complete does not name a tenant as its target');
+      assert.equal(
+        entry.targetId,
+        done.body.tenant.id,
+        'setup.complete names another tenant than the new one',
+      );
+      assert.equal(
+        entry.requestId,
+        done.headers.get('x-request-id'),
+        'setup.complete carries another request ID than the setup answer',
+      );
+      assert.equal(
+        entry.ip,
+        address,
+        'setup.complete records another client address than the one that set up',
+      );
+      assert.deepEqual(
+        entry.metadata,
+        {
+          organizationName: body.organizationName,
+          email: body.email.toLowerCase(),
+          entitlements: [...MODULE_KEYS].sort(),
+          platformKeyId: done.body.platformKey.id,
+          platformKeyPrefix: done.body.platformKey.prefix,
+        },
+        'setup.complete metadata is wrong or carries a secret',
+      );
       const actions = log.body.data.map((e: { action: string }) => e.action);
       for (const action of ['tenant.create', 'user.create']) assert.ok(actions.includes(action), action);
       // The platform key's own row is a platform one, written in the same transaction.
@@ -343,9 +421,17 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
         .where('action', '=', 'platform_key.create')
         .where('target_id', '=', done.body.platformKey.id)
         .executeTakeFirstOrThrow();
-      assert.equal(keyRow.tenant_id, null);
-      assert.equal(keyRow.actor_id, done.body.user.id);
-      assert.equal(new Date(keyRow.created_at).getTime(), Date.parse(entry.createdAt));
+      assert.equal(keyRow.tenant_id, null, "the platform key's audit row is filed under a tenant");
+      assert.equal(
+        keyRow.actor_id,
+        done.body.user.id,
+        "the platform key's audit row is not by the new administrator",
+      );
+      assert.equal(
+        new Date(keyRow.created_at).getTime(),
+        Date.parse(entry.createdAt),
+        "the platform key's audit row is not written in the same transaction as setup.complete",
+      );
       const everything = JSON.stringify(
         await h.database.kysely.selectFrom('audit_log').selectAll().execute(),
       );
@@ -355,9 +441,17 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
     });
 
     test('setup is no longer required, and no token is kept or made any more', async () => {
-      assert.equal(await required(h), false);
-      assert.deepEqual(await h.database.kysely.selectFrom('setup_tokens').selectAll().execute(), []);
-      assert.equal(await issueSetupToken(h.database.kysely, h.keyring, new Date()), null);
+      assert.equal(await required(h), false, 'setup is still required after it was done');
+      assert.deepEqual(
+        await h.database.kysely.selectFrom('setup_tokens').selectAll().execute(),
+        [],
+        'a setup token is kept after setup',
+      );
+      assert.equal(
+        await issueSetupToken(h.database.kysely, h.keyring, new Date()),
+        null,
+        'a setup token is still issued after setup',
+      );
     });
 
     test('setup after setup is 409 conflict, checked first: whatever the token or the body', async () => {
@@ -375,7 +469,11 @@ describe('first-run setup, from an attacker’s side, before it is done', () => 
       for (let i = 0; i < 5; i++) {
         assertProblem(await postSetup(h, validBody(randomBase62(32)), address), 409, 'conflict');
       }
-      assert.deepEqual(await counts(h), { tenants: 1, users: 1 });
+      assert.deepEqual(
+        await counts(h),
+        { tenants: 1, users: 1 },
+        'a setup after setup created another tenant or user',
+      );
     });
 
     test('the setup token and the password never appear in a log or a response; the key secret in one response', () => {
@@ -404,13 +502,17 @@ describe('concurrent setups', () => {
       409,
       'conflict',
     );
-    assert.deepEqual(await counts(h), { tenants: 1, users: 1 });
+    assert.deepEqual(
+      await counts(h),
+      { tenants: 1, users: 1 },
+      'two concurrent setups made more or less than one tenant and one user',
+    );
     const keys = await h.database.kysely
       .selectFrom('platform_keys')
       .select('name')
       .where('name', '=', 'setup')
       .execute();
-    assert.equal(keys.length, 1);
+    assert.equal(keys.length, 1, 'two concurrent setups made more or less than one setup platform key');
   });
 });
 
@@ -429,7 +531,11 @@ describe('concurrent setups, many at once with one token', () => {
     const statuses = answers.map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 201).length, 1, statuses.join(','));
     assert.equal(statuses.filter((s) => s === 409).length, 7, statuses.join(','));
-    assert.deepEqual(await counts(h), { tenants: 1, users: 1 });
+    assert.deepEqual(
+      await counts(h),
+      { tenants: 1, users: 1 },
+      'eight concurrent setups made more or less than one tenant and one user',
+    );
   });
 });
 
@@ -463,7 +569,11 @@ if (ENGINE === 'postgres') {
         [201, 409],
         answers.map((r) => r.text).join('\n'),
       );
-      assert.deepEqual(await counts(first), { tenants: 1, users: 1 });
+      assert.deepEqual(
+        await counts(first),
+        { tenants: 1, users: 1 },
+        'setups in two processes made more or less than one tenant and one user',
+      );
     });
   });
 }

@@ -6,14 +6,14 @@ import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  type Kdc,
-  type KerberosEnv,
-  type KerberosModule,
   kerberosSkipReason,
   loadKerberos,
   startKdc,
   TEST_REALM,
   useKerberosEnv,
+  type Kdc,
+  type KerberosEnv,
+  type KerberosModule,
 } from '../helpers/kdc.js';
 
 // The SPNEGO acceptor that GET /api/v1/auth/sso/negotiate (contract §11) will be built on, checked
@@ -99,17 +99,29 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
     'the KDC listens on 127.0.0.1 only, UDP and TCP, and kinit gets a ticket into a private cache',
     { skip },
     async () => {
-      assert.deepEqual(boundAddresses(kdc.port).sort(), [
-        `tcp 0100007F:${kdc.port.toString(16).toUpperCase().padStart(4, '0')}`,
-        `udp 0100007F:${kdc.port.toString(16).toUpperCase().padStart(4, '0')}`,
-      ]);
+      assert.deepEqual(
+        boundAddresses(kdc.port).sort(),
+        [
+          `tcp 0100007F:${kdc.port.toString(16).toUpperCase().padStart(4, '0')}`,
+          `udp 0100007F:${kdc.port.toString(16).toUpperCase().padStart(4, '0')}`,
+        ],
+        'the test KDC listens on another address than 127.0.0.1, or not on both UDP and TCP',
+      );
       const bob = await kdc.addPrincipal('bob', { password: 'bob-password' }).then(() => kdc.kinit('bob'));
-      assert.equal(bob.principal, `bob@${TEST_REALM}`);
-      assert.equal(bob.env.KRB5CCNAME, `FILE:${bob.ccache}`);
-      assert.ok(bob.ccache.startsWith(kdc.dir) && existsSync(bob.ccache));
+      assert.equal(bob.principal, `bob@${TEST_REALM}`, 'kinit got a ticket for another principal');
+      assert.equal(
+        bob.env.KRB5CCNAME,
+        `FILE:${bob.ccache}`,
+        "kinit's environment does not point at its own credential cache",
+      );
+      assert.ok(
+        bob.ccache.startsWith(kdc.dir) && existsSync(bob.ccache),
+        "the credential cache is outside the realm's folder, or was not written",
+      );
       await assert.rejects(
         kdc.kinit('bob', 'wrong-password'),
         /Password incorrect while getting initial credentials/,
+        'kinit with a wrong password gets a ticket, or fails for another reason',
       );
     },
   );
@@ -120,36 +132,80 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
     async () => {
       const { client, token } = await clientToken(aliceEnv);
       // A SPNEGO NegTokenInit (application tag 0x60, then the SPNEGO OID 1.3.6.1.5.5.2), as browsers send.
-      assert.deepEqual([...Buffer.from(token, 'base64').subarray(4, 12)], [6, 6, 43, 6, 1, 5, 5, 2]);
+      assert.deepEqual(
+        [...Buffer.from(token, 'base64').subarray(4, 12)],
+        [6, 6, 43, 6, 1, 5, 5, 2],
+        'the client token is not a SPNEGO NegTokenInit as browsers send',
+      );
       const server = await accept(token);
-      assert.equal(server.username, `alice@${TEST_REALM}`);
-      assert.equal(server.contextComplete, true);
+      assert.equal(
+        server.username,
+        `alice@${TEST_REALM}`,
+        'the accepted token names another principal, or lacks the realm',
+      );
+      assert.equal(
+        server.contextComplete,
+        true,
+        "the acceptor's context is not complete after one good token",
+      );
       assert.equal(server.targetName, null, 'only reported for a server initialised with ""');
       // The mutual-authentication token: a NegTokenResp ([1] = 0xa1) with negState accept-completed.
-      assert.ok(server.response);
-      assert.equal(Buffer.from(server.response, 'base64')[0], 0xa1);
-      assert.equal(await client.step(server.response), null);
-      assert.equal(client.contextComplete, true);
+      assert.ok(server.response, 'the acceptor gives no mutual-authentication token');
+      assert.equal(
+        Buffer.from(server.response, 'base64')[0],
+        0xa1,
+        'the mutual-authentication token is not a NegTokenResp',
+      );
+      assert.equal(
+        await client.step(server.response),
+        null,
+        'the client wants another round after the mutual-authentication token',
+      );
+      assert.equal(
+        client.contextComplete,
+        true,
+        'the client context is not complete after the mutual-authentication token',
+      );
     },
   );
 
   test('a bare Kerberos token (no SPNEGO wrapper) is accepted too', { skip }, async () => {
     const { token } = await clientToken(aliceEnv, SERVICE, kerberos.GSS_C_NO_OID);
     const server = await accept(token);
-    assert.equal(server.username, `alice@${TEST_REALM}`);
+    assert.equal(
+      server.username,
+      `alice@${TEST_REALM}`,
+      'a bare Kerberos token is refused, or names another principal',
+    );
     // The answer is then a bare AP-REP in a GSS wrapper (0x60), not a NegTokenResp.
-    assert.equal(Buffer.from(server.response ?? '', 'base64')[0], 0x60);
+    assert.equal(
+      Buffer.from(server.response ?? '', 'base64')[0],
+      0x60,
+      'the answer to a bare Kerberos token is not a bare AP-REP',
+    );
   });
 
   test('a replayed token is refused, by the replay cache in KRB5RCACHEDIR', { skip }, async () => {
     const { token } = await clientToken(aliceEnv);
-    assert.equal((await accept(token)).username, `alice@${TEST_REALM}`);
+    assert.equal(
+      (await accept(token)).username,
+      `alice@${TEST_REALM}`,
+      'a fresh token is refused, or names another principal',
+    );
     const rcache = join(kdc.dir, `krb5_${process.getuid?.() ?? 0}.rcache2`);
     assert.ok(existsSync(rcache), `the replay cache is ${rcache}, in the realm's folder (KRB5RCACHEDIR)`);
-    assert.match(await rejection(accept(token)), /Request is a replay/);
+    assert.match(
+      await rejection(accept(token)),
+      /Request is a replay/,
+      'a replayed token is accepted, or refused for another reason than replay',
+    );
     // A server context takes one token: stepping a completed one again fails too.
     const server = await accept((await clientToken(aliceEnv)).token);
-    assert.match(await rejection(server.step(token)), /Invalid token was supplied/);
+    assert.match(
+      await rejection(server.step(token)),
+      /Invalid token was supplied/,
+      'stepping a completed server context again succeeds, or fails for another reason',
+    );
   });
 
   test('a replay cache folder that does not exist fails the step, not the set-up', { skip }, async () => {
@@ -159,6 +215,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
     assert.match(
       await rejection(server.step(token)),
       /No such file or directory \(filename: .*krb5_\d+\.rcache2\)/,
+      'a missing replay cache folder does not fail the step with a file error naming the cache',
     );
   });
 
@@ -183,6 +240,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
     assert.match(
       await rejection(accept(token)),
       new RegExp(`Request ticket server HTTP/elsewhere@${TEST_REALM} not found in keytab`),
+      'a ticket for a principal not in the keytab is accepted, or refused for another reason',
     );
     // With that principal in the keytab too, the acceptor still holds to the one it was given…
     const both = join(kdc.dir, 'both.keytab');
@@ -190,14 +248,23 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
     assert.match(
       await rejection(accept(token, both)),
       /Request ticket server HTTP\/elsewhere@HUBGATE\.TEST found in keytab but does not match server principal HTTP\/localhost@/,
+      'an acceptor for HTTP/localhost takes a ticket for another principal of its keytab',
     );
     // …whereas a server initialised with '' takes a ticket for any principal of its keytab.
     const second = await clientToken(aliceEnv, 'HTTP@elsewhere');
     useKerberosEnv({ ...kdc.env, KRB5_KTNAME: both });
     const any = await kerberos.initializeServer('');
     await any.step(second.token);
-    assert.equal(any.username, `alice@${TEST_REALM}`);
-    assert.equal(any.targetName, `HTTP/elsewhere@${TEST_REALM}`);
+    assert.equal(
+      any.username,
+      `alice@${TEST_REALM}`,
+      "a server initialised with '' refuses a ticket for a principal of its keytab",
+    );
+    assert.equal(
+      any.targetName,
+      `HTTP/elsewhere@${TEST_REALM}`,
+      "a server initialised with '' does not report which principal the ticket was for",
+    );
   });
 
   test(
@@ -209,11 +276,20 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       assert.match(
         await rejection(accept(token)),
         /Request ticket server HTTP\/localhost@HUBGATE\.TEST kvno \d+ enctype \S+ found in keytab but cannot decrypt ticket/,
+        'a ticket from a twin KDC with another service key is accepted, or refused for another reason',
       );
       // The same process switches keytabs between calls: the twin's keytab takes the twin's tickets…
-      assert.equal((await accept(token, twin.env.KRB5_KTNAME)).username, `alice@${TEST_REALM}`);
+      assert.equal(
+        (await accept(token, twin.env.KRB5_KTNAME)).username,
+        `alice@${TEST_REALM}`,
+        "the keytab switched to between calls is not used for the twin's ticket",
+      );
       // …and the first keytab takes the first realm's again.
-      assert.equal((await accept((await clientToken(aliceEnv)).token)).username, `alice@${TEST_REALM}`);
+      assert.equal(
+        (await accept((await clientToken(aliceEnv)).token)).username,
+        `alice@${TEST_REALM}`,
+        'the first keytab is not used again once switched back',
+      );
     },
   );
 
@@ -231,6 +307,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       assert.match(
         await rejection(clientToken(carol.env)),
         /Server HTTP\/localhost@OTHER\.TEST not found in Kerberos database/,
+        'a user of an untrusted realm gets a ticket for our service, or fails for another reason',
       );
       // A realm with its own HTTP/localhost: the token is for a principal our keytab does not hold.
       const another = await extraRealm({ realm: 'ANOTHER.TEST', users: { dave: 'dave-password' } });
@@ -238,6 +315,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       assert.match(
         await rejection(accept(token)),
         /Request ticket server HTTP\/localhost@ANOTHER\.TEST not found in keytab/,
+        "a ticket for another realm's HTTP/localhost is accepted, or refused for another reason",
       );
       // Cross-realm trust configured: the acceptor takes it, and only the realm in the name tells.
       const partner = await extraRealm({
@@ -247,7 +325,11 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       });
       await kdc.trust(partner);
       const erin = await partner.kinit('erin');
-      assert.equal((await accept((await clientToken(erin.env)).token)).username, 'erin@PARTNER.TEST');
+      assert.equal(
+        (await accept((await clientToken(erin.env)).token)).username,
+        'erin@PARTNER.TEST',
+        'a user of a trusted realm is refused, or named without their realm',
+      );
     },
   );
 
@@ -274,6 +356,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
         assert.match(
           error,
           /^No credentials were supplied, or the credentials were unavailable or inaccessible: /,
+          `${keytab}: an unusable keytab does not fail as missing credentials`,
         );
         assert.match(error, message, keytab);
       }
@@ -283,6 +366,7 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       assert.match(
         await rejection(kerberos.initializeServer(`HTTP/localhost@${TEST_REALM}`)),
         /No key table entry found matching HTTP\\\/localhost\/hubgate\.test@/,
+        'the principal form HTTP/localhost@REALM is accepted, or fails for another reason',
       );
     },
   );
@@ -297,7 +381,11 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
       useKerberosEnv({ ...kdc.env, KRB5_KTNAME: copy });
       const server = await kerberos.initializeServer(SERVICE);
       rmSync(copy);
-      assert.match(await rejection(server.step(token)), /Key table file '.*short-lived\.keytab' not found/);
+      assert.match(
+        await rejection(server.step(token)),
+        /Key table file '.*short-lived\.keytab' not found/,
+        'a keytab removed after set-up does not fail the step as not found',
+      );
     },
   );
 
@@ -344,11 +432,23 @@ describe('SPNEGO acceptor against a throwaway MIT realm', () => {
         });
       try {
         // curl, given only --negotiate, sends its token on the first request (a browser waits for the 401).
-        assert.deepEqual(await curl(aliceEnv), { status: '200', body: `alice@${TEST_REALM}` });
-        assert.deepEqual(seen.splice(0), ['Negotiate']);
+        assert.deepEqual(
+          await curl(aliceEnv),
+          { status: '200', body: `alice@${TEST_REALM}` },
+          'curl --negotiate is not signed in as alice by the test server',
+        );
+        assert.deepEqual(
+          seen.splice(0),
+          ['Negotiate'],
+          'curl did not send its Negotiate token on the first request',
+        );
         // No ticket in the cache: curl has no token to send and stops at the 401.
-        assert.deepEqual(await curl(kdc.env), { status: '401', body: 'SSO did not happen' });
-        assert.deepEqual(seen.splice(0), ['']);
+        assert.deepEqual(
+          await curl(kdc.env),
+          { status: '401', body: 'SSO did not happen' },
+          'curl without a ticket does not stop at the 401',
+        );
+        assert.deepEqual(seen.splice(0), [''], 'curl without a ticket sent an Authorization header');
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }

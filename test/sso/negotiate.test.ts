@@ -3,16 +3,16 @@ import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { makeTenant, makeUser } from '../helpers/factories.js';
-import { type Harness, type TestResponse, type TestSession, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 import {
-  type Kdc,
-  type KerberosEnv,
-  type KerberosModule,
   kerberosSkipReason,
   loadKerberos,
   startKdc,
   TEST_REALM,
   useKerberosEnv,
+  type Kdc,
+  type KerberosEnv,
+  type KerberosModule,
 } from '../helpers/kdc.js';
 
 // Enterprise single sign-on (contract §11) end to end: the real app on a real port, a throwaway MIT
@@ -82,15 +82,23 @@ function assertSessionCookies(setCookies: string[], csrfToken: string): string {
     assert.ok(access.split('; ').includes(attribute), `svc_access has ${attribute}: ${access}`);
   for (const attribute of ['Secure', 'SameSite=Strict', 'Path=/'])
     assert.ok(csrf.split('; ').includes(attribute), `__Host-svc_csrf has ${attribute}: ${csrf}`);
-  assert.doesNotMatch(csrf, /HttpOnly|Domain=/);
-  assert.equal(csrf.split(';')[0], `__Host-svc_csrf=${csrfToken}`);
+  assert.doesNotMatch(
+    csrf,
+    /HttpOnly|Domain=/,
+    'the CSRF cookie is HttpOnly or carries a Domain, so __Host- is broken',
+  );
+  assert.equal(
+    csrf.split(';')[0],
+    `__Host-svc_csrf=${csrfToken}`,
+    'the CSRF cookie does not hold the CSRF token of the answer',
+  );
   return access.split(';')[0]?.slice('svc_access='.length) ?? '';
 }
 
 /** No automation credential of any kind in an answer: no `tnt_`/`plt_` secret, no `secret` field. */
 function assertNoAutomationToken(text: string): void {
-  assert.doesNotMatch(text, /\b(tnt|plt)_/);
-  assert.doesNotMatch(text, /"secret"/i);
+  assert.doesNotMatch(text, /\b(tnt|plt)_/, 'an SSO answer carries an automation key secret');
+  assert.doesNotMatch(text, /"secret"/i, 'an SSO answer carries a secret field');
 }
 
 /** A refusal: 401 invalid_credentials as problem details, and no cookie of any kind. */
@@ -114,10 +122,11 @@ async function failureAudit(h: Harness, response: { headers: Headers }) {
   assert.deepEqual(
     rows.map((r) => r.action),
     ['sign_in.failure'],
+    'a refused sign-in did not write exactly one sign_in.failure row',
   );
   const row = rows[0]!;
-  assert.equal(row.metadata.method, 'sso');
-  assert.equal(row.actor_type, 'anonymous');
+  assert.equal(row.metadata.method, 'sso', 'the failure row does not say the method was SSO');
+  assert.equal(row.actor_type, 'anonymous', 'the failure row names an actor, though nobody was identified');
   assert.ok(row.ip, 'the client address is recorded');
   return row;
 }
@@ -177,7 +186,11 @@ describe('single sign-on off', () => {
   test('GET /api/v1/auth/methods says sso: false, with no credential', async () => {
     const r = await h.request('GET', METHODS);
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, { password: true, passkey: true, sso: false });
+    assert.deepEqual(
+      r.body,
+      { password: true, passkey: true, sso: false },
+      'the sign-in methods do not say SSO is off',
+    );
   });
 
   test('GET /api/v1/auth/sso/negotiate is 404 not_found, with or without a token', async () => {
@@ -189,15 +202,31 @@ describe('single sign-on off', () => {
     for (const headers of variants) {
       const r = await h.request('GET', NEGOTIATE, { headers });
       assert.equal(r.status, 404, r.text);
-      assert.equal(r.body.code, 'not_found');
+      assert.equal(
+        r.body.code,
+        'not_found',
+        `${JSON.stringify(headers)}: the negotiate route shows it exists while SSO is off`,
+      );
     }
     // Before the query is validated: a query the route would refuse does not show the route exists.
     for (const query of ['?x=1', '?returnTo=%00', `?returnTo=/${'a'.repeat(2001)}`]) {
       const r = await h.request('GET', `${NEGOTIATE}${query}`, { headers: variants[1] });
       assert.equal(r.status, 404, `${query}: ${r.text}`);
-      assert.equal(r.body.code, 'not_found');
-      assert.equal(r.headers.get('www-authenticate'), null);
-      assert.deepEqual(r.headers.getSetCookie(), []);
+      assert.equal(
+        r.body.code,
+        'not_found',
+        `${query}: the negotiate route shows it exists while SSO is off`,
+      );
+      assert.equal(
+        r.headers.get('www-authenticate'),
+        null,
+        `${query}: the negotiate route challenges for a ticket while SSO is off`,
+      );
+      assert.deepEqual(
+        r.headers.getSetCookie(),
+        [],
+        `${query}: the negotiate route sets cookies while SSO is off`,
+      );
     }
   });
 });
@@ -265,7 +294,11 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
   test('GET /api/v1/auth/methods says sso: true, with no credential', { skip }, async () => {
     const r = await h.request('GET', METHODS);
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, { password: true, passkey: true, sso: true });
+    assert.deepEqual(
+      r.body,
+      { password: true, passkey: true, sso: true },
+      'the sign-in methods do not say SSO is on',
+    );
   });
 
   test(
@@ -280,18 +313,46 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       for (const headers of variants) {
         const r = await h.request('GET', NEGOTIATE, { headers });
         assert.equal(r.status, 401, r.text);
-        assert.equal(r.headers.get('www-authenticate'), 'Negotiate');
-        assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
-        assert.equal(r.body.code, 'unauthenticated');
-        assert.equal(r.body.status, 401);
-        assert.equal(r.body.requestId, r.headers.get('x-request-id'));
-        assert.deepEqual(r.headers.getSetCookie(), []);
+        assert.equal(
+          r.headers.get('www-authenticate'),
+          'Negotiate',
+          `${JSON.stringify(headers)}: no Negotiate challenge, so a browser never sends its ticket`,
+        );
+        assert.match(
+          r.headers.get('content-type') ?? '',
+          /^application\/problem\+json/,
+          `${JSON.stringify(headers)}: the challenge is not problem details`,
+        );
+        assert.equal(
+          r.body.code,
+          'unauthenticated',
+          `${JSON.stringify(headers)}: the challenge is not unauthenticated`,
+        );
+        assert.equal(
+          r.body.status,
+          401,
+          `${JSON.stringify(headers)}: the problem body carries another status`,
+        );
+        assert.equal(
+          r.body.requestId,
+          r.headers.get('x-request-id'),
+          `${JSON.stringify(headers)}: the problem body carries another request ID than the header`,
+        );
+        assert.deepEqual(
+          r.headers.getSetCookie(),
+          [],
+          `${JSON.stringify(headers)}: the challenge sets cookies`,
+        );
         assert.deepEqual(await auditOf(h, r), [], 'no ticket offered is not a sign-in attempt');
       }
       // Another scheme is no ticket either: the same challenge, not a refusal.
       const bearer = await h.request('GET', NEGOTIATE, { headers: { authorization: 'Bearer tnt_x' } });
       assert.equal(bearer.status, 401, bearer.text);
-      assert.equal(bearer.headers.get('www-authenticate'), 'Negotiate');
+      assert.equal(
+        bearer.headers.get('www-authenticate'),
+        'Negotiate',
+        'a Bearer header gets no Negotiate challenge',
+      );
     },
   );
 
@@ -302,10 +363,26 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const accept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
       const r = await rawGet(h, NEGOTIATE, { accept });
       assert.equal(r.status, 401, r.text);
-      assert.equal(r.headers.get('www-authenticate'), 'Negotiate');
-      assert.match(r.headers.get('content-type') ?? '', /^text\/html/);
-      assert.match(r.text, /<meta http-equiv="refresh" content="0; url=\/sign-in\?sso=unavailable">/);
-      assert.match(r.text, /<a href="\/sign-in\?sso=unavailable">/);
+      assert.equal(
+        r.headers.get('www-authenticate'),
+        'Negotiate',
+        'a browser without a ticket gets no Negotiate challenge',
+      );
+      assert.match(
+        r.headers.get('content-type') ?? '',
+        /^text\/html/,
+        'a browser without a ticket gets no page',
+      );
+      assert.match(
+        r.text,
+        /<meta http-equiv="refresh" content="0; url=\/sign-in\?sso=unavailable">/,
+        'the page does not refresh to the sign-in page with sso=unavailable',
+      );
+      assert.match(
+        r.text,
+        /<a href="\/sign-in\?sso=unavailable">/,
+        'the page has no link to the sign-in page with sso=unavailable',
+      );
       // With a returnTo, the page carries it back as the sign-in page's next (HTML-escaped).
       const back = await rawGet(h, `${NEGOTIATE}?returnTo=${encodeURIComponent('/connections?a=1&b="2"')}`, {
         accept,
@@ -315,8 +392,8 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
         back.text,
       );
       assert.ok(!back.text.includes('"2"'), 'no unescaped quote from returnTo');
-      assert.match(r.text, /did not happen/);
-      assert.deepEqual(r.headers.getSetCookie(), []);
+      assert.match(r.text, /did not happen/, 'the page does not say SSO did not happen');
+      assert.deepEqual(r.headers.getSetCookie(), [], 'the page for a browser without a ticket sets cookies');
       // The page is served under the app's security headers like any other.
       assert.ok(r.headers.get('content-security-policy'), 'a Content-Security-Policy header');
     },
@@ -330,19 +407,35 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       assert.equal(r.status, 200, r.body);
       assert.deepEqual(r.statuses, [200], 'curl offers its token at once');
       const answer = JSON.parse(r.body);
-      assert.deepEqual(answer.user, {
-        id: alice.id,
-        email: alice.email,
-        role: alice.role,
-        tenantId: tenant.id,
-      });
-      assert.deepEqual(answer.tenant, { id: tenant.id, name: tenant.name, entitlements: ['integrations'] });
-      assert.equal(answer.authMethod, 'sso');
-      assert.match(answer.csrfToken, /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/);
+      assert.deepEqual(
+        answer.user,
+        {
+          id: alice.id,
+          email: alice.email,
+          role: alice.role,
+          tenantId: tenant.id,
+        },
+        'curl signs in as someone other than alice, or with the wrong role or tenant',
+      );
+      assert.deepEqual(
+        answer.tenant,
+        { id: tenant.id, name: tenant.name, entitlements: ['integrations'] },
+        'the SSO answer shows the wrong tenant or entitlements',
+      );
+      assert.equal(answer.authMethod, 'sso', 'the SSO answer does not say it was SSO');
+      assert.match(
+        answer.csrfToken,
+        /^[0-9A-Za-z]{22}\.[0-9a-f]{64}$/,
+        "the SSO answer's CSRF token is malformed",
+      );
       const expiresIn = Date.parse(answer.expiresAt) - Date.now();
       assert.ok(expiresIn > 11.9 * 3600_000 && expiresIn <= 12 * 3600_000, answer.expiresAt);
-      assert.match(r.headers.get('www-authenticate') ?? '', /^Negotiate [A-Za-z0-9+/]+={0,2}$/);
-      assert.equal(r.headers.get('cache-control'), 'no-store');
+      assert.match(
+        r.headers.get('www-authenticate') ?? '',
+        /^Negotiate [A-Za-z0-9+/]+={0,2}$/,
+        'the SSO answer carries no mutual-authentication token',
+      );
+      assert.equal(r.headers.get('cache-control'), 'no-store', 'the SSO answer may be cached');
       const sessionToken = assertSessionCookies(r.headers.getSetCookie(), answer.csrfToken);
       assertNoAutomationToken(r.body);
 
@@ -350,20 +443,24 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const session = sessionFrom(r.headers, answer.csrfToken);
       const s = await h.request('GET', SESSION, { session });
       assert.equal(s.status, 200, s.text);
-      assert.equal(s.body.authMethod, 'sso');
-      assert.equal(s.body.user.id, alice.id);
+      assert.equal(s.body.authMethod, 'sso', 'the SSO session does not say it began with SSO');
+      assert.equal(s.body.user.id, alice.id, 'the SSO session belongs to someone other than alice');
 
       const [audit, ...others] = await auditOf(h, r);
-      assert.equal(others.length, 0);
-      assert.equal(audit?.action, 'sign_in.success');
-      assert.equal(audit?.tenant_id, tenant.id);
-      assert.equal(audit?.actor_type, 'user');
-      assert.equal(audit?.actor_id, alice.id);
-      assert.deepEqual(audit?.metadata, {
-        email: alice.email,
-        method: 'sso',
-        principal: `alice@${TEST_REALM}`,
-      });
+      assert.equal(others.length, 0, 'one SSO sign-in wrote more than one audit row');
+      assert.equal(audit?.action, 'sign_in.success', 'the SSO sign-in is not audited as a success');
+      assert.equal(audit?.tenant_id, tenant.id, 'the SSO sign-in is audited under another tenant');
+      assert.equal(audit?.actor_type, 'user', 'the SSO sign-in is not audited as by a user');
+      assert.equal(audit?.actor_id, alice.id, 'the SSO sign-in is audited as by someone other than alice');
+      assert.deepEqual(
+        audit?.metadata,
+        {
+          email: alice.email,
+          method: 'sso',
+          principal: `alice@${TEST_REALM}`,
+        },
+        'the SSO sign-in audit metadata is wrong',
+      );
 
       assert.ok(!h.logs().includes(sessionToken), 'the session token is in no log line');
       // The session's own token is what tenant admins see in the audit log, with method "sso".
@@ -372,8 +469,8 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const entry = log.body.data.find(
         (e: { requestId: string }) => e.requestId === r.headers.get('x-request-id'),
       );
-      assert.equal(entry?.action, 'sign_in.success');
-      assert.equal(entry?.metadata.method, 'sso');
+      assert.equal(entry?.action, 'sign_in.success', "the tenant's audit log does not show the SSO sign-in");
+      assert.equal(entry?.metadata.method, 'sso', "the tenant's audit log does not say the sign-in was SSO");
     },
   );
 
@@ -384,9 +481,17 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       // The realm's own cache is empty: curl has no token to offer.
       const r = await curlNegotiate(h, kdc.env);
       assert.equal(r.status, 401, r.body);
-      assert.equal(r.headers.get('www-authenticate'), 'Negotiate');
-      assert.deepEqual(r.headers.getSetCookie(), []);
-      assert.equal(JSON.parse(r.body).code, 'unauthenticated');
+      assert.equal(
+        r.headers.get('www-authenticate'),
+        'Negotiate',
+        'curl without a ticket gets no Negotiate challenge',
+      );
+      assert.deepEqual(r.headers.getSetCookie(), [], 'curl without a ticket gets cookies');
+      assert.equal(
+        JSON.parse(r.body).code,
+        'unauthenticated',
+        'curl without a ticket is refused for another reason than unauthenticated',
+      );
     },
   );
 
@@ -397,17 +502,25 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const { client, token } = await clientToken(aliceEnv);
       const r = await negotiate(h, token);
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.body.authMethod, 'sso');
-      assert.equal(r.body.user.id, alice.id);
+      assert.equal(r.body.authMethod, 'sso', "the kerberos client's sign-in does not say it was SSO");
+      assert.equal(r.body.user.id, alice.id, 'the kerberos client signs in as someone other than alice');
       const mutual = /^Negotiate (\S+)$/.exec(r.headers.get('www-authenticate') ?? '')?.[1];
       assert.ok(mutual, 'WWW-Authenticate: Negotiate <token>');
       // The answer proves the server held the service key: the client accepts it and is complete.
-      assert.equal(await client.step(mutual), null);
-      assert.equal(client.contextComplete, true);
+      assert.equal(
+        await client.step(mutual),
+        null,
+        "the client wants another round after the server's mutual-authentication token",
+      );
+      assert.equal(
+        client.contextComplete,
+        true,
+        "the client context is not complete after the server's answer",
+      );
       assertSessionCookies(r.headers.getSetCookie(), r.body.csrfToken);
       assertNoAutomationToken(r.text);
       const s = await h.request('GET', SESSION, { session: sessionFrom(r.headers, r.body.csrfToken) });
-      assert.equal(s.body.authMethod, 'sso');
+      assert.equal(s.body.authMethod, 'sso', 'the session does not say it began with SSO');
       // The scheme name is case-insensitive (RFC 9110 §11.1).
       const lower = await h.request('GET', NEGOTIATE, {
         headers: { authorization: `negotiate ${(await clientToken(aliceEnv)).token}` },
@@ -423,11 +536,19 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const { client, token } = await clientToken(aliceEnv, 'HTTP@localhost', kerberos.GSS_C_NO_OID);
       const r = await negotiate(h, token);
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.body.user.id, alice.id);
+      assert.equal(r.body.user.id, alice.id, 'a bare Kerberos token signs in as someone other than alice');
       const mutual = /^Negotiate (\S+)$/.exec(r.headers.get('www-authenticate') ?? '')?.[1];
-      assert.ok(mutual);
-      assert.equal(await client.step(mutual), null);
-      assert.equal(client.contextComplete, true);
+      assert.ok(mutual, 'a bare Kerberos token sign-in carries no mutual-authentication token');
+      assert.equal(
+        await client.step(mutual),
+        null,
+        "the client wants another round after the server's mutual-authentication token",
+      );
+      assert.equal(
+        client.contextComplete,
+        true,
+        "the client context is not complete after the server's answer",
+      );
     },
   );
 
@@ -440,7 +561,7 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
     const sessions = new Set(
       answers.map((r) => r.headers.getSetCookie().find((c) => c.startsWith('svc_access='))),
     );
-    assert.equal(sessions.size, 4);
+    assert.equal(sessions.size, 4, 'concurrent SSO sign-ins share a session');
   });
 
   test(
@@ -453,20 +574,32 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
           authorization: `Negotiate ${token}`,
         });
         assert.equal(r.status, 303, r.text);
-        assert.equal(r.headers.get('location'), returnTo);
-        assert.match(r.headers.get('www-authenticate') ?? '', /^Negotiate \S+$/);
+        assert.equal(
+          r.headers.get('location'),
+          returnTo,
+          `${returnTo}: the redirect after SSO goes elsewhere`,
+        );
+        assert.match(
+          r.headers.get('www-authenticate') ?? '',
+          /^Negotiate \S+$/,
+          `${returnTo}: the redirect carries no mutual-authentication token`,
+        );
         assert.doesNotMatch(r.text, /csrfToken/, 'the answer is not sent with the redirect');
         const cookies = r.headers.getSetCookie();
         const csrfToken = cookies
           .find((c) => c.startsWith('__Host-svc_csrf='))
           ?.split(';')[0]
           ?.split('=')[1];
-        assert.ok(csrfToken);
+        assert.ok(csrfToken, `${returnTo}: the redirect sets no CSRF cookie`);
         assertSessionCookies(cookies, csrfToken);
         const s = await h.request('GET', SESSION, { session: sessionFrom(r.headers, csrfToken) });
         assert.equal(s.status, 200, s.text);
-        assert.equal(s.body.authMethod, 'sso');
-        assert.equal((await auditOf(h, r))[0]?.action, 'sign_in.success');
+        assert.equal(s.body.authMethod, 'sso', `${returnTo}: the session does not say it began with SSO`);
+        assert.equal(
+          (await auditOf(h, r))[0]?.action,
+          'sign_in.success',
+          `${returnTo}: the sign-in is not audited as a success`,
+        );
       }
     },
   );
@@ -527,7 +660,11 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
     assert.equal(second.headers.get('www-authenticate'), null, 'no mutual-auth token for a refusal');
     const audit = await failureAudit(h, second);
     assert.equal(audit.tenant_id, null, 'a token that does not verify names no user');
-    assert.equal(audit.metadata.reason, 'token');
+    assert.equal(
+      audit.metadata.reason,
+      'token',
+      'a replayed token is audited with another reason than the token',
+    );
   });
 
   test('garbage tokens are refused and audited as failures of method "sso"', { skip }, async () => {
@@ -544,7 +681,11 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const r = await negotiate(h, token);
       assertRefused(r, JSON.stringify(token));
       const audit = await failureAudit(h, r);
-      assert.equal(audit.tenant_id, null);
+      assert.equal(
+        audit.tenant_id,
+        null,
+        `${JSON.stringify(token)}: a garbage token is audited under a tenant`,
+      );
       assert.equal(audit.metadata.principal, undefined, 'no principal is known');
       assert.ok(!r.text.includes(token), 'the token is not echoed');
     }
@@ -553,11 +694,23 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
   test('a browser whose ticket is refused gets the page back to /sign-in?sso=refused', { skip }, async () => {
     const r = await rawGet(h, NEGOTIATE, { authorization: 'Negotiate AAAA', accept: 'text/html' });
     assert.equal(r.status, 401, r.text);
-    assert.match(r.headers.get('content-type') ?? '', /^text\/html/);
-    assert.match(r.text, /url=\/sign-in\?sso=refused/);
+    assert.match(
+      r.headers.get('content-type') ?? '',
+      /^text\/html/,
+      'a browser whose ticket is refused gets no page',
+    );
+    assert.match(
+      r.text,
+      /url=\/sign-in\?sso=refused/,
+      'the page does not send the browser to the sign-in page with sso=refused',
+    );
     assert.equal(r.headers.get('www-authenticate'), null, 'no new challenge: a browser would loop');
-    assert.deepEqual(r.headers.getSetCookie(), []);
-    assert.equal((await failureAudit(h, r)).metadata.reason, 'token');
+    assert.deepEqual(r.headers.getSetCookie(), [], 'a browser whose ticket is refused gets cookies');
+    assert.equal(
+      (await failureAudit(h, r)).metadata.reason,
+      'token',
+      'a refused browser ticket is audited with another reason than the token',
+    );
   });
 
   test(
@@ -568,14 +721,26 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       await kdc.addPrincipal('HTTP/elsewhere', { keytab: `${kdc.dir}/elsewhere.keytab` });
       const absent = await negotiate(h, (await clientToken(aliceEnv, 'HTTP@elsewhere')).token);
       assertRefused(absent, 'HTTP/elsewhere, not in the keytab');
-      assert.equal((await failureAudit(h, absent)).metadata.reason, 'token');
+      assert.equal(
+        (await failureAudit(h, absent)).metadata.reason,
+        'token',
+        'a ticket for a service not in the keytab is audited with another reason than the token',
+      );
       // In the app's keytab: the acceptor still holds to its own principal (HTTP@localhost).
       await kdc.kadmin(`ktadd -norandkey -k ${kdc.keytab} HTTP/elsewhere`);
       const present = await negotiate(h, (await clientToken(aliceEnv, 'HTTP@elsewhere')).token);
       assertRefused(present, 'HTTP/elsewhere, in the keytab');
-      assert.equal((await failureAudit(h, present)).tenant_id, null);
+      assert.equal(
+        (await failureAudit(h, present)).tenant_id,
+        null,
+        'a ticket for another service is audited under a tenant',
+      );
       // …while a ticket for the app's own principal still signs in from that keytab.
-      assert.equal((await negotiate(h, (await clientToken(aliceEnv)).token)).status, 200);
+      assert.equal(
+        (await negotiate(h, (await clientToken(aliceEnv)).token)).status,
+        200,
+        "a ticket for the app's own principal no longer signs in from the wider keytab",
+      );
     },
   );
 
@@ -584,7 +749,11 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
     const { token } = await clientToken((await twin.kinit('alice')).env);
     const r = await negotiate(h, token);
     assertRefused(r, 'twin realm');
-    assert.equal((await failureAudit(h, r)).tenant_id, null);
+    assert.equal(
+      (await failureAudit(h, r)).tenant_id,
+      null,
+      'a ticket from a twin KDC is audited under a tenant',
+    );
   });
 
   test(
@@ -595,19 +764,35 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const r = await negotiate(h, (await clientToken(bobEnv)).token);
       assertRefused(r, 'bob has no user');
       const audit = await failureAudit(h, r);
-      assert.equal(audit.tenant_id, null);
-      assert.equal(audit.metadata.principal, `bob@${TEST_REALM}`);
-      assert.equal(audit.metadata.reason, 'no_user');
+      assert.equal(audit.tenant_id, null, 'a principal without a user is audited under a tenant');
+      assert.equal(
+        audit.metadata.principal,
+        `bob@${TEST_REALM}`,
+        'the failure audit does not name the principal that had no user',
+      );
+      assert.equal(
+        audit.metadata.reason,
+        'no_user',
+        'a principal without a user is audited with another reason than no_user',
+      );
       // A user of the same name at another domain is not bob@example.com.
       await makeUser(h, tenant.id, { email: 'carol@example.org' });
       const carol = await negotiate(h, (await clientToken((await kdc.kinit('carol')).env)).token);
       assertRefused(carol, 'carol@example.org is not carol@example.com');
-      assert.equal((await failureAudit(h, carol)).metadata.principal, `carol@${TEST_REALM}`);
+      assert.equal(
+        (await failureAudit(h, carol)).metadata.principal,
+        `carol@${TEST_REALM}`,
+        "the failure audit does not name carol's principal",
+      );
       // An instance of alice's (alice/admin) is another principal: it is not alice@example.com.
       await kdc.addPrincipal('alice/admin', { password: 'admin-password' });
       const admin = await negotiate(h, (await clientToken((await kdc.kinit('alice/admin')).env)).token);
       assertRefused(admin, 'alice/admin is not alice');
-      assert.equal((await failureAudit(h, admin)).metadata.principal, `alice/admin@${TEST_REALM}`);
+      assert.equal(
+        (await failureAudit(h, admin)).metadata.principal,
+        `alice/admin@${TEST_REALM}`,
+        'the failure audit does not name the alice/admin principal',
+      );
     },
   );
 
@@ -627,15 +812,23 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
         );
         assertRefused(r, JSON.stringify(name));
         const audit = await failureAudit(h, r);
-        assert.equal(audit.metadata.reason, 'no_user');
-        assert.equal(audit.metadata.principal, `${name}@${TEST_REALM}`);
+        assert.equal(
+          audit.metadata.reason,
+          'no_user',
+          `${JSON.stringify(name)}: a look-alike principal is audited with another reason than no_user`,
+        );
+        assert.equal(
+          audit.metadata.principal,
+          `${name}@${TEST_REALM}`,
+          `${JSON.stringify(name)}: the failure audit does not name the look-alike principal`,
+        );
       }
       // ASCII case is not a different account (as in Active Directory, and as e-mail addresses are
       // compared here): KATE signs in as kate.
       await kdc.addPrincipal('KATE', { password: 'kate-upper-password' });
       const upper = await negotiate(h, (await clientToken((await kdc.kinit('KATE')).env)).token);
       assert.equal(upper.status, 200, upper.text);
-      assert.equal(upper.body.user.id, kate.id);
+      assert.equal(upper.body.user.id, kate.id, 'KATE signs in as someone other than kate');
     },
   );
 
@@ -656,8 +849,16 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const r = await negotiate(h, (await clientToken(erinEnv)).token);
       assertRefused(r, 'erin@PARTNER.TEST under SSO_SPNEGO_REALM');
       const audit = await failureAudit(h, r);
-      assert.equal(audit.metadata.principal, 'erin@PARTNER.TEST');
-      assert.equal(audit.metadata.reason, 'realm');
+      assert.equal(
+        audit.metadata.principal,
+        'erin@PARTNER.TEST',
+        "the failure audit does not name the other realm's principal",
+      );
+      assert.equal(
+        audit.metadata.reason,
+        'realm',
+        'a principal of another realm is audited with another reason than the realm',
+      );
       assert.equal(audit.tenant_id, null, 'refused before any user is looked up');
 
       // Without SSO_SPNEGO_REALM every realm the service's key is trusted by is accepted, and only the
@@ -668,12 +869,24 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
       const openErin = await makeUser(open, openTenant.id, { email: `erin@${DOMAIN}`, role: 'MEMBER' });
       const signedIn = await negotiate(open, (await clientToken(erinEnv)).token);
       assert.equal(signedIn.status, 200, signedIn.text);
-      assert.equal(signedIn.body.user.id, openErin.id);
-      assert.notEqual(openErin.id, erin.id);
+      assert.equal(
+        signedIn.body.user.id,
+        openErin.id,
+        "a trusted realm's erin signs in as someone other than erin@example.com",
+      );
+      assert.notEqual(openErin.id, erin.id, "the two hubs' erin users are one user");
       const [success] = await auditOf(open, signedIn);
-      assert.equal(success?.action, 'sign_in.success');
-      assert.equal(success?.metadata.principal, 'erin@PARTNER.TEST');
-      assert.equal(success?.tenant_id, openTenant.id);
+      assert.equal(
+        success?.action,
+        'sign_in.success',
+        "the trusted realm's sign-in is not audited as a success",
+      );
+      assert.equal(
+        success?.metadata.principal,
+        'erin@PARTNER.TEST',
+        'the success audit does not name the principal with its realm',
+      );
+      assert.equal(success?.tenant_id, openTenant.id, 'the success audit is filed under another tenant');
     },
   );
 
@@ -692,7 +905,7 @@ describe('single sign-on on: SPNEGO against a throwaway MIT realm', () => {
     const sessionTokens = responses.flatMap((r) =>
       [...r.matchAll(/svc_access=([^;\s]+)/g)].map((m) => m[1] ?? ''),
     );
-    assert.ok(sessionTokens.length > 0);
+    assert.ok(sessionTokens.length > 0, 'no session token was issued to look for in the logs');
     for (const token of sessionTokens)
       assert.ok(!logs.includes(token), 'a session token appeared in the logs');
     const rows = await h.database.kysely.selectFrom('audit_log').select('metadata').execute();

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config.js';
-import { type RunningServer, runCli, startServe } from '../helpers/cli.js';
+import { runCli, spawnCli, startServe, type RunningServer } from '../helpers/cli.js';
 import { startHarness } from '../helpers/harness.js';
-import { type Kdc, kerberosSkipReason, startKdc, TEST_REALM, useKerberosEnv } from '../helpers/kdc.js';
+import { kerberosSkipReason, startKdc, TEST_REALM, useKerberosEnv, type Kdc } from '../helpers/kdc.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 // Single sign-on fails fast (contract §11): a configuration it cannot use stops start-up with one
@@ -24,7 +24,7 @@ async function caught(run: () => unknown): Promise<Error> {
   try {
     await run();
   } catch (error) {
-    assert.ok(error instanceof Error);
+    assert.ok(error instanceof Error, 'something other than an Error was thrown');
     return error;
   }
   assert.fail('expected an error');
@@ -32,19 +32,28 @@ async function caught(run: () => unknown): Promise<Error> {
 
 describe('single sign-on configuration (parseConfig)', () => {
   test('off unless SSO_SPNEGO_KEYTAB is set (an empty value is unset)', () => {
-    assert.equal(parseConfig({}).sso, null);
-    assert.equal(parseConfig({ SSO_SPNEGO_KEYTAB: '', SSO_SPNEGO_EMAIL_DOMAIN: 'example.com' }).sso, null);
+    assert.equal(parseConfig({}).sso, null, 'SSO is on with no SSO variable set');
+    assert.equal(
+      parseConfig({ SSO_SPNEGO_KEYTAB: '', SSO_SPNEGO_EMAIL_DOMAIN: 'example.com' }).sso,
+      null,
+      'an empty SSO_SPNEGO_KEYTAB turns SSO on',
+    );
     assert.equal(
       parseConfig({ SSO_SPNEGO_EMAIL_DOMAIN: 'example.com', SSO_SPNEGO_REALM: 'X.TEST' }).sso,
       null,
+      'SSO is on without a keytab',
     );
   });
 
   test('SSO_SPNEGO_KEYTAB without SSO_SPNEGO_EMAIL_DOMAIN refuses to start, in one line naming it', async () => {
     const error = await caught(() => parseConfig({ SSO_SPNEGO_KEYTAB: '/etc/krb5.keytab' }));
-    assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /SSO_SPNEGO_EMAIL_DOMAIN/);
-    assert.equal(error.message.split('\n').length, 1);
+    assert.ok(error instanceof ConfigError, 'a missing email domain is not a configuration error');
+    assert.match(
+      error.message,
+      /SSO_SPNEGO_EMAIL_DOMAIN/,
+      'the start-up error does not name SSO_SPNEGO_EMAIL_DOMAIN',
+    );
+    assert.equal(error.message.split('\n').length, 1, 'the start-up error takes more than one line');
   });
 
   test('the principal defaults to HTTP@<PUBLIC_URL host>; the realm to any; the domain is lower-cased', () => {
@@ -53,20 +62,28 @@ describe('single sign-on configuration (parseConfig)', () => {
       SSO_SPNEGO_EMAIL_DOMAIN: 'Example.COM',
       PUBLIC_URL: 'https://Hub.Example.com:8443',
     });
-    assert.deepEqual(config.sso, {
-      keytab: '/etc/krb5.keytab',
-      emailDomain: 'example.com',
-      principal: 'HTTP@hub.example.com',
-      realm: null,
-    });
-    assert.equal(parseConfig({ ...SSO, PORT: '9000' }).sso?.principal, 'HTTP@localhost');
+    assert.deepEqual(
+      config.sso,
+      {
+        keytab: '/etc/krb5.keytab',
+        emailDomain: 'example.com',
+        principal: 'HTTP@hub.example.com',
+        realm: null,
+      },
+      "the SSO defaults are not the public host's principal, any realm and the lower-cased domain",
+    );
+    assert.equal(
+      parseConfig({ ...SSO, PORT: '9000' }).sso?.principal,
+      'HTTP@localhost',
+      'without PUBLIC_URL the principal is not HTTP@localhost',
+    );
     const set = parseConfig({
       ...SSO,
       SSO_SPNEGO_PRINCIPAL: 'HTTP@sso.example.com',
       SSO_SPNEGO_REALM: TEST_REALM,
     });
-    assert.equal(set.sso?.principal, 'HTTP@sso.example.com');
-    assert.equal(set.sso?.realm, TEST_REALM);
+    assert.equal(set.sso?.principal, 'HTTP@sso.example.com', 'the principal set is not used');
+    assert.equal(set.sso?.realm, TEST_REALM, 'the realm set is not used');
   });
 
   test('a malformed value stops start-up with one line naming its variable', async () => {
@@ -168,8 +185,12 @@ describe('a keytab single sign-on cannot use stops buildApp', () => {
       writeFileSync(unreadable, 'x');
       chmodSync(unreadable, 0o000);
       const error = await attempt({ SSO_SPNEGO_KEYTAB: unreadable });
-      assert.ok(error instanceof ConfigError);
-      assert.match(error.message, /^invalid SSO_SPNEGO_KEYTAB: .*cannot be read/);
+      assert.ok(error instanceof ConfigError, 'an unreadable keytab is not a configuration error');
+      assert.match(
+        error.message,
+        /^invalid SSO_SPNEGO_KEYTAB: .*cannot be read/,
+        'the error for an unreadable keytab does not name SSO_SPNEGO_KEYTAB and say it cannot be read',
+      );
     },
   );
 
@@ -186,12 +207,20 @@ describe('a keytab single sign-on cannot use stops buildApp', () => {
         },
       });
       try {
-        assert.equal(h.config.sso?.principal, 'HTTP@other-host');
-        assert.deepEqual((await h.request('GET', '/api/v1/auth/methods')).body, {
-          password: true,
-          passkey: true,
-          sso: true,
-        });
+        assert.equal(
+          h.config.sso?.principal,
+          'HTTP@other-host',
+          'the principal does not follow the PUBLIC_URL host',
+        );
+        assert.deepEqual(
+          (await h.request('GET', '/api/v1/auth/methods')).body,
+          {
+            password: true,
+            passkey: true,
+            sso: true,
+          },
+          'the sign-in methods do not say SSO is on',
+        );
       } finally {
         await h.close();
       }
@@ -247,13 +276,21 @@ if (ENGINE === 'pglite') {
 
     /** `hubgate serve` that must stop at start-up: exit 1, one line on stderr naming `variable`. */
     async function refusesToStart(env: Record<string, string>, variable: string) {
-      const result = await runCli(['serve'], { DATA_DIR: dataDir, PORT: '0', ...realmEnv, ...env });
+      const result = await spawnCli(['serve'], { DATA_DIR: dataDir, PORT: '0', ...realmEnv, ...env });
       assert.equal(result.code, 1, `${result.stdout}${result.stderr}`);
       const lines = result.stderr.trim().split('\n');
       assert.equal(lines.length, 1, result.stderr);
-      assert.match(lines[0] ?? '', new RegExp(`^hubgate: .*${variable}`));
+      assert.match(
+        lines[0] ?? '',
+        new RegExp(`^hubgate: .*${variable}`),
+        `the one stderr line does not name ${variable}`,
+      );
       assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
-      assert.doesNotMatch(result.stdout, /listening/);
+      assert.doesNotMatch(
+        result.stdout,
+        /listening/,
+        'hubgate serve says it is listening though it refused to start',
+      );
       return lines[0] ?? '';
     }
 
@@ -272,7 +309,11 @@ if (ENGINE === 'pglite') {
             { SSO_SPNEGO_KEYTAB: keytab, SSO_SPNEGO_EMAIL_DOMAIN: 'example.com' },
             'SSO_SPNEGO_KEYTAB',
           );
-          assert.match(line, /^hubgate: invalid SSO_SPNEGO_KEYTAB: /);
+          assert.match(
+            line,
+            /^hubgate: invalid SSO_SPNEGO_KEYTAB: /,
+            `${keytab}: the error line does not say SSO_SPNEGO_KEYTAB is invalid`,
+          );
         }
       },
     );
@@ -295,7 +336,11 @@ if (ENGINE === 'pglite') {
           ...realmEnv,
         });
         const methods = await fetch(`${server.baseUrl}/api/v1/auth/methods`);
-        assert.deepEqual(await methods.json(), { password: true, passkey: true, sso: true });
+        assert.deepEqual(
+          await methods.json(),
+          { password: true, passkey: true, sso: true },
+          'the served sign-in methods do not say SSO is on',
+        );
 
         const post = (path: string, body: unknown) =>
           fetch(`${server?.baseUrl}${path}`, {
@@ -304,14 +349,14 @@ if (ENGINE === 'pglite') {
             body: JSON.stringify(body),
           });
         const tenant = await post('/api/v1/platform/tenants', { name: 'Acme', entitlements: [] });
-        assert.equal(tenant.status, 201);
+        assert.equal(tenant.status, 201, 'the platform key cannot create a tenant');
         const { id: tenantId } = (await tenant.json()) as { id: string };
         const user = await post(`/api/v1/platform/tenants/${tenantId}/users`, {
           email: 'alice@example.com',
           role: 'MEMBER',
           password: 'correct horse battery staple',
         });
-        assert.equal(user.status, 201);
+        assert.equal(user.status, 201, 'the platform key cannot create a user');
 
         const alice = await kdc.kinit('alice');
         const url = `http://localhost:${port}/api/v1/auth/sso/negotiate`;
@@ -321,14 +366,18 @@ if (ENGINE === 'pglite') {
           ...alice.env,
         });
         const [head = '', body = ''] = out.split('\r\n\r\n');
-        assert.match(head, /^HTTP\/1\.1 200 /);
-        assert.match(head, /^www-authenticate: Negotiate \S+\r?$/im);
-        assert.match(head, /^set-cookie: svc_access=/im);
+        assert.match(head, /^HTTP\/1\.1 200 /, 'curl --negotiate against hubgate serve is not signed in');
+        assert.match(
+          head,
+          /^www-authenticate: Negotiate \S+\r?$/im,
+          'hubgate serve gives no mutual-authentication token',
+        );
+        assert.match(head, /^set-cookie: svc_access=/im, 'hubgate serve sets no session cookie after SSO');
         const answer = JSON.parse(body);
-        assert.equal(answer.authMethod, 'sso');
-        assert.equal(answer.user.email, 'alice@example.com');
+        assert.equal(answer.authMethod, 'sso', 'the SSO answer does not say it was SSO');
+        assert.equal(answer.user.email, 'alice@example.com', 'the SSO answer names another user than alice');
         const sessionToken = /^set-cookie: svc_access=([^;]+)/im.exec(head)?.[1] ?? '';
-        assert.ok(sessionToken);
+        assert.ok(sessionToken, "hubgate serve's SSO answer carries no session token");
         assert.ok(!server.output().includes(sessionToken), 'the session token is in no log line');
       },
     );

@@ -5,18 +5,18 @@ import {
   assertNoPageErrors,
   assertNoSeriousViolations,
   browserSkipReason,
+  eventually,
+  gone,
+  hasFocus,
   launchBrowser,
   newPage,
   screenshot,
+  signInThroughUi,
+  startUiHarness,
+  visible,
+  WAIT_MS,
   type TestPage,
   type UiHarness,
-  startUiHarness,
-  hasFocus,
-  signInThroughUi,
-  WAIT_MS,
-  eventually,
-  visible,
-  gone,
 } from '../helpers/browser.js';
 import { assertNoLeak, inDays, makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 
@@ -49,10 +49,14 @@ describe('API keys and audit log pages', () => {
     const field = dialog.getByRole('textbox', { name: 'API key secret' });
     await visible(field);
     const secret = await field.inputValue();
-    assert.match(secret, SECRET);
+    assert.match(secret, SECRET, 'the secret shown in the dialog is not a tenant API key');
     await dialog.getByRole('button', { name: 'Copy', exact: true }).click();
     await visible(dialog.getByRole('button', { name: 'Copied', exact: true }));
-    assert.equal(await tp.page.evaluate('navigator.clipboard.readText()'), secret);
+    assert.equal(
+      await tp.page.evaluate('navigator.clipboard.readText()'),
+      secret,
+      'the Copy button put something other than the secret on the clipboard',
+    );
     return secret;
   }
 
@@ -114,11 +118,19 @@ describe('API keys and audit log pages', () => {
         const integrations = dialog.getByRole('group', { name: 'Integrations', exact: true });
         await visible(integrations.getByRole('checkbox', { name: 'Read', exact: true }));
         const hub = dialog.getByRole('group', { name: 'Integration hub', exact: true });
-        assert.equal(await hub.getByRole('checkbox', { name: 'Read', exact: true }).isDisabled(), true);
+        assert.equal(
+          await hub.getByRole('checkbox', { name: 'Read', exact: true }).isDisabled(),
+          true,
+          'a scope of a module the tenant is not entitled to can be ticked',
+        );
         await visible(hub.getByText('not entitled to Integration hub'));
         const expires = dialog.getByRole('combobox', { name: 'Expires' });
-        assert.equal(await expires.inputValue(), '90');
-        assert.match((await expires.locator('option:checked').textContent()) ?? '', /^In 90 days/);
+        assert.equal(await expires.inputValue(), '90', 'the expiry does not default to 90 days');
+        assert.match(
+          (await expires.locator('option:checked').textContent()) ?? '',
+          /^In 90 days/,
+          'the default expiry is not labelled "In 90 days"',
+        );
 
         const name = dialog.getByRole('textbox', { name: 'Name' });
         await eventually(async () => assert.equal(await hasFocus(name), true, 'the name field has no focus'));
@@ -139,12 +151,14 @@ describe('API keys and audit log pages', () => {
         assert.equal(
           await integrations.getByRole('checkbox', { name: 'Read', exact: true }).isChecked(),
           true,
+          'the Read scope is not ticked by keyboard',
         );
         assert.equal(
           await integrations.getByRole('checkbox', { name: 'Operate', exact: true }).isChecked(),
           true,
+          'the Operate scope is not ticked by keyboard',
         );
-        assert.equal(await name.inputValue(), 'ci deploy');
+        assert.equal(await name.inputValue(), 'ci deploy', 'the typed key name was not kept');
         await screenshot(page, 'api-keys-create');
         await assertNoSeriousViolations(page, 'api keys create dialog');
         const createdAt = Date.now();
@@ -170,7 +184,11 @@ describe('API keys and audit log pages', () => {
         // The secret works for automation, with exactly those scopes, for ~90 days.
         const caps = await capabilities(first);
         assert.equal(caps.status, 200, caps.text);
-        assert.deepEqual([...caps.body.key.scopes].sort(), ['integrations:OPERATOR', 'integrations:READER']);
+        assert.deepEqual(
+          [...caps.body.key.scopes].sort(),
+          ['integrations:OPERATOR', 'integrations:READER'],
+          'the new key does not hold exactly the two scopes ticked',
+        );
         const lifetime = new Date(caps.body.key.expiresAt).getTime() - createdAt;
         assert.ok(
           Math.abs(lifetime - 90 * DAY_MS) < 10 * 60 * 1000,
@@ -180,7 +198,11 @@ describe('API keys and audit log pages', () => {
         await eventually(async () => {
           await page.reload();
           const row = await rowOf(page, 'ci deploy');
-          assert.equal(await row.getByText('Never', { exact: true }).count(), 0);
+          assert.equal(
+            await row.getByText('Never', { exact: true }).count(),
+            0,
+            "the key's row still says it was never used after it was used",
+          );
         });
 
         // A second key, closed without copying: the guard asks first.
@@ -192,7 +214,7 @@ describe('API keys and audit log pages', () => {
         await dialog.getByRole('button', { name: 'Create key' }).click();
         dialog = page.getByRole('dialog', { name: 'Save your API key' });
         const nightly = await dialog.getByRole('textbox', { name: 'API key secret' }).inputValue();
-        assert.match(nightly, SECRET);
+        assert.match(nightly, SECRET, "the second key's secret is not a tenant API key");
         secrets.push(nightly);
         await page.keyboard.press('Escape');
         const guard = dialog.getByRole('alertdialog', { name: /won’t see this secret again/ });
@@ -201,7 +223,11 @@ describe('API keys and audit log pages', () => {
         await assertNoSeriousViolations(page, 'api keys close guard');
         await guard.getByRole('button', { name: 'Go back' }).click();
         await gone(guard);
-        assert.equal(await dialog.getByRole('textbox', { name: 'API key secret' }).inputValue(), nightly);
+        assert.equal(
+          await dialog.getByRole('textbox', { name: 'API key secret' }).inputValue(),
+          nightly,
+          'going back from the close guard lost the secret shown',
+        );
         await dialog.getByRole('button', { name: 'Done' }).click();
         await visible(guard);
         await guard.getByRole('button', { name: 'Close anyway' }).click();
@@ -219,6 +245,7 @@ describe('API keys and audit log pages', () => {
             .locator('option:checked')
             .textContent()) ?? '',
           /^Keep the current expiry/,
+          'rotating does not offer to keep the current expiry by default',
         );
         await screenshot(page, 'api-keys-rotate');
         await assertNoSeriousViolations(page, 'api keys rotate dialog');
@@ -227,7 +254,7 @@ describe('API keys and audit log pages', () => {
         await visible(dialog);
         const second = await copySecret(tp, dialog);
         secrets.push(second);
-        assert.notEqual(second, first);
+        assert.notEqual(second, first, 'rotating showed the old secret again');
         await dialog.getByRole('button', { name: 'Done' }).click();
         await gone(dialog);
         assert.equal((await capabilities(first)).status, 200, 'the old secret stopped during the overlap');
@@ -261,12 +288,20 @@ describe('API keys and audit log pages', () => {
         await visible(page.getByText('“ci deploy” is revoked.'));
         await eventually(async () => {
           const row = await rowOf(page, 'ci deploy');
-          assert.equal(await row.getByText('Revoked', { exact: true }).count(), 1);
+          assert.equal(
+            await row.getByText('Revoked', { exact: true }).count(),
+            1,
+            "the revoked key's row does not say revoked",
+          );
           assert.equal(await row.getByRole('button').count(), 0, 'a revoked key still offers actions');
         });
         // The button that opened the confirmation is gone; the focus stays on the page, not lost.
         await eventually(async () =>
-          assert.equal(await page.evaluate('document.activeElement === document.body'), false),
+          assert.equal(
+            await page.evaluate('document.activeElement === document.body'),
+            false,
+            'the focus was lost to the page body after revoking',
+          ),
         );
         assert.equal((await capabilities(third)).status, 401, 'the revoked key still works');
 
@@ -280,6 +315,7 @@ describe('API keys and audit log pages', () => {
         assert.equal(
           (await h.request('DELETE', `/api/v1/company/api-keys/${nightlyId}`, { session })).status,
           204,
+          "the key could not be revoked through the API behind the dialog's back",
         );
         await dialog.getByRole('button', { name: 'Rotate key' }).click();
         await visible(dialog.getByRole('alert').filter({ hasText: 'cannot be rotated' }));
@@ -318,10 +354,22 @@ describe('API keys and audit log pages', () => {
         const action = (words: string) => table.getByText(words, { exact: true });
         await visible(action('Created an API key').first());
         await eventually(async () => {
-          assert.equal(await action('Created an API key').count(), 4);
-          assert.equal(await action('Rotated an API key').count(), 2);
-          assert.equal(await action('Revoked an API key').count(), 2);
-          assert.ok((await action('Signed in').count()) >= 2);
+          assert.equal(
+            await action('Created an API key').count(),
+            4,
+            'the audit log does not show the four keys created',
+          );
+          assert.equal(
+            await action('Rotated an API key').count(),
+            2,
+            'the audit log does not show the two rotations',
+          );
+          assert.equal(
+            await action('Revoked an API key').count(),
+            2,
+            'the audit log does not show the two revocations',
+          );
+          assert.ok((await action('Signed in').count()) >= 2, 'the audit log does not show the sign-ins');
         });
         const created = table
           .getByRole('row')
@@ -363,13 +411,25 @@ describe('API keys and audit log pages', () => {
         await signInThroughUi(page, h.uiUrl, member);
         const nav = page.getByRole('navigation', { name: 'Main' });
         await visible(nav.getByRole('link', { name: 'Overview' }));
-        assert.equal(await nav.getByRole('link', { name: 'API keys' }).count(), 0);
-        assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0);
+        assert.equal(
+          await nav.getByRole('link', { name: 'API keys' }).count(),
+          0,
+          'a member is offered the API keys page in the navigation',
+        );
+        assert.equal(
+          await nav.getByRole('link', { name: 'Audit log' }).count(),
+          0,
+          'a member is offered the audit log in the navigation',
+        );
 
         await page.goto(`${h.uiUrl}/api-keys`);
         await visible(page.getByRole('heading', { level: 1, name: 'API keys' }));
         await visible(page.getByText('Your role (Member) cannot manage API keys.'));
-        assert.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0);
+        assert.equal(
+          await page.getByRole('button', { name: 'Create key' }).count(),
+          0,
+          'a member is offered the Create key button',
+        );
         await screenshot(page, 'api-keys-member');
         await assertNoSeriousViolations(page, 'api keys member');
 
@@ -381,6 +441,7 @@ describe('API keys and audit log pages', () => {
         assert.deepEqual(
           tp.httpErrors.filter((e) => e.includes('/api/v1/company/')),
           [],
+          'the pages asked the API for what a member may not see',
         );
         assertNoPageErrors(tp, 'member pages');
       } finally {

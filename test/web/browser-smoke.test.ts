@@ -10,8 +10,8 @@ import {
   launchBrowser,
   newPage,
   screenshot,
-  type UiHarness,
   startUiHarness,
+  type UiHarness,
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
@@ -39,20 +39,27 @@ describe('browser tests', () => {
     try {
       const response = await tp.page.goto(`${h.uiUrl}/`);
       assert.ok(response, 'no response for the page');
-      assert.equal(response.status(), 200);
+      assert.equal(response.status(), 200, 'the UI page does not load');
       const headers = response.headers();
       const csp = headers['content-security-policy'];
       assert.ok(csp, 'no Content-Security-Policy header');
-      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
-      assert.match(csp, /script-src 'self'/);
-      assert.equal(headers['x-frame-options'], 'DENY');
+      assert.doesNotMatch(
+        csp,
+        /unsafe-inline|unsafe-eval/,
+        "the page's CSP allows inline or evaluated scripts",
+      );
+      assert.match(csp, /script-src 'self'/, "the page's CSP does not limit scripts to its own origin");
+      assert.equal(headers['x-frame-options'], 'DENY', 'the page may be framed by another site');
       await tp.page.waitForLoadState('networkidle');
       assert.notEqual((await tp.page.title()).trim(), '', 'the page has no <title>');
       assertNoPageErrors(tp, 'GET /');
 
       await assertNoSeriousViolations(tp.page, 'smoke home');
       const shots = await screenshot(tp.page, 'smoke-home');
-      assert.ok(existsSync(shots.light) && existsSync(shots.dark));
+      assert.ok(
+        existsSync(shots.light) && existsSync(shots.dark),
+        'the light and dark screenshots were not written',
+      );
     } finally {
       await tp.close();
     }
@@ -132,26 +139,40 @@ describe('browser tests', () => {
         assert.deepEqual(
           { secure: access.secure, httpOnly: access.httpOnly, sameSite: access.sameSite, path: access.path },
           { secure: true, httpOnly: true, sameSite: 'Lax', path: '/' },
+          'the session cookie is readable by scripts, sent over http, or scoped wrongly',
         );
         assert.deepEqual(
           { secure: csrf.secure, httpOnly: csrf.httpOnly, sameSite: csrf.sameSite, path: csrf.path },
           { secure: true, httpOnly: false, sameSite: 'Strict', path: '/' },
+          'the CSRF cookie is hidden from scripts, sent over http, or scoped wrongly',
         );
-        assert.equal(csrf.value, csrfToken);
+        assert.equal(csrf.value, csrfToken, 'the CSRF cookie does not hold the CSRF token of the answer');
         // Scripts see the CSRF cookie, never the session's.
         const visible = String(await tp.page.evaluate('document.cookie'));
         assert.ok(visible.includes('__Host-svc_csrf=') && !visible.includes('svc_access'), visible);
 
         const session = await call('GET', '/api/v1/auth/session');
         assert.equal(session.status, 200, JSON.stringify(session.body));
-        assert.equal(session.body.user.email, user.email);
+        assert.equal(
+          session.body.user.email,
+          user.email,
+          'the session from the cookie belongs to someone else',
+        );
 
         const withoutToken = await call('POST', '/api/v1/auth/logout');
-        assert.equal(withoutToken.status, 403);
-        assert.equal(withoutToken.body.code, 'csrf_failed');
+        assert.equal(withoutToken.status, 403, 'a logout without the CSRF token is not refused');
+        assert.equal(
+          withoutToken.body.code,
+          'csrf_failed',
+          'a logout without the CSRF token is refused for another reason than CSRF',
+        );
         const logout = await call('POST', '/api/v1/auth/logout', { 'x-csrf-token': csrfToken });
-        assert.equal(logout.status, 204);
-        assert.equal((await call('GET', '/api/v1/auth/session')).status, 401);
+        assert.equal(logout.status, 204, 'a logout with the CSRF token fails');
+        assert.equal(
+          (await call('GET', '/api/v1/auth/session')).status,
+          401,
+          'the session still works after logout',
+        );
         assertNoPageErrors(tp, 'session calls');
       } finally {
         await tp.close();
@@ -177,7 +198,7 @@ describe('browser tests', () => {
           ).status,
         { email: user.email, password: user.password },
       );
-      assert.equal(status, 403);
+      assert.equal(status, 403, 'a page at another origin can sign in');
     } finally {
       await tp.close();
     }

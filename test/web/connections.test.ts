@@ -6,15 +6,16 @@ import { Webhook } from 'standardwebhooks';
 import {
   assertNoSeriousViolations,
   browserSkipReason,
+  hasFocus,
   launchBrowser,
   newPage,
   screenshot,
+  signInThroughUi,
+  startUiHarness,
   type TestPage,
   type UiHarness,
-  startUiHarness,
-  hasFocus,
-  signInThroughUi,
 } from '../helpers/browser.js';
+import { publishEvent } from '../helpers/events.js';
 import { makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 import type { TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -87,13 +88,9 @@ describe('connections pages', () => {
   let publishToken = '';
 
   const publish = async (type: string, data: Record<string, unknown>) => {
-    const r = await h.request('POST', '/api/v1/integrations/events', {
-      token: publishToken,
-      body: { type, data },
-    });
-    assert.equal(r.status, 202, r.text);
+    const r = await publishEvent(h, { token: publishToken }, { type, data });
     assert.equal(r.body.deliveries, 1, 'one delivery, to the webhook connection with credentials');
-    return r.body as { id: string; createdAt: string };
+    return r.body;
   };
   const row = (text: string | RegExp) => page.getByRole('row').filter({ hasText: text });
   /** A delivery's row of the event log (not the row of its attempts below it). */
@@ -115,7 +112,7 @@ describe('connections pages', () => {
     admin = await makeUser(h, tenant.id, { role: 'COMPANY_IT_ADMIN' });
     api = await signIn(h, admin);
     publishToken = (await makeKey(h, api, { scopes: ['integrations:OPERATOR'], name: 'publisher' })).secret;
-    assert.match(publishToken, /^tnt_/);
+    assert.match(publishToken, /^tnt_/, 'the publishing key is not a tenant API key');
     tp = await newPage(browser);
     page = tp.page;
     page.setDefaultTimeout(WAIT);
@@ -145,18 +142,34 @@ describe('connections pages', () => {
       // Every connector of the catalog is offered, by name; choosing one shows its fields.
       for (const name of ['Webhook', 'HTTP', 'Slack']) await page.getByRole('radio', { name }).waitFor();
       await page.getByRole('radio', { name: 'Webhook' }).check();
-      assert.match(page.url(), /\/connections\/new\?connector=webhook$/);
+      assert.match(
+        page.url(),
+        /\/connections\/new\?connector=webhook$/,
+        'choosing Webhook does not put the connector in the URL',
+      );
       await page.getByLabel('Display name').fill(NAME);
       const url = page.getByRole('textbox', { name: 'Receiver URL' });
       const eventTypes = page.getByRole('textbox', { name: /^Event types/ });
-      assert.match(await descriptionOf(eventTypes), /employee\.\*, invoice\.paid/);
+      assert.match(
+        await descriptionOf(eventTypes),
+        /employee\.\*, invoice\.paid/,
+        'the event types field does not describe its pattern with examples',
+      );
 
       // A private address is refused by the SSRF policy (a decision on the address; nothing is contacted).
       await url.fill('https://10.0.0.1/');
       await page.getByRole('button', { name: 'Create connection' }).click();
       await page.getByText(/hubgate does not send to this address/).waitFor();
-      assert.equal(await url.getAttribute('aria-invalid'), 'true');
-      assert.match(await descriptionOf(url), /10\.0\.0\.1 is in a refused range: private/);
+      assert.equal(
+        await url.getAttribute('aria-invalid'),
+        'true',
+        'the refused receiver URL is not marked invalid for screen readers',
+      );
+      assert.match(
+        await descriptionOf(url),
+        /10\.0\.0\.1 is in a refused range: private/,
+        'the refused receiver URL does not say which range refused it',
+      );
       await until(() => hasFocus(url), 'focus on the refused field');
       await page.getByRole('alert').filter({ hasText: 'was not created' }).waitFor();
       await assertNoSeriousViolations(page, 'create connection with a field error');
@@ -167,7 +180,11 @@ describe('connections pages', () => {
       await eventTypes.fill('employee.*, Invoice.Paid');
       await page.getByRole('button', { name: 'Create connection' }).click();
       await page.getByText('“Invoice.Paid” is not a valid pattern', { exact: false }).waitFor();
-      assert.equal(await eventTypes.getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await eventTypes.getAttribute('aria-invalid'),
+        'true',
+        'the refused event type pattern is not marked invalid for screen readers',
+      );
       assert.equal(await url.getAttribute('aria-invalid'), null, 'the URL error is gone');
 
       await eventTypes.fill('employee.*, invoice.paid');
@@ -175,7 +192,11 @@ describe('connections pages', () => {
       // The list opens with the new connection's credentials dialog, and the URL is clean again.
       await page.getByRole('dialog', { name: `Bind credentials to “${NAME}”` }).waitFor();
       await until(async () => new URL(page.url()).search === '', 'the bind parameter to leave the URL');
-      assert.equal(new URL(page.url()).pathname, '/connections');
+      assert.equal(
+        new URL(page.url()).pathname,
+        '/connections',
+        'creating a connection does not land on the list',
+      );
     },
   );
 
@@ -197,7 +218,7 @@ describe('connections pages', () => {
       const field = shown.getByRole('textbox', { name: 'Signing secret' });
       await field.waitFor();
       const value = await field.inputValue();
-      assert.match(value, /^whsec_[A-Za-z0-9+/]+=*$/);
+      assert.match(value, /^whsec_[A-Za-z0-9+/]+=*$/, 'the generated signing secret is not a whsec_ secret');
       await shown.getByText('This is the only time it is shown.').waitFor();
       await assertNoSeriousViolations(page, 'bind credentials dialog with the secret');
       await screenshot(page, 'connection-bind-secret');
@@ -218,7 +239,7 @@ describe('connections pages', () => {
       await shown.waitFor({ state: 'hidden' });
 
       // Never kept anywhere the page could leak it.
-      assert.ok(!page.url().includes(secret));
+      assert.ok(!page.url().includes(secret), 'the signing secret is in the address bar');
       const storage = String(
         await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })'),
       );
@@ -227,7 +248,11 @@ describe('connections pages', () => {
       const created = row(NAME);
       await created.getByText('Delivery enabled').waitFor();
       await created.getByText('Active').waitFor();
-      assert.equal(await created.getByText('Webhook', { exact: true }).count(), 1);
+      assert.equal(
+        await created.getByText('Webhook', { exact: true }).count(),
+        1,
+        "the connection's row does not name the Webhook connector once",
+      );
       // Replacing says that the current secret keeps working for a day; Cancel leaves it as it is.
       await created.getByRole('button', { name: `Replace credentials of ${NAME}` }).click();
       const replace = page.getByRole('dialog', { name: `Replace the credentials of “${NAME}”` });
@@ -254,7 +279,11 @@ describe('connections pages', () => {
       await row('Ops channel').getByText('Needs credentials').waitFor();
       await row('Billing system').getByText('HTTP', { exact: true }).waitFor();
       await row('Ops channel').getByRole('button', { name: 'Bind credentials of Ops channel' }).waitFor();
-      assert.equal(await page.getByRole('link', { name: 'Create connection' }).count(), 1);
+      assert.equal(
+        await page.getByRole('link', { name: 'Create connection' }).count(),
+        1,
+        'the list offers Create connection more or less than once',
+      );
       await assertNoSeriousViolations(page, 'connections list');
       await screenshot(page, 'connections-list');
 
@@ -267,11 +296,19 @@ describe('connections pages', () => {
       const headerName = dialog.getByRole('textbox', { name: 'Header name' });
       await headerName.fill('Webhook-Signature');
       const headerValue = dialog.getByLabel('Header value');
-      assert.equal(await headerValue.getAttribute('type'), 'password');
+      assert.equal(
+        await headerValue.getAttribute('type'),
+        'password',
+        'the header value is shown in clear as it is typed',
+      );
       await headerValue.fill('Bearer s3cr3t');
       await dialog.getByRole('button', { name: 'Bind credentials' }).click();
       await dialog.getByText('Header name is a header hubgate sets itself.').waitFor();
-      assert.equal(await headerName.getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await headerName.getAttribute('aria-invalid'),
+        'true',
+        'the refused header name is not marked invalid for screen readers',
+      );
       await assertNoSeriousViolations(page, 'bind credentials dialog with a field error');
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'hidden' });
@@ -282,8 +319,16 @@ describe('connections pages', () => {
   test('the create page takes its connector from the URL', { skip, timeout: 60_000 }, async () => {
     await page.goto(`${h.uiUrl}/connections/new?connector=http`);
     await page.getByRole('heading', { level: 1, name: 'Create a connection' }).waitFor();
-    assert.equal(await page.getByRole('radio', { name: 'HTTP' }).isChecked(), true);
-    assert.equal(await page.getByRole('combobox', { name: /^Method/ }).inputValue(), 'POST');
+    assert.equal(
+      await page.getByRole('radio', { name: 'HTTP' }).isChecked(),
+      true,
+      'the connector in the URL is not chosen on the create page',
+    );
+    assert.equal(
+      await page.getByRole('combobox', { name: /^Method/ }).inputValue(),
+      'POST',
+      'the HTTP connector does not default to POST',
+    );
     await page.getByRole('link', { name: 'Cancel' }).click();
     await page.getByRole('heading', { level: 1, name: 'Connections' }).waitFor();
   });
@@ -294,20 +339,24 @@ describe('connections pages', () => {
     async () => {
       const event = await publish('employee.created', { name: 'Ada', id: 7 });
       const [got] = await receiver.waitFor(1, WAIT);
-      assert.ok(got);
-      assert.equal(got.url, '/hooks/orders');
+      assert.ok(got, 'the receiver got no delivery');
+      assert.equal(got.url, '/hooks/orders', "the delivery reached another path than the connection's URL");
       // The secret copied from the page verifies the delivery's Standard Webhooks signature.
       const verified = new Webhook(secret).verify(got.body, {
         'webhook-id': String(got.headers['webhook-id']),
         'webhook-timestamp': String(got.headers['webhook-timestamp']),
         'webhook-signature': String(got.headers['webhook-signature']),
       });
-      assert.deepEqual(verified, {
-        id: event.id,
-        type: 'employee.created',
-        timestamp: event.createdAt,
-        data: { name: 'Ada', id: 7 },
-      });
+      assert.deepEqual(
+        verified,
+        {
+          id: event.id,
+          type: 'employee.created',
+          timestamp: event.createdAt,
+          data: { name: 'Ada', id: 7 },
+        },
+        "the delivery's signature does not verify with the copied secret, or its body differs",
+      );
 
       await page.getByRole('link', { name: `Events of ${NAME}` }).click();
       await page.getByRole('heading', { level: 1, name: NAME }).waitFor();
@@ -319,9 +368,17 @@ describe('connections pages', () => {
       await delivery.getByText('employee.created').waitFor();
 
       const toggle = delivery.getByRole('button', { name: `Show attempts of ${event.id}` });
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.equal(
+        await toggle.getAttribute('aria-expanded'),
+        'false',
+        'the attempts toggle says it is expanded before it is opened',
+      );
       await toggle.click();
-      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+      assert.equal(
+        await toggle.getAttribute('aria-expanded'),
+        'true',
+        'the attempts toggle does not say it is expanded once opened',
+      );
       const attempts = page.getByRole('table', { name: `Attempts of ${event.id}` });
       const first = attempts.getByRole('row').filter({ hasText: '127.0.0.1' });
       await first.waitFor();
@@ -354,15 +411,27 @@ describe('connections pages', () => {
       assert.equal(await row('employee.created').count(), 0, 'the delivered one is filtered out');
       await delivery.getByRole('button', { name: `Show attempts of ${event.id}` }).click();
       const attempts = page.getByRole('table', { name: `Attempts of ${event.id}` });
-      assert.equal(await attempts.getByText('The receiver answered with an error status').count(), 2);
-      assert.equal(await attempts.getByText('500', { exact: true }).count(), 2);
+      assert.equal(
+        await attempts.getByText('The receiver answered with an error status').count(),
+        2,
+        'the failed delivery does not show both attempts as error statuses',
+      );
+      assert.equal(
+        await attempts.getByText('500', { exact: true }).count(),
+        2,
+        "the failed delivery's attempts do not show the receiver's 500",
+      );
       await assertNoSeriousViolations(page, 'event log filtered by failed');
       await screenshot(page, 'connection-events-failed');
 
       // The filter survives a reload.
       await page.reload();
       await delivery.getByText('Failed', { exact: true }).waitFor();
-      assert.equal(await page.getByRole('combobox', { name: 'Status' }).inputValue(), 'failed');
+      assert.equal(
+        await page.getByRole('combobox', { name: 'Status' }).inputValue(),
+        'failed',
+        'the status filter is not kept across a reload',
+      );
 
       failing = false;
       await delivery.getByRole('button', { name: `Retry delivery of ${event.id}` }).click();
@@ -384,6 +453,7 @@ describe('connections pages', () => {
           .getByRole('button', { name: /^Retry/ })
           .count(),
         0,
+        'the delivered retry still offers Retry',
       );
     },
   );
@@ -446,9 +516,17 @@ describe('connections pages', () => {
         await signInThroughUi(other.page, h.uiUrl, member, '/connections');
         const list = other.page.getByRole('table');
         await list.getByText('Ops channel', { exact: true }).waitFor();
-        assert.equal(await other.page.getByRole('link', { name: 'Create connection' }).count(), 0);
+        assert.equal(
+          await other.page.getByRole('link', { name: 'Create connection' }).count(),
+          0,
+          'a member is offered Create connection',
+        );
         assert.equal(await list.getByRole('button').count(), 0, 'no bind or revoke for a member');
-        assert.equal(await list.getByRole('link', { name: /^Events of/ }).count(), 3);
+        assert.equal(
+          await list.getByRole('link', { name: /^Events of/ }).count(),
+          3,
+          'a member does not see the event log links of all three connections',
+        );
         await assertNoSeriousViolations(other.page, 'connections list for a member');
         assertNoErrors(other, 'the list for a member');
       } finally {

@@ -13,9 +13,9 @@ import {
   launchBrowser,
   newPage,
   screenshot,
+  startUiHarness,
   type TestPage,
   type UiHarness,
-  startUiHarness,
 } from '../helpers/browser.js';
 import { assertNoLeak } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -81,7 +81,7 @@ test(
     const { page } = tab;
     // What `serve` prints at start-up (test/setup covers the printing itself).
     const issued = await issueSetupToken(h.database.kysely, h.keyring, new Date());
-    assert.ok(issued);
+    assert.ok(issued, 'no setup token is issued on a fresh hub');
     secrets.setupToken = issued.token;
 
     await page.goto(setupUrl(h.uiUrl, issued.token));
@@ -101,7 +101,7 @@ test(
     await page.getByRole('button', { name: 'Create organization and sign in' }).click();
     await visible(heading(page, 'Save your platform key'));
     const key = await page.getByRole('textbox', { name: 'Platform key' }).inputValue();
-    assert.match(key, /^plt_[0-9A-Za-z]{38}$/);
+    assert.match(key, /^plt_[0-9A-Za-z]{38}$/, 'setup does not show a platform key');
     secrets.platformKey = key;
     await look(page, 'setup-platform-key');
 
@@ -111,14 +111,18 @@ test(
     await page.getByRole('button', { name: 'Go back to the key' }).click();
     await page.getByRole('button', { name: 'Copy' }).click();
     await visible(page.getByRole('button', { name: 'Copied' }));
-    assert.equal(await clipboard(page), key);
+    assert.equal(
+      await clipboard(page),
+      key,
+      'the Copy button put something other than the platform key on the clipboard',
+    );
 
     const monitoring = await h.request('GET', '/api/v1/platform/monitoring', { token: key });
     assert.equal(monitoring.status, 200, 'the platform key from setup works');
 
     await page.getByRole('button', { name: 'Continue to the overview' }).click();
     await visible(heading(page, 'Overview'));
-    assert.equal(new URL(page.url()).pathname, '/');
+    assert.equal(new URL(page.url()).pathname, '/', 'setup does not land on the overview');
     assert.ok(!page.url().includes(issued.token), 'the token left the address bar');
     await visible(page.getByRole('heading', { name: 'No connections yet' }));
     await visible(page.getByText('Acme Corp', { exact: true }).first());
@@ -126,7 +130,11 @@ test(
 
     // The link is spent: setup says so, and the API refuses it.
     const again = await h.request('GET', '/api/v1/setup');
-    assert.deepEqual(again.body, { required: false });
+    assert.deepEqual(
+      again.body,
+      { required: false },
+      'setup is still required after it was done in the browser',
+    );
   },
 );
 
@@ -149,10 +157,14 @@ test(
     await create.getByRole('button', { name: 'Create key' }).click();
     const saved = page.getByRole('dialog', { name: 'Save your API key' });
     const apiKey = await saved.getByRole('textbox', { name: 'API key secret' }).inputValue();
-    assert.match(apiKey, /^tnt_/);
+    assert.match(apiKey, /^tnt_/, 'the key created in the UI is not a tenant API key');
     secrets.apiKey = apiKey;
     await saved.getByRole('button', { name: 'Copy', exact: true }).click();
-    assert.equal(await clipboard(page), apiKey);
+    assert.equal(
+      await clipboard(page),
+      apiKey,
+      'the Copy button put something other than the API key on the clipboard',
+    );
     await saved.getByRole('button', { name: 'Done' }).click();
     await saved.waitFor({ state: 'hidden' });
 
@@ -170,7 +182,7 @@ test(
     await bind.getByRole('button', { name: 'Bind credentials' }).click();
     const shown = page.getByRole('dialog', { name: `Signing secret of “${CONNECTION}”` });
     const signingSecret = await shown.getByRole('textbox', { name: 'Signing secret' }).inputValue();
-    assert.match(signingSecret, /^whsec_/);
+    assert.match(signingSecret, /^whsec_/, 'the generated signing secret is not a whsec_ secret');
     secrets.signingSecret = signingSecret;
     await shown.getByRole('button', { name: 'Copy' }).click();
     await visible(shown.getByRole('button', { name: 'Copied' }));
@@ -185,14 +197,14 @@ test(
     });
     assert.equal(published.status, 202, published.text);
     const [delivered] = await receiver.waitFor(1, 20_000);
-    assert.ok(delivered);
+    assert.ok(delivered, 'the receiver got no delivery of the published event');
     // The secret the person copied verifies what the receiver got.
     const verified = new Webhook(signingSecret).verify(delivered.body, {
       'webhook-id': String(delivered.headers['webhook-id']),
       'webhook-timestamp': String(delivered.headers['webhook-timestamp']),
       'webhook-signature': String(delivered.headers['webhook-signature']),
     }) as { id: string };
-    assert.equal(verified.id, published.body.id);
+    assert.equal(verified.id, published.body.id, 'the delivered event is another one than published');
 
     await page.getByRole('link', { name: `Events of ${CONNECTION}` }).click();
     await visible(heading(page, CONNECTION));
@@ -207,7 +219,11 @@ test(
       await page.waitForTimeout(250);
     }
     await toggle.click();
-    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    assert.equal(
+      await toggle.getAttribute('aria-expanded'),
+      'true',
+      'the attempts toggle does not say it is expanded once opened',
+    );
     await visible(page.getByText('127.0.0.1').first());
     await look(page, 'journey-event-log');
 
@@ -272,7 +288,11 @@ test('profile, a mistyped address, and sign-out', { skip }, async () => {
   await visible(heading(page, 'Profile'));
   await page.keyboard.press('Tab');
   const skipLink = page.getByRole('link', { name: 'Skip to content' });
-  assert.equal(await skipLink.evaluate((el) => el === el.ownerDocument.activeElement), true);
+  assert.equal(
+    await skipLink.evaluate((el) => el === el.ownerDocument.activeElement),
+    true,
+    'the first Tab does not reach "Skip to content"',
+  );
   await page.keyboard.press('Enter');
   await page.keyboard.press('Tab');
   const focused = await page.evaluate('document.activeElement?.closest("main") !== null');
@@ -290,7 +310,11 @@ test('profile, a mistyped address, and sign-out', { skip }, async () => {
   // The session is over on the server too.
   await page.goto(`${h.uiUrl}/connections`);
   await visible(heading(page, 'Sign in'));
-  assert.equal(new URL(page.url()).searchParams.get('next'), '/connections');
+  assert.equal(
+    new URL(page.url()).searchParams.get('next'),
+    '/connections',
+    'signing in again would not return to the page asked for',
+  );
 });
 
 test(
@@ -355,5 +379,9 @@ test('sign-in sends the person back only to a page of this origin', { skip }, as
   }
   await page.goto(`${h.uiUrl}/sign-in?next=${encodeURIComponent('/audit-log?cursor=x#top')}`);
   await visible(heading(page, 'Audit log'));
-  assert.equal(new URL(page.url()).pathname, '/audit-log');
+  assert.equal(
+    new URL(page.url()).pathname,
+    '/audit-log',
+    'sign-in does not return to the audit log page asked for',
+  );
 });

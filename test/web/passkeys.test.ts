@@ -5,17 +5,17 @@ import {
   assertNoPageErrors,
   assertNoSeriousViolations,
   browserSkipReason,
+  eventually,
+  gone,
   hasFocus,
   launchBrowser,
   newPage,
   screenshot,
   signInThroughUi,
   startUiHarness,
-  type UiHarness,
-  WAIT_MS,
-  eventually,
   visible,
-  gone,
+  WAIT_MS,
+  type UiHarness,
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
@@ -173,8 +173,16 @@ describe('passkeys in the web UI', () => {
           name: 'Allow sign-in with a password',
         });
         await visible(passwords);
-        assert.equal(await passwords.isChecked(), true);
-        assert.equal(await passwords.isDisabled(), true);
+        assert.equal(
+          await passwords.isChecked(),
+          true,
+          'password sign-in shows as off for a user with no passkey',
+        );
+        assert.equal(
+          await passwords.isDisabled(),
+          true,
+          'password sign-in can be turned off without a passkey',
+        );
         await visible(page.getByText('with password sign-in off, a passkey is the only way in'));
         await screenshot(page, 'profile-passkeys-none');
         await assertNoSeriousViolations(page, 'profile without passkeys');
@@ -193,7 +201,11 @@ describe('passkeys in the web UI', () => {
         await visible(first);
         await visible(first.getByText('Device-bound', { exact: true }));
         await visible(first.getByText('last used never'));
-        assert.equal((await laptop.credentials()).length, 1);
+        assert.equal(
+          (await laptop.credentials()).length,
+          1,
+          'the authenticator does not hold exactly the passkey added',
+        );
         assert.equal(await passwords.isDisabled(), false, 'a passkey now lets passwords be turned off');
 
         // The same authenticator again: the browser refuses (excludeCredentials), said in words.
@@ -208,14 +220,16 @@ describe('passkeys in the web UI', () => {
 
         // A second one, from a password manager that syncs, without a name: the server names it.
         const saved = (await laptop.credentials())[0];
-        assert.ok(saved);
+        assert.ok(saved, "the laptop's credential could not be saved for later");
         await laptop.remove();
         laptop = undefined;
         const phone = await virtualAuthenticator(page, { synced: true });
         await addPasskey(page, '');
         await visible(page.getByText(/is added: you can sign in with it from now on/));
         const items = page.getByRole('list', { name: 'Your passkeys' }).getByRole('listitem');
-        await eventually(async () => assert.equal(await items.count(), 2));
+        await eventually(async () =>
+          assert.equal(await items.count(), 2, 'the second passkey is not listed next to the first'),
+        );
         // Newest first.
         await visible(items.first().getByText('Synced', { exact: true }));
         await visible(items.nth(1).getByRole('button', { name: 'Remove Work laptop' }));
@@ -242,7 +256,11 @@ describe('passkeys in the web UI', () => {
         await laptop.presence(false);
         await signOut(page);
         const email = page.getByRole('textbox', { name: 'E-mail address' });
-        assert.equal(await email.getAttribute('autocomplete'), 'username webauthn');
+        assert.equal(
+          await email.getAttribute('autocomplete'),
+          'username webauthn',
+          'the e-mail field does not offer passkey autofill',
+        );
         await autofillWaiting(page);
         await screenshot(page, 'sign-in-passkey');
         await assertNoSeriousViolations(page, 'sign-in with passkeys');
@@ -253,11 +271,19 @@ describe('passkeys in the web UI', () => {
         await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
         await page.waitForURL((url) => url.pathname === '/');
         await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
-        assert.deepEqual(await credentialGets(page, waiting), [
-          { mediation: 'conditional', state: 'rejected: AbortError', othersPending: 0 },
-          { mediation: 'optional', state: 'resolved', othersPending: 0 },
-        ]);
-        assert.equal(await signedInWith(page, h.uiUrl), 'A passkey');
+        assert.deepEqual(
+          await credentialGets(page, waiting),
+          [
+            { mediation: 'conditional', state: 'rejected: AbortError', othersPending: 0 },
+            { mediation: 'optional', state: 'resolved', othersPending: 0 },
+          ],
+          'the button did not abort autofill before its own request, or two requests overlapped',
+        );
+        assert.equal(
+          await signedInWith(page, h.uiUrl),
+          'A passkey',
+          'the profile does not say the session began with a passkey',
+        );
         await visible(passkeyItem(page, 'Work laptop').getByText(/last used (now|\d+ seconds? ago)/));
 
         // Signed out with the laptop ready: autofill signs in by itself (the suggestion chosen),
@@ -267,10 +293,16 @@ describe('passkeys in the web UI', () => {
         await page.waitForURL((url) => url.pathname === '/sign-in');
         await page.waitForURL((url) => url.pathname === '/');
         await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
-        assert.deepEqual(await credentialGets(page, signedOut), [
-          { mediation: 'conditional', state: 'resolved', othersPending: 0 },
-        ]);
-        assert.equal(await signedInWith(page, h.uiUrl), 'A passkey');
+        assert.deepEqual(
+          await credentialGets(page, signedOut),
+          [{ mediation: 'conditional', state: 'resolved', othersPending: 0 }],
+          'autofill did not sign in by itself after sign-out',
+        );
+        assert.equal(
+          await signedInWith(page, h.uiUrl),
+          'A passkey',
+          'the profile does not say the session began with a passkey',
+        );
         assertNoPageErrors(tp, 'passkeys: add and sign in');
       } finally {
         await tp.close();
@@ -295,7 +327,7 @@ describe('passkeys in the web UI', () => {
         await addPasskey(page, 'Laptop');
         await visible(passkeyItem(page, 'Laptop'));
         const [credential] = await laptop.credentials();
-        assert.ok(credential);
+        assert.ok(credential, 'the authenticator holds no credential after adding a passkey');
 
         // Passwords off, by keyboard.
         const passwords = page.getByRole('switch', {
@@ -304,7 +336,11 @@ describe('passkeys in the web UI', () => {
         await passwords.focus();
         await page.keyboard.press('Space');
         await visible(page.getByText('Password sign-in is off: sign in with a passkey from now on.'));
-        assert.equal(await passwords.isChecked(), false);
+        assert.equal(
+          await passwords.isChecked(),
+          false,
+          'the switch still shows password sign-in on after turning it off',
+        );
         assert.equal(await hasFocus(passwords), true, 'the switch lost the focus');
 
         // The only passkey cannot go now: the confirmation says so, and so does the refusal.
@@ -345,13 +381,17 @@ describe('passkeys in the web UI', () => {
         await visible(refused);
         await screenshot(page, 'sign-in-passkey-refused');
         await assertNoSeriousViolations(page, 'sign-in, passkey refused');
-        assert.equal(new URL(page.url()).pathname, '/sign-in');
+        assert.equal(new URL(page.url()).pathname, '/sign-in', 'a forged passkey signs in');
         await eventually(async () => {
           const gets = await credentialGets(page, waiting);
-          assert.deepEqual(gets.slice(0, 2), [
-            { mediation: 'conditional', state: 'rejected: AbortError', othersPending: 0 },
-            { mediation: 'optional', state: 'resolved', othersPending: 0 },
-          ]);
+          assert.deepEqual(
+            gets.slice(0, 2),
+            [
+              { mediation: 'conditional', state: 'rejected: AbortError', othersPending: 0 },
+              { mediation: 'optional', state: 'resolved', othersPending: 0 },
+            ],
+            'the button did not abort autofill before its own request',
+          );
           assert.ok(
             gets.slice(2).some((g) => g.mediation === 'conditional'),
             `autofill did not start again: ${JSON.stringify(gets)}`,
@@ -363,14 +403,20 @@ describe('passkeys in the web UI', () => {
         });
         // A refusal of a fresh challenge is signalled as an unknown credential (docs/web-ui.md):
         // the authenticator forgets the passkey whose signature does not match hubgate's key.
-        await eventually(async () => assert.equal((await laptop.credentials()).length, 0));
+        await eventually(async () =>
+          assert.equal(
+            (await laptop.credentials()).length,
+            0,
+            'the authenticator was not told to forget the refused passkey',
+          ),
+        );
 
         // The genuine passkey back: it signs in.
         await laptop.forgeSignatures(false);
         await laptop.restore(credential);
         await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
         await page.waitForURL((url) => url.pathname === '/');
-        assert.equal(await signedInWith(page, h.uiUrl), 'A passkey');
+        assert.equal(await signedInWith(page, h.uiUrl), 'A passkey', 'the genuine passkey does not sign in');
 
         // Passwords on again, then the passkey removed through its confirmation.
         await page.getByRole('switch', { name: 'Allow sign-in with a password' }).check();
@@ -378,7 +424,11 @@ describe('passkeys in the web UI', () => {
         await page.getByRole('button', { name: 'Remove Laptop' }).click();
         dialog = page.getByRole('dialog', { name: 'Remove “Laptop”?' });
         await visible(dialog.getByText('hubgate refuses this passkey from now on.'));
-        assert.equal(await dialog.getByText('This is your only passkey').count(), 0);
+        assert.equal(
+          await dialog.getByText('This is your only passkey').count(),
+          0,
+          'with passwords on again, removing the only passkey still warns that it is the only way in',
+        );
         await screenshot(page, 'profile-passkey-remove');
         await assertNoSeriousViolations(page, 'remove a passkey');
         await dialog.getByRole('button', { name: 'Remove passkey' }).click();
@@ -387,12 +437,22 @@ describe('passkeys in the web UI', () => {
         await visible(page.getByText('You have no passkey yet.'));
         // The button that opened the confirmation is gone; the focus is on the news, not lost.
         await eventually(async () =>
-          assert.equal(await page.evaluate('document.activeElement === document.body'), false),
+          assert.equal(
+            await page.evaluate('document.activeElement === document.body'),
+            false,
+            'the focus was lost to the page body after removing the passkey',
+          ),
         );
 
         // The page tells the authenticators which passkeys still work here (none now), and this
         // one forgets the removed passkey (signalAllAcceptedCredentials).
-        await eventually(async () => assert.equal((await laptop.credentials()).length, 0));
+        await eventually(async () =>
+          assert.equal(
+            (await laptop.credentials()).length,
+            0,
+            'the authenticator was not told the removed passkey no longer works',
+          ),
+        );
 
         // An authenticator that missed that signal (another browser) still offers it: signing in
         // with it is refused, and the browser is told the credential is unknown, so it stops.
@@ -401,14 +461,28 @@ describe('passkeys in the web UI', () => {
         await signOut(page);
         await autofillWaiting(page);
         await laptop.presence(true);
-        assert.equal((await laptop.credentials()).length, 1);
+        assert.equal(
+          (await laptop.credentials()).length,
+          1,
+          'the removed passkey could not be restored on the authenticator',
+        );
         await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
         await visible(page.getByRole('alert').filter({ hasText: 'hubgate did not accept that passkey' }));
-        await eventually(async () => assert.equal((await laptop.credentials()).length, 0));
+        await eventually(async () =>
+          assert.equal(
+            (await laptop.credentials()).length,
+            0,
+            'the authenticator was not told the removed passkey is unknown',
+          ),
+        );
 
         // And the password works again.
         await signInThroughUi(page, h.uiUrl, user, '/profile');
-        assert.equal(await signedInWith(page, h.uiUrl), 'E-mail and password');
+        assert.equal(
+          await signedInWith(page, h.uiUrl),
+          'E-mail and password',
+          'the password sign-in does not say it was a password',
+        );
         assertNoPageErrors(tp, 'passkeys: refusals and removal');
       } finally {
         await tp.close();

@@ -13,10 +13,10 @@ import {
   newPage,
   screenshot,
   startUiHarness,
-  type TestPage,
-  type UiHarness,
   visible,
   WAIT_MS,
+  type TestPage,
+  type UiHarness,
 } from '../helpers/browser.js';
 import { startReceiver } from '../helpers/receiver.js';
 
@@ -142,7 +142,11 @@ describe('operator console: alerting channels and routing rules', () => {
     const row = await rowOf(page, name);
     await row.getByRole('button', { name: `Send test to ${name}` }).click();
     await eventually(async () =>
-      assert.match(await row.getByRole('status', { name: `Test of ${name}` }).innerText(), expected),
+      assert.match(
+        await row.getByRole('status', { name: `Test of ${name}` }).innerText(),
+        expected,
+        `the test of ${name} does not report what was expected`,
+      ),
     );
   }
 
@@ -166,7 +170,11 @@ describe('operator console: alerting channels and routing rules', () => {
         await dialog.getByLabel('Slack webhook URL').fill('http://10.0.0.1/hook');
         await dialog.getByRole('button', { name: 'Add channel' }).click();
         await visible(dialog.getByText(/loopback, private, link-local/));
-        assert.equal(await dialog.getByLabel('Slack webhook URL').getAttribute('aria-invalid'), 'true');
+        assert.equal(
+          await dialog.getByLabel('Slack webhook URL').getAttribute('aria-invalid'),
+          'true',
+          'the refused Slack URL is not marked invalid for screen readers',
+        );
         await dialog.getByRole('button', { name: 'Cancel' }).click();
         await gone(dialog);
 
@@ -182,7 +190,7 @@ describe('operator console: alerting channels and routing rules', () => {
         const signingSecret = await secretDialog
           .getByRole('textbox', { name: 'Signing secret' })
           .inputValue();
-        assert.match(signingSecret, /^whsec_/);
+        assert.match(signingSecret, /^whsec_/, "the webhook channel's signing secret is not a whsec_ secret");
         await secretDialog.getByRole('button', { name: 'Done' }).click();
         await secretDialog.getByRole('button', { name: 'Close without copying' }).click();
         await gone(secretDialog);
@@ -228,11 +236,21 @@ describe('operator console: alerting channels and routing rules', () => {
         await dialog.getByLabel('SMTP password (optional)').fill(SECRETS.smtpPassword);
         await dialog.getByRole('button', { name: 'Save changes' }).click();
         await gone(dialog);
-        await eventually(async () => assert.equal(await mail.getByText('not set').count(), 0));
+        await eventually(async () =>
+          assert.equal(
+            await mail.getByText('not set').count(),
+            0,
+            'the SMTP password still shows as not set after setting it',
+          ),
+        );
         await mail.getByRole('button', { name: 'Edit on-call mail' }).click();
         dialog = page.getByRole('dialog', { name: 'Edit “on-call mail”' });
         await visible(dialog.getByText(/^Set — leave empty to keep it/));
-        assert.equal(await dialog.getByLabel('SMTP password (optional)').inputValue(), '');
+        assert.equal(
+          await dialog.getByLabel('SMTP password (optional)').inputValue(),
+          '',
+          'the edit form shows the stored SMTP password',
+        );
         await dialog.getByRole('textbox', { name: 'Sender address' }).fill('alerts2@hub.example.test');
         await dialog.getByRole('button', { name: 'Save changes' }).click();
         await gone(dialog);
@@ -255,10 +273,18 @@ describe('operator console: alerting channels and routing rules', () => {
         ])
           assert.ok(paths.includes(path), `nothing reached ${path}: ${paths.join(', ')}`);
         const http = receiver.received.find((r) => r.url === SECRETS.httpPath);
-        assert.equal(http?.method, 'PUT');
-        assert.equal(http?.headers.authorization, SECRETS.httpHeader);
+        assert.equal(http?.method, 'PUT', "the HTTP channel's test was not sent with its method");
+        assert.equal(
+          http?.headers.authorization,
+          SECRETS.httpHeader,
+          "the HTTP channel's test was not sent with its header",
+        );
         assert.deepEqual(smtp.logins, [SECRETS.smtpPassword], 'the kept password logged in');
-        assert.deepEqual(smtp.mails, [['oncall@example.test', 'lead@example.test']]);
+        assert.deepEqual(
+          smtp.mails,
+          [['oncall@example.test', 'lead@example.test']],
+          "the e-mail channel's test did not go to both recipients",
+        );
 
         // A channel that does not answer well: the failure in words.
         const failing = await api('POST', '/api/v1/platform/alerting/channels', {
@@ -266,7 +292,7 @@ describe('operator console: alerting channels and routing rules', () => {
           kind: 'HTTP',
           config: { url: `http://127.0.0.1:${smtp.port + 0}/nothing` },
         });
-        assert.equal(failing.status, 201);
+        assert.equal(failing.status, 201, 'a channel could not be created through the API');
         await page.reload();
         await sendTest(page, 'broken http', /Test failed/);
 
@@ -288,12 +314,16 @@ describe('operator console: alerting channels and routing rules', () => {
           }>('/api/v1/platform/alerting/channels?limit=100')
         ).data;
         const slackId = channels.find((c) => c.name === 'team slack')?.id;
-        assert.ok(slackId);
+        assert.ok(slackId, 'the Slack channel is not listed through the API');
         const rules = (id: string[]) => ({
           defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
           rules: [{ name: 'pager', matchers: [], channelIds: id }],
         });
-        assert.equal((await api('PUT', '/api/v1/platform/alerting/rules', rules([slackId]))).status, 200);
+        assert.equal(
+          (await api('PUT', '/api/v1/platform/alerting/rules', rules([slackId]))).status,
+          200,
+          'a rule using the Slack channel could not be saved',
+        );
         await slack.getByRole('button', { name: 'Delete team slack' }).click();
         dialog = page.getByRole('dialog', { name: 'Delete “team slack”?' });
         await dialog.getByRole('button', { name: 'Delete channel' }).click();
@@ -301,6 +331,7 @@ describe('operator console: alerting channels and routing rules', () => {
         assert.equal(
           (await api('PUT', '/api/v1/platform/alerting/rules', { ...rules([]), rules: [] })).status,
           200,
+          'the rules could not be cleared',
         );
         await dialog.getByRole('button', { name: 'Delete channel' }).click();
         await gone(dialog);
@@ -366,11 +397,23 @@ describe('operator console: alerting channels and routing rules', () => {
             repeatIntervalSeconds: number;
           }>;
         }>('/api/v1/platform/alerting/rules');
-        assert.equal(saved.defaults.repeatIntervalSeconds, 7200);
-        assert.equal(saved.rules[0]?.name, 'failed deliveries');
-        assert.deepEqual(saved.rules[0]?.matchers, [{ name: 'alertname', op: '=', value: 'DeliveryFailed' }]);
-        assert.deepEqual(saved.rules[0]?.channelIds, [hookId]);
-        assert.equal(saved.rules[0]?.repeatIntervalSeconds, 1800);
+        assert.equal(
+          saved.defaults.repeatIntervalSeconds,
+          7200,
+          'the saved default repeat interval is not the one entered',
+        );
+        assert.equal(saved.rules[0]?.name, 'failed deliveries', 'the saved rule lost its name');
+        assert.deepEqual(
+          saved.rules[0]?.matchers,
+          [{ name: 'alertname', op: '=', value: 'DeliveryFailed' }],
+          'the saved rule lost its condition',
+        );
+        assert.deepEqual(
+          saved.rules[0]?.channelIds,
+          [hookId],
+          'the saved rule does not send to the webhook channel',
+        );
+        assert.equal(saved.rules[0]?.repeatIntervalSeconds, 1800, 'the saved rule lost its repeat interval');
 
         // A pattern JavaScript takes and RE2 refuses: the server's 400 shown on that field.
         await rule.getByRole('button', { name: /Add condition/ }).click();
@@ -380,11 +423,20 @@ describe('operator console: alerting channels and routing rules', () => {
         await pattern.fill('ten_(?=x)');
         await page.getByRole('button', { name: 'Save rules' }).click();
         await visible(page.getByText('The rules were not saved.'));
-        await eventually(async () => assert.equal(await pattern.getAttribute('aria-invalid'), 'true'));
+        await eventually(async () =>
+          assert.equal(
+            await pattern.getAttribute('aria-invalid'),
+            'true',
+            "the server's refusal of the pattern is not marked on its field",
+          ),
+        );
         const described = (await pattern.getAttribute('aria-describedby')) ?? '';
         const errorId = described.split(' ').find((id) => id.endsWith('-error'));
         assert.ok(errorId, 'the field names its error');
-        assert.ok((await page.locator(`[id="${errorId}"]`).innerText()).length > 0);
+        assert.ok(
+          (await page.locator(`[id="${errorId}"]`).innerText()).length > 0,
+          "the field's error text is empty",
+        );
         await pattern.fill('ten_.*');
         await page.getByRole('button', { name: 'Save rules' }).click();
         await visible(page.getByText(`The rules are saved (revision ${revision + 2})`));
@@ -411,7 +463,11 @@ describe('operator console: alerting channels and routing rules', () => {
         await visible(mine.getByText(/repeat every 2 hours/));
         await visible(mine.getByText('1. mine: failed deliveries'));
         await visible(theirs.getByText('1. failed deliveries'));
-        assert.equal(await rule.getByLabel('Name', { exact: true }).inputValue(), 'mine: failed deliveries');
+        assert.equal(
+          await rule.getByLabel('Name', { exact: true }).inputValue(),
+          'mine: failed deliveries',
+          'the conflict threw away the edit not yet saved',
+        );
         await screenshot(page, 'platform-rules-conflict');
         await assertNoSeriousViolations(page, 'platform rules conflict');
 
@@ -422,8 +478,16 @@ describe('operator console: alerting channels and routing rules', () => {
           defaults: { repeatIntervalSeconds: number };
           rules: Array<{ name: string }>;
         }>('/api/v1/platform/alerting/rules');
-        assert.equal(final.rules[0]?.name, 'mine: failed deliveries');
-        assert.equal(final.defaults.repeatIntervalSeconds, 7200);
+        assert.equal(
+          final.rules[0]?.name,
+          'mine: failed deliveries',
+          'keeping mine did not save my rule name over theirs',
+        );
+        assert.equal(
+          final.defaults.repeatIntervalSeconds,
+          7200,
+          'keeping mine did not save my default repeat interval over theirs',
+        );
 
         assertNoPageErrors(tp, 'rules');
       } finally {

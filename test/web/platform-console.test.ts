@@ -12,10 +12,10 @@ import {
   newPage,
   screenshot,
   startUiHarness,
-  type TestPage,
-  type UiHarness,
   visible,
   WAIT_MS,
+  type TestPage,
+  type UiHarness,
 } from '../helpers/browser.js';
 import { makeSignedInTenant, makeWebhookConnection, signIn } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -102,8 +102,16 @@ describe('operator console', () => {
         await page.goto(`${h.uiUrl}/platform`);
         // No tenant session, and no detour through sign-in.
         await visible(page.getByRole('heading', { level: 1, name: 'Operator console' }));
-        assert.equal(new URL(page.url()).pathname, '/platform');
-        assert.equal(await keyField(page).getAttribute('type'), 'password');
+        assert.equal(
+          new URL(page.url()).pathname,
+          '/platform',
+          'the operator console sent the operator elsewhere',
+        );
+        assert.equal(
+          await keyField(page).getAttribute('type'),
+          'password',
+          'the platform key is shown in clear as it is typed',
+        );
         await screenshot(page, 'platform-key');
         await assertNoSeriousViolations(page, 'platform key page');
 
@@ -112,7 +120,11 @@ describe('operator console', () => {
         await visible(page.getByText('Paste the platform key.'));
         await pasteKey(page, 'hello there');
         await visible(page.getByText(/A platform key starts with plt_/));
-        assert.equal(await field.getAttribute('aria-invalid'), 'true');
+        assert.equal(
+          await field.getAttribute('aria-invalid'),
+          'true',
+          'the malformed key is not marked invalid for screen readers',
+        );
         await pasteKey(page, `tnt_${'a'.repeat(38)}`);
         await visible(page.getByText(/That is a tenant API key/));
         await pasteKey(page, 'plt_abc123');
@@ -120,7 +132,7 @@ describe('operator console', () => {
 
         // "Show the key" turns the field into plain text, and back.
         await page.getByRole('checkbox', { name: 'Show the key' }).check();
-        assert.equal(await field.getAttribute('type'), 'text');
+        assert.equal(await field.getAttribute('type'), 'text', '"Show the key" does not show the key');
         await page.getByRole('checkbox', { name: 'Show the key' }).uncheck();
 
         // Well-formed, but hubgate never made it.
@@ -187,7 +199,11 @@ describe('operator console', () => {
           page.getByRole('region', { name: 'Tenants and connections' }).getByText('Tenants', { exact: true }),
         );
         await visible(page.getByText(/Live, every 5 seconds/));
-        assert.equal(await sessionKey(page), h.platformToken);
+        assert.equal(
+          await sessionKey(page),
+          h.platformToken,
+          "the platform key is not kept in this tab's sessionStorage",
+        );
 
         // Live: the figures are asked for again while the tab is visible.
         const before = authorizations.filter(Boolean).length;
@@ -209,13 +225,17 @@ describe('operator console', () => {
         // Another tab (another context) has to paste it again.
         await other.page.goto(`${h.uiUrl}/platform`);
         await visible(other.page.getByRole('heading', { level: 1, name: 'Operator console' }));
-        assert.equal(await sessionKey(other.page), null);
+        assert.equal(
+          await sessionKey(other.page),
+          null,
+          'another tab got the platform key without pasting it',
+        );
 
         // Sign out forgets it: the key page again, also after a reload.
         await page.getByRole('button', { name: 'Sign out' }).click();
         await visible(page.getByRole('heading', { level: 1, name: 'Operator console' }));
         await visible(page.getByText(/You have signed out/));
-        assert.equal(await sessionKey(page), null);
+        assert.equal(await sessionKey(page), null, 'sign-out did not forget the platform key');
         await page.reload();
         await visible(keyField(page));
         await assertKeyKeptInTabOnly(tp, h.platformToken);
@@ -264,7 +284,11 @@ describe('operator console', () => {
       for (const name of ['Throughput', 'Failure ratio', 'Latency', 'Queue depth']) {
         const chart = page.getByRole('img', { name });
         await visible(chart);
-        assert.match((await chart.getAttribute('aria-describedby')) ?? '', /summary/);
+        assert.match(
+          (await chart.getAttribute('aria-describedby')) ?? '',
+          /summary/,
+          `the ${name} chart is not described by its summary`,
+        );
         const sizes = await chart
           .locator('canvas')
           .evaluate((c: { clientWidth: number; width: number }) => [c.clientWidth, c.width]);
@@ -279,10 +303,18 @@ describe('operator console', () => {
       // A wider range, kept in the URL.
       await page.getByRole('combobox', { name: 'Range' }).selectOption({ label: '24 hours' });
       await visible(throughput.getByText('Last 24 hours: 3 delivered, 1 failed.'));
-      assert.equal(new URL(page.url()).searchParams.get('minutes'), '1440');
+      assert.equal(
+        new URL(page.url()).searchParams.get('minutes'),
+        '1440',
+        'the chosen range is not in the URL',
+      );
       await page.reload();
       await visible(throughput.getByText('Last 24 hours: 3 delivered, 1 failed.'));
-      assert.equal(await page.getByRole('combobox', { name: 'Range' }).inputValue(), '1440');
+      assert.equal(
+        await page.getByRole('combobox', { name: 'Range' }).inputValue(),
+        '1440',
+        'the chosen range is lost on reload',
+      );
 
       // The failed delivery fires DeliveryFailed, listed with its labels (asked every 15 s).
       const firing = page.getByRole('region', { name: 'Firing alerts' });
@@ -333,7 +365,11 @@ describe('operator console', () => {
       await visible(row.getByRole('cell', { name: 'Integrations', exact: true }));
       const tenantId = (await row.locator('.tenant-id').textContent()) ?? '';
       let read = await h.request('GET', `/api/v1/platform/tenants/${tenantId}`, { token: h.platformToken });
-      assert.deepEqual(read.body.entitlements, ['integrations']);
+      assert.deepEqual(
+        read.body.entitlements,
+        ['integrations'],
+        'the new tenant is not entitled to Integrations only',
+      );
 
       // Change entitlements: add the hub.
       await row.getByRole('button', { name: 'Entitlements' }).click();
@@ -342,6 +378,7 @@ describe('operator console', () => {
       assert.equal(
         await dialog.getByRole('checkbox', { name: 'Integrations', exact: true }).isChecked(),
         true,
+        'the entitlements dialog does not show Integrations as ticked',
       );
       await dialog.getByRole('checkbox', { name: 'Integration hub', exact: true }).check();
       await dialog.getByRole('button', { name: 'Save entitlements' }).click();
@@ -350,7 +387,11 @@ describe('operator console', () => {
       row = await rowOf(name);
       await visible(row.getByRole('cell', { name: 'Integrations, Integration hub' }));
       read = await h.request('GET', `/api/v1/platform/tenants/${tenantId}`, { token: h.platformToken });
-      assert.deepEqual([...read.body.entitlements].sort(), ['integration_hub', 'integrations']);
+      assert.deepEqual(
+        [...read.body.entitlements].sort(),
+        ['integration_hub', 'integrations'],
+        "the tenant's entitlements are not Integrations and Integration hub after the change",
+      );
 
       // Add a user: what is wrong, in words, on the field — the page's checks, then the API's.
       await row.getByRole('button', { name: 'Add user' }).click();
@@ -369,7 +410,11 @@ describe('operator console', () => {
       await password.fill('a long enough password');
       await dialog.getByRole('button', { name: 'Add user' }).click();
       await visible(dialog.getByText('hubgate does not take this as an e-mail address. Check it.'));
-      assert.equal(await email.getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await email.getAttribute('aria-invalid'),
+        'true',
+        'the e-mail address the API refused is not marked invalid for screen readers',
+      );
       const address = `exec-${Date.now().toString(36)}@example.com`;
       await email.fill(address);
       await dialog.getByRole('combobox', { name: 'Role' }).selectOption({ label: 'Executive' });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { UI_ROOT } from '../../src/web/routes.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -34,17 +34,41 @@ test('every UI path answers the page, never cached, under a CSP of this origin o
   ]) {
     const response = await h.request('GET', path);
     assert.equal(response.status, 200, path);
-    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
-    assert.equal(response.headers.get('cache-control'), 'no-cache');
-    assert.match(response.text, /<div id="app"><\/div>/);
-    assert.equal(response.headers.get('x-frame-options'), 'DENY');
-    assert.ok(response.headers.get('x-request-id'));
+    assert.match(
+      response.headers.get('content-type') ?? '',
+      /^text\/html/,
+      `${path}: the UI page is not served as HTML`,
+    );
+    assert.equal(
+      response.headers.get('cache-control'),
+      'no-cache',
+      `${path}: the UI page may be cached without revalidation`,
+    );
+    assert.match(response.text, /<div id="app"><\/div>/, `${path}: the page has no app root`);
+    assert.equal(
+      response.headers.get('x-frame-options'),
+      'DENY',
+      `${path}: the UI page may be framed by another site`,
+    );
+    assert.ok(response.headers.get('x-request-id'), `${path}: the UI page has no request ID`);
 
     const csp = directives(response.headers.get('content-security-policy'));
-    assert.deepEqual(csp.get('script-src'), ["'self'"]);
-    assert.deepEqual(csp.get('style-src'), ["'self'"]);
-    assert.deepEqual(csp.get('frame-ancestors'), ["'none'"]);
-    assert.deepEqual(csp.get('object-src'), ["'none'"]);
+    assert.deepEqual(
+      csp.get('script-src'),
+      ["'self'"],
+      `${path}: scripts are allowed from elsewhere than this origin`,
+    );
+    assert.deepEqual(
+      csp.get('style-src'),
+      ["'self'"],
+      `${path}: styles are allowed from elsewhere than this origin`,
+    );
+    assert.deepEqual(
+      csp.get('frame-ancestors'),
+      ["'none'"],
+      `${path}: the UI page may be framed by another site`,
+    );
+    assert.deepEqual(csp.get('object-src'), ["'none'"], `${path}: plugins are allowed`);
     // Contract §12: no source beyond 'self', 'none', nonces, hashes, and data: for images.
     for (const [name, sources] of csp) {
       for (const source of sources) {
@@ -61,19 +85,28 @@ test('the page has no inline script or style, and names only hashed assets of it
   assert.doesNotMatch(text, /<script(?![^>]*\bsrc=)[^>]*>/, 'an inline script');
   assert.doesNotMatch(text, /<style|style=/, 'an inline style');
   const assets = [...text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
-  assert.equal(assets.length, 2);
+  assert.equal(assets.length, 2, 'the page does not name exactly one script and one stylesheet');
   for (const asset of assets) {
-    assert.match(asset, /^\/assets\/main-[A-Z0-9]{8}\.(js|css)$/);
+    assert.match(asset, /^\/assets\/main-[A-Z0-9]{8}\.(js|css)$/, `${asset} is not a hashed main asset`);
     const response = await h.request('GET', asset);
     assert.equal(response.status, 200, asset);
-    assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(
+      response.headers.get('cache-control'),
+      'public, max-age=31536000, immutable',
+      `${asset} is not cached as immutable`,
+    );
     assert.equal(
       response.text,
       readFileSync(join(UI_ROOT, asset.slice(1).replace(/^assets\//, 'assets/')), 'utf8'),
+      `${asset} is not the built file`,
     );
   }
   // Nothing outside this origin is named anywhere in the page (the icon's SVG namespace is a name).
-  assert.doesNotMatch(text.replaceAll("xmlns='http://www.w3.org/2000/svg'", ''), /https?:\/\//);
+  assert.doesNotMatch(
+    text.replaceAll("xmlns='http://www.w3.org/2000/svg'", ''),
+    /https?:\/\//,
+    'the page names something outside this origin',
+  );
 });
 
 test('what is not the UI stays a problem: API paths, other methods, missing assets, dot segments', async () => {
@@ -93,14 +126,18 @@ test('what is not the UI stays a problem: API paths, other methods, missing asse
       /^application\/problem\+json/,
       `${method} ${path}`,
     );
-    assert.equal(response.body.code, 'not_found');
+    assert.equal(
+      response.body.code,
+      'not_found',
+      `${method} ${path}: answers something other than not_found`,
+    );
   }
 });
 
 test('API answers carry the same security headers, and the docs page still loads', async () => {
   const health = await h.request('GET', '/healthz');
-  assert.ok(health.headers.get('content-security-policy'));
-  assert.equal(health.headers.get('x-frame-options'), 'DENY');
+  assert.ok(health.headers.get('content-security-policy'), 'API answers have no Content-Security-Policy');
+  assert.equal(health.headers.get('x-frame-options'), 'DENY', 'API answers may be framed by another site');
   const docs = await h.request('GET', '/docs/');
-  assert.equal(docs.status, 200);
+  assert.equal(docs.status, 200, 'the API docs page does not load');
 });

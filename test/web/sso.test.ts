@@ -10,12 +10,12 @@ import {
   newPage,
   screenshot,
   startUiHarness,
-  type UiHarness,
-  WAIT_MS,
   visible,
+  WAIT_MS,
+  type UiHarness,
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
-import { type Kdc, type KerberosEnv, kerberosSkipReason, startKdc, useKerberosEnv } from '../helpers/kdc.js';
+import { kerberosSkipReason, startKdc, useKerberosEnv, type Kdc, type KerberosEnv } from '../helpers/kdc.js';
 
 // "Sign in with SSO" in the web UI (contract §11, §12), with a real Kerberos realm and Chromium
 // negotiating for real: Chromium loads the MIT GSSAPI library itself and reads the realm's krb5.conf
@@ -55,7 +55,7 @@ const ssoButton = (page: Page) => page.getByRole('button', { name: 'Sign in with
 async function openSignIn(page: Page, url: string): Promise<void> {
   const methods = page.waitForResponse((response) => response.url().endsWith('/api/v1/auth/methods'));
   await page.goto(url);
-  assert.equal((await methods).status(), 200);
+  assert.equal((await methods).status(), 200, 'the sign-in page could not learn the sign-in methods');
   await visible(page.getByRole('heading', { level: 1, name: 'Sign in' }));
 }
 
@@ -109,7 +109,11 @@ describe('single sign-on in the web UI', () => {
       await openSignIn(noPasskeys.page, `${h.uiUrl}/sign-in`);
       await visible(noPasskeys.page.getByText('This browser cannot use passkeys.'));
       await visible(ssoButton(noPasskeys.page));
-      assert.equal(await noPasskeys.page.getByText('or', { exact: true }).count(), 1);
+      assert.equal(
+        await noPasskeys.page.getByText('or', { exact: true }).count(),
+        1,
+        'the sign-in page without passkeys shows "or" other than once',
+      );
       await screenshot(noPasskeys.page, 'sign-in-sso-no-passkeys');
       assertNoPageErrors(noPasskeys, 'sso: no passkeys');
     } finally {
@@ -134,7 +138,11 @@ describe('single sign-on in the web UI', () => {
         await page.waitForURL((url) => url.pathname === '/connections', { timeout: WAIT_MS });
         assert.equal(new URL(page.url()).search, '?status=ACTIVE', 'the query of `next` survives');
         await visible(page.getByRole('heading', { level: 1, name: 'Connections' }));
-        assert.equal(await signedInWith(page, h.uiUrl), 'Single sign-on (Kerberos)');
+        assert.equal(
+          await signedInWith(page, h.uiUrl),
+          'Single sign-on (Kerberos)',
+          'the connections page does not say the session began with SSO',
+        );
         assertNoPageErrors(tp, 'sso: signed in');
       } finally {
         await browser.close();
@@ -166,6 +174,7 @@ describe('single sign-on in the web UI', () => {
         assert.match(
           (await notice.textContent()) ?? '',
           /did not offer a Kerberos ticket.*signed in to your company’s domain.*integrated authentication.*IT department.*try once more/,
+          'the SSO notice does not explain why no ticket was offered and what to do',
         );
         await visible(ssoButton(page));
         await assertNoSeriousViolations(page, 'sign-in SSO unavailable');
@@ -176,7 +185,11 @@ describe('single sign-on in the web UI', () => {
         await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL((url) => url.pathname === '/connections', { timeout: WAIT_MS });
-        assert.equal(await signedInWith(page, h.uiUrl), 'E-mail and password');
+        assert.equal(
+          await signedInWith(page, h.uiUrl),
+          'E-mail and password',
+          'the password sign-in after SSO failed does not say it was a password',
+        );
         assertNoPageErrors(tp, 'sso: unavailable');
       } finally {
         await browser.close();
@@ -221,7 +234,11 @@ describe('single sign-on in the web UI', () => {
         await page.waitForURL((url) => url.searchParams.get('sso') === 'refused', { timeout: WAIT_MS });
         const notice = page.getByRole('status').filter({ hasText: 'Single sign-on did not sign you in.' });
         await visible(notice);
-        assert.match((await notice.textContent()) ?? '', /no account for your company login.*administrator/);
+        assert.match(
+          (await notice.textContent()) ?? '',
+          /no account for your company login.*administrator/,
+          'the SSO refusal does not say there is no account for the login',
+        );
         await assertNoSeriousViolations(page, 'sign-in SSO refused');
         await screenshot(page, 'sign-in-sso-refused');
         assertNoPageErrors(tp, 'sso: refused');

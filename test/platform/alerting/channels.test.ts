@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../../helpers/factories.js';
-import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startHarness, type Harness } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 
 const CHANNELS = '/api/v1/platform/alerting/channels';
@@ -76,22 +76,35 @@ describe('creating channels', () => {
     for (const { kind, config, shown, secretFields } of bodies) {
       const created = await create({ name: `${kind} channel`, kind, config });
       assert.equal(created.status, 201, created.text);
-      assert.equal(created.headers.get('cache-control'), 'no-store');
-      assert.match(created.body.id, /^chn_[0-9A-Za-z]{22}$/);
-      assert.equal(created.body.kind, kind);
-      assert.equal(created.body.enabled, true);
-      assert.deepEqual(created.body.config, shown);
-      assert.deepEqual(created.body.secretFields, secretFields);
+      assert.equal(
+        created.headers.get('cache-control'),
+        'no-store',
+        `${kind}: the answer that may carry a signing secret may be cached`,
+      );
+      assert.match(created.body.id, /^chn_[0-9A-Za-z]{22}$/, `${kind}: the channel ID is not a chn_ ID`);
+      assert.equal(created.body.kind, kind, `${kind}: the channel was created as another kind`);
+      assert.equal(created.body.enabled, true, `${kind}: a new channel is not enabled`);
+      assert.deepEqual(
+        created.body.config,
+        shown,
+        `${kind}: the channel shows a secret field, or hides a plain one`,
+      );
+      assert.deepEqual(
+        created.body.secretFields,
+        secretFields,
+        `${kind}: the channel does not name exactly its secret fields`,
+      );
       const read = await h.request('GET', `${CHANNELS}/${created.body.id}`, { token: h.platformToken });
-      assert.equal(read.status, 200);
+      assert.equal(read.status, 200, `${kind}: the new channel cannot be read`);
       assert.deepEqual(
         { ...read.body },
         Object.fromEntries(Object.entries(created.body).filter(([k]) => k !== 'signingSecret')),
+        `${kind}: reading the channel shows something other than its create answer without the secret`,
       );
     }
     const list = await h.request('GET', `${CHANNELS}?limit=100`, { token: h.platformToken });
-    assert.equal(list.status, 200);
-    assert.ok(list.body.data.length >= 5);
+    assert.equal(list.status, 200, 'the channel list cannot be read');
+    assert.ok(list.body.data.length >= 5, 'the channel list does not hold the five channels created');
     assertNoLeak(h, Object.values(secrets));
   });
 
@@ -101,10 +114,18 @@ describe('creating channels', () => {
       kind: 'WEBHOOK',
       config: { url: 'https://a.example.com/x' },
     });
-    assert.equal(created.status, 201);
-    assert.match(created.body.signingSecret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    assert.equal(created.status, 201, 'a WEBHOOK channel cannot be created');
+    assert.match(
+      created.body.signingSecret,
+      /^whsec_[A-Za-z0-9+/]+=*$/,
+      "the WEBHOOK channel's generated signing secret is not a whsec_ secret",
+    );
     const read = await h.request('GET', `${CHANNELS}/${created.body.id}`, { token: h.platformToken });
-    assert.equal(read.body.signingSecret, undefined);
+    assert.equal(
+      read.body.signingSecret,
+      undefined,
+      'reading the WEBHOOK channel shows its signing secret again',
+    );
     assertNoLeak(h, [], [created.body.signingSecret]);
   });
 
@@ -248,21 +269,33 @@ describe('creating channels', () => {
         `${JSON.stringify(body)}: expected an error at ${path}, got ${r.text}`,
       );
     }
-    assert.equal(await count('alert_channels'), channels);
-    assert.equal(await count('audit_log'), audits);
+    assert.equal(await count('alert_channels'), channels, 'a refused channel was stored');
+    assert.equal(await count('audit_log'), audits, 'a refused channel was audited');
   });
 
   test('only a platform key may manage channels', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session, { scopes: ['integrations:ADMIN'] });
     const body = { name: 'x', kind: 'SLACK', config: { webhookUrl: 'https://h.example.com/x' } };
-    assert.equal((await h.request('POST', CHANNELS, { body })).status, 401);
+    assert.equal(
+      (await h.request('POST', CHANNELS, { body })).status,
+      401,
+      'a channel can be created with no credential',
+    );
     const byKey = await h.request('POST', CHANNELS, { token: key.secret, body });
-    assert.equal(byKey.status, 403);
-    assert.equal(byKey.body.code, 'platform_key_required');
+    assert.equal(byKey.status, 403, 'a tenant API key is not refused on the channels');
+    assert.equal(
+      byKey.body.code,
+      'platform_key_required',
+      'a tenant API key is refused for another reason than needing a platform key',
+    );
     const bySession = await h.request('GET', CHANNELS, { session });
-    assert.equal(bySession.status, 403);
-    assert.equal(bySession.body.code, 'platform_key_required');
+    assert.equal(bySession.status, 403, 'a tenant session is not refused on the channels');
+    assert.equal(
+      bySession.body.code,
+      'platform_key_required',
+      'a tenant session is refused for another reason than needing a platform key',
+    );
   });
 });
 
@@ -285,110 +318,145 @@ describe('changing, testing and deleting channels', () => {
       body: { name: 'mail 2', enabled: false, config: { smtpPort: 2525 } },
     });
     assert.equal(renamed.status, 200, renamed.text);
-    assert.equal(renamed.body.name, 'mail 2');
-    assert.equal(renamed.body.enabled, false);
-    assert.equal(renamed.body.config.smtpPort, 2525);
-    assert.deepEqual(renamed.body.config.to, ['a@example.com']);
-    assert.deepEqual(renamed.body.secretFields, ['smtpPassword']);
-    assert.ok(renamed.body.updatedAt >= created.body.updatedAt);
-    assert.equal(renamed.body.createdAt, created.body.createdAt);
+    assert.equal(renamed.body.name, 'mail 2', 'PATCH did not rename the channel');
+    assert.equal(renamed.body.enabled, false, 'PATCH did not disable the channel');
+    assert.equal(renamed.body.config.smtpPort, 2525, 'PATCH did not change the SMTP port');
+    assert.deepEqual(renamed.body.config.to, ['a@example.com'], 'PATCH lost the recipients it did not name');
+    assert.deepEqual(
+      renamed.body.secretFields,
+      ['smtpPassword'],
+      'PATCH lost the SMTP password it did not name',
+    );
+    assert.ok(renamed.body.updatedAt >= created.body.updatedAt, 'PATCH moved updatedAt back in time');
+    assert.equal(renamed.body.createdAt, created.body.createdAt, 'PATCH changed createdAt');
 
     const unset = await h.request('PATCH', `${CHANNELS}/${id}`, {
       token: h.platformToken,
       body: { config: { smtpPassword: null } },
     });
     assert.equal(unset.status, 200, unset.text);
-    assert.deepEqual(unset.body.secretFields, []);
+    assert.deepEqual(unset.body.secretFields, [], 'null did not remove the SMTP password');
 
     const required = await h.request('PATCH', `${CHANNELS}/${id}`, {
       token: h.platformToken,
       body: { config: { smtpHost: null } },
     });
-    assert.equal(required.status, 400);
-    assert.equal(required.body.errors[0].path, 'config.smtpHost');
+    assert.equal(required.status, 400, 'null removed a required field');
+    assert.equal(
+      required.body.errors[0].path,
+      'config.smtpHost',
+      'removing the SMTP host is not refused on that field',
+    );
 
     const kind = await h.request('PATCH', `${CHANNELS}/${id}`, {
       token: h.platformToken,
       body: { kind: 'SLACK' },
     });
-    assert.equal(kind.status, 400);
-    assert.equal(kind.body.errors[0].path, 'kind');
+    assert.equal(kind.status, 400, "PATCH changed the channel's kind");
+    assert.equal(kind.body.errors[0].path, 'kind', 'the refusal to change the kind does not name the field');
 
     const forbidden = await h.request('PATCH', `${CHANNELS}/${id}`, {
       token: h.platformToken,
       body: { config: { smtpHost: '192.168.1.1' } },
     });
-    assert.equal(forbidden.status, 400);
-    assert.equal(forbidden.body.code, 'destination_forbidden');
+    assert.equal(forbidden.status, 400, 'a private SMTP host is accepted');
+    assert.equal(
+      forbidden.body.code,
+      'destination_forbidden',
+      'a private SMTP host is refused for another reason than the destination policy',
+    );
     const after = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
-    assert.equal(after.body.config.smtpHost, 'smtp.example.com');
+    assert.equal(after.body.config.smtpHost, 'smtp.example.com', 'a refused SMTP host was stored');
 
     const missing = await h.request('PATCH', `${CHANNELS}/chn_nope`, {
       token: h.platformToken,
       body: { name: 'x' },
     });
-    assert.equal(missing.status, 404);
+    assert.equal(missing.status, 404, 'PATCH of an unknown channel does not answer 404');
   });
 
-  test('POST …/test sends a signed notification with the channel’s current secrets and reports the answer', async () => {
+  test('POST …/test sends a signed notification with the channel’s current secrets and reports the answer', async (t) => {
     let answer = 200;
-    const receiver = await startReceiver((_r, _i, res) => {
+    const receiver = await startReceiver(t, (_r, _i, res) => {
       res.statusCode = answer;
       res.end();
     });
-    try {
-      const created = await create({
-        name: 'hook',
-        kind: 'WEBHOOK',
-        config: { url: receiver.url('/first') },
-      });
-      const id = created.body.id;
-      assert.equal(created.body.lastAttempt, null, 'no attempt yet');
-      // Changing only the name keeps the URL and the signing secret.
-      await h.request('PATCH', `${CHANNELS}/${id}`, {
-        token: h.platformToken,
-        body: { name: 'renamed hook' },
-      });
-      const ok = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
-      assert.equal(ok.status, 200, ok.text);
-      assert.deepEqual(ok.body, { ok: true, responseStatus: 200, error: null });
-      const [arrived] = await receiver.waitFor(1);
-      assert.equal(arrived!.url, '/first');
-      const verified = new Webhook(created.body.signingSecret).verify(arrived!.body, {
-        'webhook-id': String(arrived!.headers['webhook-id']),
-        'webhook-timestamp': String(arrived!.headers['webhook-timestamp']),
-        'webhook-signature': String(arrived!.headers['webhook-signature']),
-      }) as { receiver: string; alerts: Array<{ labels: Record<string, string> }> };
-      assert.equal(verified.receiver, 'renamed hook');
-      assert.equal(verified.alerts[0]!.labels.alertname, 'HubgateTestNotification');
+    const created = await create({
+      name: 'hook',
+      kind: 'WEBHOOK',
+      config: { url: receiver.url('/first') },
+    });
+    const id = created.body.id;
+    assert.equal(created.body.lastAttempt, null, 'no attempt yet');
+    // Changing only the name keeps the URL and the signing secret.
+    await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { name: 'renamed hook' },
+    });
+    const ok = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(
+      ok.body,
+      { ok: true, responseStatus: 200, error: null },
+      "a test to a healthy channel does not report success with the receiver's 200",
+    );
+    const [arrived] = await receiver.waitFor(1);
+    assert.equal(arrived!.url, '/first', "the test notice went to another path than the channel's URL");
+    const verified = new Webhook(created.body.signingSecret).verify(arrived!.body, {
+      'webhook-id': String(arrived!.headers['webhook-id']),
+      'webhook-timestamp': String(arrived!.headers['webhook-timestamp']),
+      'webhook-signature': String(arrived!.headers['webhook-signature']),
+    }) as { receiver: string; alerts: Array<{ labels: Record<string, string> }> };
+    assert.equal(
+      verified.receiver,
+      'renamed hook',
+      'the test notice does not name the renamed channel as receiver',
+    );
+    assert.equal(
+      verified.alerts[0]!.labels.alertname,
+      'HubgateTestNotification',
+      'the test notice is not HubgateTestNotification',
+    );
 
-      answer = 503;
-      const failing = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
-      assert.equal(failing.status, 200);
-      assert.equal(failing.body.ok, false);
-      assert.equal(failing.body.responseStatus, 503);
-      assert.equal(typeof failing.body.error, 'string');
-      // The channel remembers its last attempt, for the console, the secret URL nowhere in it.
-      const read = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
-      assert.equal(read.body.lastAttempt.ok, false);
-      assert.equal(read.body.lastAttempt.responseStatus, 503);
-      assert.equal(read.body.lastAttempt.error, failing.body.error);
-      assert.equal(read.body.lastAttempt.test, true);
-      assert.ok(!Number.isNaN(Date.parse(read.body.lastAttempt.at)));
-      assert.ok(!read.text.includes(receiver.url('/first')), 'no secret URL');
+    answer = 503;
+    const failing = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    assert.equal(failing.status, 200, 'a failing test is not answered 200 with its outcome');
+    assert.equal(failing.body.ok, false, 'a test answered 503 reports success');
+    assert.equal(failing.body.responseStatus, 503, "a failing test does not report the receiver's 503");
+    assert.equal(typeof failing.body.error, 'string', 'a failing test does not say what went wrong');
+    // The channel remembers its last attempt, for the console, the secret URL nowhere in it.
+    const read = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
+    assert.equal(
+      read.body.lastAttempt.ok,
+      false,
+      "the channel's last attempt shows success after a failed test",
+    );
+    assert.equal(
+      read.body.lastAttempt.responseStatus,
+      503,
+      "the channel's last attempt lost the receiver's 503",
+    );
+    assert.equal(
+      read.body.lastAttempt.error,
+      failing.body.error,
+      "the channel's last attempt gives another error than the test answer",
+    );
+    assert.equal(read.body.lastAttempt.test, true, "the channel's last attempt is not marked as a test");
+    assert.ok(
+      !Number.isNaN(Date.parse(read.body.lastAttempt.at)),
+      "the channel's last attempt has no valid time",
+    );
+    assert.ok(!read.text.includes(receiver.url('/first')), 'no secret URL');
 
-      const moved = await h.request('PATCH', `${CHANNELS}/${id}`, {
-        token: h.platformToken,
-        body: { config: { url: receiver.url('/second') } },
-      });
-      assert.equal(moved.status, 200);
-      answer = 200;
-      await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
-      const all = await receiver.waitFor(3);
-      assert.equal(all[2]!.url, '/second');
-    } finally {
-      await receiver.close();
-    }
+    const moved = await h.request('PATCH', `${CHANNELS}/${id}`, {
+      token: h.platformToken,
+      body: { config: { url: receiver.url('/second') } },
+    });
+    assert.equal(moved.status, 200, "the channel's URL cannot be changed");
+    answer = 200;
+    await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    const all = await receiver.waitFor(3);
+    assert.equal(all[2]!.url, '/second', 'the test after the URL change went to the old URL');
   });
 
   test('a channel a rule uses cannot be deleted (409); once unused it is (204), audited without secrets', async () => {
@@ -409,9 +477,17 @@ describe('changing, testing and deleting channels', () => {
     });
     assert.equal(put.status, 200, put.text);
     const refused = await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken });
-    assert.equal(refused.status, 409);
-    assert.equal(refused.body.code, 'conflict');
-    assert.equal(refused.body.detail, 'rule “all” uses this channel; change the rules first.');
+    assert.equal(refused.status, 409, 'a channel a rule uses can be deleted');
+    assert.equal(
+      refused.body.code,
+      'conflict',
+      'deleting a channel in use is refused for another reason than conflict',
+    );
+    assert.equal(
+      refused.body.detail,
+      'rule “all” uses this channel; change the rules first.',
+      'the refusal does not name the rule that uses the channel',
+    );
 
     const cleared = await h.request('PUT', RULES, {
       token: h.platformToken,
@@ -419,9 +495,17 @@ describe('changing, testing and deleting channels', () => {
     });
     assert.equal(cleared.status, 200, cleared.text);
     const deleted = await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken });
-    assert.equal(deleted.status, 204);
-    assert.equal((await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken })).status, 404);
-    assert.equal((await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken })).status, 404);
+    assert.equal(deleted.status, 204, 'an unused channel cannot be deleted');
+    assert.equal(
+      (await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken })).status,
+      404,
+      'a deleted channel can still be read',
+    );
+    assert.equal(
+      (await h.request('DELETE', `${CHANNELS}/${id}`, { token: h.platformToken })).status,
+      404,
+      'a deleted channel can be deleted again',
+    );
 
     const audit = await h.database.kysely
       .selectFrom('audit_log')
@@ -432,9 +516,16 @@ describe('changing, testing and deleting channels', () => {
     assert.deepEqual(
       audit.map((a) => a.action),
       ['alerting.channel.create', 'alerting.channel.delete'],
+      "the channel's creation and deletion are not both audited, in order",
     );
-    assert.ok(audit.every((a) => a.actor_type === 'platform_key' && a.request_id));
-    assert.ok(!JSON.stringify(audit).includes('zzsecret'));
+    assert.ok(
+      audit.every((a) => a.actor_type === 'platform_key' && a.request_id),
+      'a channel audit row is not by the platform key, or has no request ID',
+    );
+    assert.ok(
+      !JSON.stringify(audit).includes('zzsecret'),
+      "a channel audit row carries the channel's secret",
+    );
     assertNoLeak(h, ['zzsecret']);
   });
 });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { makeSignedInTenant, makeWebhookConnection, until } from '../../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
-import { type Received, startReceiver } from '../../helpers/receiver.js';
+import { publishEvent } from '../../helpers/events.js';
+import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
+import { startHarness, type Harness, type TestSession } from '../../helpers/harness.js';
+import { startReceiver, type Received } from '../../helpers/receiver.js';
+import { waitUntil } from '../../helpers/wait.js';
 
 // QueueBacklogHigh and DeliveryFailureRateHigh, with thresholds small enough to cross in a test,
 // routed by the defaults to an HTTP channel; and the order of notices to a channel that was down.
@@ -56,96 +58,105 @@ async function connectionTo(session: TestSession, url: string): Promise<string> 
   return (await makeWebhookConnection(h, session, url, { displayName: 'orders' })).id;
 }
 
-const publish = (session: TestSession) =>
-  h.request('POST', '/api/v1/integrations/events', { session, body: { type: 'order.created', data: {} } });
-
-test('QueueBacklogHigh fires while more deliveries are due than the threshold, and resolves when they are sent', async () => {
+test('QueueBacklogHigh fires while more deliveries are due than the threshold, and resolves when they are sent', async (t) => {
   const { session } = await makeSignedInTenant(h);
-  const slow = await startReceiver((_r, _i, res) => {
+  const slow = await startReceiver(t, (_r, _i, res) => {
     setTimeout(() => res.end('ok'), 250);
   });
-  try {
-    await connectionTo(session, slow.url());
-    for (let i = 0; i < 10; i++) assert.equal((await publish(session)).status, 202);
-    await until(() => notices('QueueBacklogHigh').length >= 1, 'QueueBacklogHigh firing');
-    const [firing] = notices('QueueBacklogHigh');
-    assert.equal(firing!.body.status, 'firing');
-    assert.deepEqual(firing!.body.alerts[0]!.labels, { alertname: 'QueueBacklogHigh', severity: 'warning' });
-    assert.equal(firing!.received.headers['x-pager-token'], 'pager-5ecret');
-    await slow.waitFor(10);
-    await until(() => notices('QueueBacklogHigh').length >= 2, 'QueueBacklogHigh resolved');
-    assert.equal(notices('QueueBacklogHigh')[1]!.body.status, 'resolved');
-  } finally {
-    await slow.close();
-  }
+  await connectionTo(session, slow.url());
+  for (let i = 0; i < 10; i++) await publishEvent(h, session);
+  await waitUntil(() => notices('QueueBacklogHigh').length >= 1, { message: 'QueueBacklogHigh firing' });
+  const [firing] = notices('QueueBacklogHigh');
+  assert.equal(firing!.body.status, 'firing', 'the first QueueBacklogHigh notice is not a firing one');
+  assert.deepEqual(
+    firing!.body.alerts[0]!.labels,
+    { alertname: 'QueueBacklogHigh', severity: 'warning' },
+    'the QueueBacklogHigh alert carries other labels than its name and severity',
+  );
+  assert.equal(
+    firing!.received.headers['x-pager-token'],
+    'pager-5ecret',
+    "the HTTP channel's header was not sent with the notice",
+  );
+  await slow.waitFor(10);
+  await waitUntil(() => notices('QueueBacklogHigh').length >= 2, { message: 'QueueBacklogHigh resolved' });
+  assert.equal(
+    notices('QueueBacklogHigh')[1]!.body.status,
+    'resolved',
+    'QueueBacklogHigh does not resolve once the queue is sent',
+  );
 });
 
-test('DeliveryFailureRateHigh fires for the tenant whose attempts fail above the threshold', async () => {
+test('DeliveryFailureRateHigh fires for the tenant whose attempts fail above the threshold', async (t) => {
   const { tenant, session } = await makeSignedInTenant(h);
-  const failing = await startReceiver((_r, _i, res) => {
+  const failing = await startReceiver(t, (_r, _i, res) => {
     res.statusCode = 502;
     res.end();
   });
-  try {
-    await connectionTo(session, failing.url());
-    for (let i = 0; i < 2; i++) assert.equal((await publish(session)).status, 202);
-    await until(
-      () => notices('DeliveryFailureRateHigh').some((n) => n.body.alerts[0]!.labels.tenantId === tenant.id),
-      'DeliveryFailureRateHigh for the tenant',
-    );
-    const notice = notices('DeliveryFailureRateHigh').find(
-      (n) => n.body.alerts[0]!.labels.tenantId === tenant.id,
-    );
-    assert.equal(notice!.body.status, 'firing');
-    assert.equal(notice!.body.alerts[0]!.labels.severity, 'warning');
-  } finally {
-    await failing.close();
-  }
+  await connectionTo(session, failing.url());
+  for (let i = 0; i < 2; i++) await publishEvent(h, session);
+  await waitUntil(
+    () => notices('DeliveryFailureRateHigh').some((n) => n.body.alerts[0]!.labels.tenantId === tenant.id),
+    { message: 'DeliveryFailureRateHigh for the tenant' },
+  );
+  const notice = notices('DeliveryFailureRateHigh').find(
+    (n) => n.body.alerts[0]!.labels.tenantId === tenant.id,
+  );
+  assert.equal(
+    notice!.body.status,
+    'firing',
+    "the tenant's DeliveryFailureRateHigh notice is not a firing one",
+  );
+  assert.equal(
+    notice!.body.alerts[0]!.labels.severity,
+    'warning',
+    'DeliveryFailureRateHigh is not a warning',
+  );
 });
 
-test('a channel that was down when an alert fired hears "resolved" last, never a stale "firing" after it', async () => {
+test('a channel that was down when an alert fired hears "resolved" last, never a stale "firing" after it', async (t) => {
   const { session } = await makeSignedInTenant(h);
   let healthy = false;
-  const target = await startReceiver((_r, _i, res) => {
+  const target = await startReceiver(t, (_r, _i, res) => {
     res.statusCode = healthy ? 200 : 500;
     res.end();
   });
   // Down for the first notice (retried 2 s later, ALERT_RETRY_SCHEDULE=2), up afterwards.
-  const flaky = await startReceiver((_r, i, res) => {
+  const flaky = await startReceiver(t, (_r, i, res) => {
     res.statusCode = i === 0 ? 503 : 200;
     res.end();
   });
-  try {
-    const channel = await h.request('POST', '/api/v1/platform/alerting/channels', {
-      token: h.platformToken,
-      body: { name: 'flaky', kind: 'HTTP', config: { url: flaky.url('/notify') } },
-    });
-    assert.equal(channel.status, 201);
-    const connectionId = await connectionTo(session, target.url());
-    const current = await h.request('GET', '/api/v1/platform/alerting/rules', { token: h.platformToken });
-    const rules = await h.request('PUT', '/api/v1/platform/alerting/rules', {
-      token: h.platformToken,
-      body: {
-        defaults: current.body.defaults,
-        rules: [
-          {
-            name: 'this connection',
-            matchers: [{ name: 'connectionId', op: '=', value: connectionId }],
-            channelIds: [channel.body.id],
-          },
-        ],
-      },
-    });
-    assert.equal(rules.status, 200, rules.text);
-    assert.equal((await publish(session)).status, 202);
-    await flaky.waitFor(1); // the firing notice, refused
-    healthy = true;
-    assert.equal((await publish(session)).status, 202); // delivered: the alert resolves
-    await flaky.waitFor(2);
-    await new Promise((resolve) => setTimeout(resolve, 3_000)); // past the firing notice's retry
-    const statuses = flaky.received.map((r) => (JSON.parse(r.body) as Body).status);
-    assert.deepEqual(statuses, ['firing', 'resolved']);
-  } finally {
-    await Promise.all([target.close(), flaky.close()]);
-  }
+  const channel = await h.request('POST', '/api/v1/platform/alerting/channels', {
+    token: h.platformToken,
+    body: { name: 'flaky', kind: 'HTTP', config: { url: flaky.url('/notify') } },
+  });
+  assert.equal(channel.status, 201, 'the flaky channel cannot be created');
+  const connectionId = await connectionTo(session, target.url());
+  const current = await h.request('GET', '/api/v1/platform/alerting/rules', { token: h.platformToken });
+  const rules = await h.request('PUT', '/api/v1/platform/alerting/rules', {
+    token: h.platformToken,
+    body: {
+      defaults: current.body.defaults,
+      rules: [
+        {
+          name: 'this connection',
+          matchers: [{ name: 'connectionId', op: '=', value: connectionId }],
+          channelIds: [channel.body.id],
+        },
+      ],
+    },
+  });
+  assert.equal(rules.status, 200, rules.text);
+  await publishEvent(h, session);
+  await flaky.waitFor(1); // the firing notice, refused
+  healthy = true;
+  await publishEvent(h, session); // delivered: the alert resolves
+  await flaky.waitFor(2);
+  await new Promise((resolve) => setTimeout(resolve, 3_000)); // past the firing notice's retry
+  const statuses = flaky.received.map((r) => (JSON.parse(r.body) as Body).status);
+  assert.deepEqual(
+    statuses,
+    ['firing', 'resolved'],
+    'the channel that was down did not hear firing then resolved, in that order, and nothing stale after',
+  );
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { until } from '../../helpers/factories.js';
-import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startHarness, type Harness } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { adminQuery, createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
+import { waitUntil } from '../../helpers/wait.js';
 
 // DatabaseUnavailable, for real: the test database stops taking connections and its sessions are
 // ended, then it is let back. PostgreSQL only (an embedded database cannot go away on its own).
@@ -58,14 +58,24 @@ if (ENGINE === 'postgres') {
     await adminQuery(
       `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`,
     );
-    await until(() => notices().some((n) => n.status === 'firing'), 'DatabaseUnavailable firing', 20_000);
+    await waitUntil(() => notices().some((n) => n.status === 'firing'), {
+      message: 'DatabaseUnavailable firing',
+      timeoutMs: 20_000,
+    });
     const firing = notices().find((n) => n.status === 'firing')!;
-    assert.deepEqual(firing.alerts[0]!.labels, { alertname: 'DatabaseUnavailable', severity: 'critical' });
+    assert.deepEqual(
+      firing.alerts[0]!.labels,
+      { alertname: 'DatabaseUnavailable', severity: 'critical' },
+      'the DatabaseUnavailable notice carries other labels than its name and critical severity',
+    );
     const ready = await fetch(`${h.baseUrl}/readyz`);
-    assert.equal(ready.status, 503);
+    assert.equal(ready.status, 503, 'the service says it is ready while its database is gone');
 
     await adminQuery(`alter database ${name} allow_connections true`);
-    await until(() => notices().some((n) => n.status === 'resolved'), 'DatabaseUnavailable resolved', 20_000);
+    await waitUntil(() => notices().some((n) => n.status === 'resolved'), {
+      message: 'DatabaseUnavailable resolved',
+      timeoutMs: 20_000,
+    });
     const resolved = notices().filter((n) => n.alerts[0]!.labels.alertname === 'DatabaseUnavailable');
     assert.deepEqual(
       resolved.map((n) => n.status),

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../../src/crypto/keyring.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
-import { type Harness, type TestSession, startHarness } from '../../helpers/harness.js';
+import { startHarness, type Harness, type TestSession } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
 
@@ -39,52 +39,52 @@ if (ENGINE === 'postgres') {
       session,
       body: { type: 'order.created', data: {} },
     });
-    assert.equal(published.status, 202);
+    assert.equal(published.status, 202, 'the event for the failing connection is not accepted');
     return id;
   }
 
-  test('when the evaluating process stops, the other takes over without sending again what was sent', async () => {
-    const target = await startReceiver((_r, _i, res) => {
+  test('when the evaluating process stops, the other takes over without sending again what was sent', async (t) => {
+    const target = await startReceiver(t, (_r, _i, res) => {
       res.statusCode = 500;
       res.end();
     });
-    const pager = await startReceiver();
-    try {
-      const channel = await first.request('POST', '/api/v1/platform/alerting/channels', {
-        token: first.platformToken,
-        body: { name: 'on-call', kind: 'WEBHOOK', config: { url: pager.url('/alerts') } },
-      });
-      assert.equal(channel.status, 201);
-      const rules = await first.request('PUT', '/api/v1/platform/alerting/rules', {
-        token: first.platformToken,
-        body: { defaults: { channelIds: [channel.body.id], repeatIntervalSeconds: 3600 }, rules: [] },
-      });
-      assert.equal(rules.status, 200);
-      const connections = () =>
-        pager.received.map(
-          (r) =>
-            (
-              new Webhook(channel.body.signingSecret).verify(r.body, {
-                'webhook-id': String(r.headers['webhook-id']),
-                'webhook-timestamp': String(r.headers['webhook-timestamp']),
-                'webhook-signature': String(r.headers['webhook-signature']),
-              }) as { alerts: Array<{ labels: Record<string, string> }> }
-            ).alerts[0]!.labels.connectionId,
-        );
+    const pager = await startReceiver(t);
+    const channel = await first.request('POST', '/api/v1/platform/alerting/channels', {
+      token: first.platformToken,
+      body: { name: 'on-call', kind: 'WEBHOOK', config: { url: pager.url('/alerts') } },
+    });
+    assert.equal(channel.status, 201, 'the alert channel cannot be created');
+    const rules = await first.request('PUT', '/api/v1/platform/alerting/rules', {
+      token: first.platformToken,
+      body: { defaults: { channelIds: [channel.body.id], repeatIntervalSeconds: 3600 }, rules: [] },
+    });
+    assert.equal(rules.status, 200, 'the routing rules cannot be saved');
+    const connections = () =>
+      pager.received.map(
+        (r) =>
+          (
+            new Webhook(channel.body.signingSecret).verify(r.body, {
+              'webhook-id': String(r.headers['webhook-id']),
+              'webhook-timestamp': String(r.headers['webhook-timestamp']),
+              'webhook-signature': String(r.headers['webhook-signature']),
+            }) as { alerts: Array<{ labels: Record<string, string> }> }
+          ).alerts[0]!.labels.connectionId,
+      );
 
-      const { session } = await makeSignedInTenant(first);
-      const before = await failingConnection(first, session, target.url());
-      await pager.waitFor(1);
-      assert.deepEqual(connections(), [before]);
+    const { session } = await makeSignedInTenant(first);
+    const before = await failingConnection(first, session, target.url());
+    await pager.waitFor(1);
+    assert.deepEqual(
+      connections(),
+      [before],
+      'the first process did not send exactly the notice for its connection',
+    );
 
-      await first.close();
-      const { session: other } = await makeSignedInTenant(second);
-      const afterwards = await failingConnection(second, other, target.url());
-      await pager.waitFor(2);
-      await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten more evaluations
-      assert.deepEqual(connections(), [before, afterwards], 'the new evaluator sent only what was new');
-    } finally {
-      await Promise.all([target.close(), pager.close()]);
-    }
+    await first.close();
+    const { session: other } = await makeSignedInTenant(second);
+    const afterwards = await failingConnection(second, other, target.url());
+    await pager.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten more evaluations
+    assert.deepEqual(connections(), [before, afterwards], 'the new evaluator sent only what was new');
   });
 }

@@ -1,7 +1,8 @@
+import '../../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { NoticePlans, type ChannelState, type Waiting } from '../../../src/platform/alerting/notice-plans.js';
 import type { AlertInstance } from '../../../src/platform/alerting/notification.js';
-import { type ChannelState, NoticePlans, type Waiting } from '../../../src/platform/alerting/notice-plans.js';
 
 // The notice rules, alone: which (group, channel) is told what at an evaluation.
 const T0 = new Date('2025-01-02T03:00:00.000Z');
@@ -34,7 +35,11 @@ function evaluate(
 
 test('new alerts wait one evaluation, and go together once an evaluation finds no more', () => {
   const first = evaluate(T0, new Map(), [[alert('ten_1', 1), undefined]]);
-  assert.deepEqual(first.notices, []);
+  assert.deepEqual(
+    first.notices,
+    [],
+    'a new alert is told at its first evaluation, before the group could grow',
+  );
   const second = evaluate(later(100), first.waiting, [
     [alert('ten_1', 1), undefined],
     [alert('ten_1', 2), undefined],
@@ -44,12 +49,13 @@ test('new alerts wait one evaluation, and go together once an evaluation finds n
     [alert('ten_1', 1), undefined],
     [alert('ten_1', 2), undefined],
   ]);
-  assert.equal(third.notices.length, 1);
+  assert.equal(third.notices.length, 1, 'the group is not told once an evaluation finds no more alerts');
   assert.deepEqual(
     third.notices[0]?.alerts.map((a) => a.fingerprint),
     ['ten_1-1', 'ten_1-2'],
+    'the notice does not hold both alerts of the group',
   );
-  assert.equal(third.waiting.size, 0);
+  assert.equal(third.waiting.size, 0, 'a group already told still waits');
 });
 
 test('a burst that never stops is told 30 s after it began', () => {
@@ -59,7 +65,12 @@ test('a burst that never stops is told 30 s after it began', () => {
     alerts.push([alert('ten_1', i), undefined]);
     const result = evaluate(later(i * 1000), waiting, alerts);
     if (i < 30) assert.deepEqual(result.notices, [], `second ${i}`);
-    else assert.equal(result.notices[0]?.alerts.length, 31);
+    else
+      assert.equal(
+        result.notices[0]?.alerts.length,
+        31,
+        'a burst that never stops is not told at 30 s, with all its alerts',
+      );
     waiting = result.waiting;
   }
 });
@@ -75,18 +86,31 @@ test('a resolution is told at once, with the alerts still firing; tenants are gr
     [alert('ten_1', 2, 'resolved')],
   );
   assert.equal(result.notices.length, 1, 'ten_2 waits; ten_1 resolves at once');
-  assert.equal(result.notices[0]?.groupKey, 'DeliveryFailed/ten_1');
+  assert.equal(
+    result.notices[0]?.groupKey,
+    'DeliveryFailed/ten_1',
+    'the resolution is told for another group',
+  );
   assert.deepEqual(
     result.notices[0]?.alerts.map((a) => [a.fingerprint, a.status]),
     [
       ['ten_1-1', 'firing'],
       ['ten_1-2', 'resolved'],
     ],
+    'the resolution is not told with the alert still firing',
   );
 });
 
 test('a group told before is told again only after its repeat interval', () => {
   const firing: Array<[AlertInstance, Map<string, ChannelState>]> = [[alert('ten_1', 1), told('firing', T0)]];
-  assert.deepEqual(evaluate(later(59_999), new Map(), firing, [], 60).notices, []);
-  assert.equal(evaluate(later(60_000), new Map(), firing, [], 60).notices.length, 1);
+  assert.deepEqual(
+    evaluate(later(59_999), new Map(), firing, [], 60).notices,
+    [],
+    'a group is told again before its repeat interval',
+  );
+  assert.equal(
+    evaluate(later(60_000), new Map(), firing, [], 60).notices.length,
+    1,
+    'a group is not told again once its repeat interval has passed',
+  );
 });

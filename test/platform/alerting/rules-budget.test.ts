@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RE2JS } from 're2js';
+import { costliestRoutingRegexes, longRoutingRegexRules } from '../../../bench/patterns-inputs.js';
 import { newId } from '../../../src/crypto/ids.js';
 import { programSizeBound } from '../../../src/platform/alerting/program-size.js';
-import { costliestRoutingRegexes, longRoutingRegexRules } from '../../../bench/patterns-inputs.js';
-import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startHarness, type Harness } from '../../helpers/harness.js';
 
 const PATH = '/api/v1/platform/alerting/rules';
 
@@ -34,7 +34,7 @@ async function probeDuring<T>(work: Promise<T>): Promise<{ result: T; slowest: n
   while (!done) {
     const started = performance.now();
     const health = await h.request('GET', '/healthz');
-    assert.equal(health.status, 200);
+    assert.equal(health.status, 200, 'the service stops answering health checks while rules compile');
     slowest = Math.max(slowest, performance.now() - started);
     probes += 1;
   }
@@ -53,10 +53,22 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
     const rules = longRoutingRegexRules(38, false, salt());
     const { result: response, ms } = await timed(() => put(rules));
     assert.equal(response.status, 400, response.text);
-    assert.equal(response.body.code, 'validation_failed');
+    assert.equal(
+      response.body.code,
+      'validation_failed',
+      'the long invalid expressions are refused for another reason than validation',
+    );
     assert.equal(response.body.errors.length, 1, 'one refusal is enough');
-    assert.equal(response.body.errors[0].path, 'rules.0.matchers.0.value');
-    assert.match(response.body.errors[0].message, /RE2/);
+    assert.equal(
+      response.body.errors[0].path,
+      'rules.0.matchers.0.value',
+      'the refusal does not name the first expression',
+    );
+    assert.match(
+      response.body.errors[0].message,
+      /RE2/,
+      'the refusal does not say the expression is not RE2',
+    );
     assert.ok(ms < 5_000, `answered after ${ms.toFixed(0)} ms`);
   });
 
@@ -66,7 +78,11 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
     const { result: response, ms } = await timed(() => put(rules));
     assert.equal(response.status, 400, response.text);
     assert.equal(response.body.errors.length, 1, response.text);
-    assert.match(response.body.errors[0].message, /6000 characters/);
+    assert.match(
+      response.body.errors[0].message,
+      /6000 characters/,
+      "the valid expressions are not refused at the document's 6000-character bound",
+    );
     assert.ok(ms < 5_000, `answered after ${ms.toFixed(0)} ms`);
   });
 
@@ -77,8 +93,16 @@ describe('alert routing rules: the cost of compiling a document is bounded befor
       put([{ name: 'r', matchers: [{ name: 'tenantId', op: '=~', value }], channelIds: [] }]),
     );
     assert.equal(response.status, 400, response.text);
-    assert.equal(response.body.errors[0].path, 'rules.0.matchers.0.value');
-    assert.match(response.body.errors[0].message, /more than 2000 RE2 instructions/);
+    assert.equal(
+      response.body.errors[0].path,
+      'rules.0.matchers.0.value',
+      'the costly expression is refused on another field',
+    );
+    assert.match(
+      response.body.errors[0].message,
+      /more than 2000 RE2 instructions/,
+      'the costly expression is not refused for its RE2 program size',
+    );
     assert.ok(ms < 500, `answered after ${ms.toFixed(0)} ms`);
   });
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { newId } from '../../../src/crypto/ids.js';
-import { type RoutingDocument, routeAlert, type RoutingRule } from '../../../src/platform/alerting/rules.js';
 import { worstRoutingLabel, worstRoutingRegexes } from '../../../bench/patterns-inputs.js';
+import { newId } from '../../../src/crypto/ids.js';
+import { routeAlert, type RoutingDocument, type RoutingRule } from '../../../src/platform/alerting/rules.js';
 import { makeKey, makeSignedInTenant } from '../../helpers/factories.js';
-import { type Harness, startHarness } from '../../helpers/harness.js';
+import { startHarness, type Harness } from '../../helpers/harness.js';
 
 const PATH = '/api/v1/platform/alerting/rules';
 
@@ -51,12 +51,16 @@ describe('alert routing rules: GET and PUT', () => {
   test('before any PUT: revision 0, no default channels, 1 h repeat, no rules, ETag "0"', async () => {
     const response = await get();
     assert.equal(response.status, 200, response.text);
-    assert.deepEqual(response.body, {
-      revision: 0,
-      defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
-      rules: [],
-    });
-    assert.equal(response.headers.get('etag'), '"0"');
+    assert.deepEqual(
+      response.body,
+      {
+        revision: 0,
+        defaults: { channelIds: [], repeatIntervalSeconds: 3600 },
+        rules: [],
+      },
+      'the rules before any PUT are not the empty document at revision 0',
+    );
+    assert.equal(response.headers.get('etag'), '"0"', 'the rules before any PUT carry another ETag than "0"');
   });
 
   test('PUT replaces the document, assigns rule IDs and defaults, bumps the revision; GET reads it back', async () => {
@@ -83,33 +87,41 @@ describe('alert routing rules: GET and PUT', () => {
       ],
     });
     assert.equal(response.status, 200, response.text);
-    assert.equal(response.body.revision, before + 1);
-    assert.equal(response.headers.get('etag'), `"${before + 1}"`);
+    assert.equal(response.body.revision, before + 1, 'PUT did not bump the revision by one');
+    assert.equal(
+      response.headers.get('etag'),
+      `"${before + 1}"`,
+      "the PUT answer's ETag is not the new revision",
+    );
     const [first, second] = response.body.rules;
-    assert.match(first.id, /^rul_[0-9A-Za-z]{22}$/);
-    assert.deepEqual(first, {
-      id: first.id,
-      name: 'Delivery failures to Slack',
-      enabled: true,
-      matchers: [{ name: 'alertname', op: '=~', value: 'Delivery.*' }],
-      channelIds: [b],
-      continue: false,
-      repeatIntervalSeconds: null,
-    });
-    assert.equal(second.id, keptId);
-    assert.equal(second.enabled, false);
-    assert.equal(second.continue, true);
-    assert.equal(second.repeatIntervalSeconds, 60);
+    assert.match(first.id, /^rul_[0-9A-Za-z]{22}$/, 'the new rule was not given a rul_ ID');
+    assert.deepEqual(
+      first,
+      {
+        id: first.id,
+        name: 'Delivery failures to Slack',
+        enabled: true,
+        matchers: [{ name: 'alertname', op: '=~', value: 'Delivery.*' }],
+        channelIds: [b],
+        continue: false,
+        repeatIntervalSeconds: null,
+      },
+      'the new rule lacks a defaulted field or changed one given',
+    );
+    assert.equal(second.id, keptId, 'the rule ID given was not kept');
+    assert.equal(second.enabled, false, "the rule's enabled: false was not kept");
+    assert.equal(second.continue, true, "the rule's continue: true was not kept");
+    assert.equal(second.repeatIntervalSeconds, 60, "the rule's repeat interval was not kept");
 
     const read = await get();
-    assert.deepEqual(read.body, response.body);
-    assert.equal(read.headers.get('etag'), `"${before + 1}"`);
+    assert.deepEqual(read.body, response.body, 'GET reads back something other than PUT answered');
+    assert.equal(read.headers.get('etag'), `"${before + 1}"`, "GET's ETag is not the new revision");
 
     // The same body again keeps the IDs it names and is a new revision all the same.
     const again = await put({ defaults: read.body.defaults, rules: read.body.rules });
     assert.equal(again.status, 200, again.text);
-    assert.equal(again.body.revision, before + 2);
-    assert.deepEqual(again.body.rules, read.body.rules);
+    assert.equal(again.body.revision, before + 2, 'the same body again did not make a new revision');
+    assert.deepEqual(again.body.rules, read.body.rules, 'the same body again changed the rules or their IDs');
   });
 
   test('If-Match: the current revision (bare, quoted, in a list, or *) succeeds; a stale one is 409', async () => {
@@ -118,7 +130,11 @@ describe('alert routing rules: GET and PUT', () => {
     for (const ifMatch of [`${revision}`, `"${revision + 1}"`, `"7777", ${revision + 2}`, '*']) {
       const response = await put(body, { 'if-match': ifMatch });
       assert.equal(response.status, 200, `${ifMatch}: ${response.text}`);
-      assert.equal(response.body.revision, revision + 1);
+      assert.equal(
+        response.body.revision,
+        revision + 1,
+        `If-Match ${ifMatch}: the revision did not go up by one`,
+      );
       revision += 1;
     }
 
@@ -129,9 +145,9 @@ describe('alert routing rules: GET and PUT', () => {
       { 'if-match': `"${revision - 1}"` },
     );
     assert.equal(stale.status, 409, stale.text);
-    assert.equal(stale.body.code, 'conflict');
-    assert.deepEqual((await get()).body, current.body);
-    assert.equal(await auditCount(), audits);
+    assert.equal(stale.body.code, 'conflict', 'a stale If-Match is refused for another reason than conflict');
+    assert.deepEqual((await get()).body, current.body, 'a stale If-Match changed the rules');
+    assert.equal(await auditCount(), audits, 'a stale If-Match was audited');
   });
 
   test('a malformed If-Match is 400 validation_failed naming the header', async () => {
@@ -139,8 +155,16 @@ describe('alert routing rules: GET and PUT', () => {
     for (const ifMatch of ['abc', '"1', 'W/"1"', '-1', ',']) {
       const response = await put(body, { 'if-match': ifMatch });
       assert.equal(response.status, 400, ifMatch);
-      assert.equal(response.body.code, 'validation_failed');
-      assert.equal(response.body.errors[0].path, 'headers.if-match');
+      assert.equal(
+        response.body.code,
+        'validation_failed',
+        `If-Match ${ifMatch}: refused for another reason than validation`,
+      );
+      assert.equal(
+        response.body.errors[0].path,
+        'headers.if-match',
+        `If-Match ${ifMatch}: the refusal does not name the header`,
+      );
     }
   });
 
@@ -158,13 +182,18 @@ describe('alert routing rules: GET and PUT', () => {
       ],
     });
     assert.equal(response.status, 400, response.text);
-    assert.equal(response.body.code, 'validation_failed');
+    assert.equal(
+      response.body.code,
+      'validation_failed',
+      'an unknown channel is refused for another reason than validation',
+    );
     assert.deepEqual(
       response.body.errors.map((e: { path: string }) => e.path),
       ['defaults.channelIds.1', 'rules.2.channelIds.0'],
+      'the refusal does not name exactly the places the unknown channels are used',
     );
-    assert.deepEqual((await get()).body, current.body);
-    assert.equal(await auditCount(), audits);
+    assert.deepEqual((await get()).body, current.body, 'a refused document changed the rules');
+    assert.equal(await auditCount(), audits, 'a refused document was audited');
   });
 
   test('a regex that does not compile is 400 naming the matcher value', async () => {
@@ -183,9 +212,17 @@ describe('alert routing rules: GET and PUT', () => {
       ],
     });
     assert.equal(response.status, 400, response.text);
-    assert.equal(response.body.code, 'validation_failed');
-    assert.equal(response.body.errors[0].path, 'rules.0.matchers.1.value');
-    assert.deepEqual((await get()).body, current.body);
+    assert.equal(
+      response.body.code,
+      'validation_failed',
+      'a regex that does not compile is refused for another reason than validation',
+    );
+    assert.equal(
+      response.body.errors[0].path,
+      'rules.0.matchers.1.value',
+      'the refusal does not name the matcher value that does not compile',
+    );
+    assert.deepEqual((await get()).body, current.body, 'a refused regex changed the rules');
 
     // The same text under = is a plain string, not a pattern.
     const literal = await put({
@@ -224,14 +261,18 @@ describe('alert routing rules: GET and PUT', () => {
     for (const value of refused) {
       const response = await put(withValue(value));
       assert.equal(response.status, 400, `${value}: ${response.text}`);
-      assert.equal(response.body.code, 'validation_failed');
+      assert.equal(
+        response.body.code,
+        'validation_failed',
+        `${value}: refused for another reason than validation`,
+      );
       assert.deepEqual(
         response.body.errors.map((e: { path: string }) => e.path),
         ['rules.0.matchers.1.value'],
         value,
       );
     }
-    assert.deepEqual((await get()).body, current.body);
+    assert.deepEqual((await get()).body, current.body, 'a refused RE2 pattern changed the rules');
 
     for (const value of ['(?i)delivery.*', '(?P<kind>Delivery)Failed', '[[:upper:]][[:alpha:]]+', '\\pL+']) {
       const response = await put(withValue(value));
@@ -263,12 +304,24 @@ describe('alert routing rules: GET and PUT', () => {
       rules: asRules(costlyMatchers(60, 990)),
     });
     assert.equal(response.status, 400, response.text);
-    assert.equal(response.body.code, 'validation_failed');
+    assert.equal(
+      response.body.code,
+      'validation_failed',
+      'costly regexes are refused for another reason than validation',
+    );
     assert.equal(response.body.errors.length, 1, response.text);
     // Each compiles to about 1,000 instructions: the 15th goes over.
-    assert.match(response.body.errors[0].path, /^rules\.0\.matchers\.(13|14|15)\.value$/);
-    assert.match(response.body.errors[0].message, /15000 RE2 instructions/);
-    assert.deepEqual((await get()).body, current.body);
+    assert.match(
+      response.body.errors[0].path,
+      /^rules\.0\.matchers\.(13|14|15)\.value$/,
+      'the refusal does not name the matcher that goes over the budget',
+    );
+    assert.match(
+      response.body.errors[0].message,
+      /15000 RE2 instructions/,
+      'the refusal does not name the 15000-instruction budget',
+    );
+    assert.deepEqual((await get()).body, current.body, 'a refused document changed the rules');
 
     // The same pattern many times counts once.
     const repeated = costlyMatchers(1, 990);
@@ -344,13 +397,17 @@ describe('alert routing rules: GET and PUT', () => {
     for (const [body, field] of cases) {
       const response = await put(body);
       assert.equal(response.status, 400, JSON.stringify(body).slice(0, 200));
-      assert.equal(response.body.code, 'validation_failed');
+      assert.equal(
+        response.body.code,
+        'validation_failed',
+        `${field}: refused for another reason than validation`,
+      );
       assert.ok(
         response.body.errors.some((e: { path: string }) => e.path.startsWith(field)),
         `${field} → ${JSON.stringify(response.body.errors)}`,
       );
     }
-    assert.deepEqual((await get()).body, current.body);
+    assert.deepEqual((await get()).body, current.body, 'a bad body changed the rules');
   });
 
   test('every PUT writes one audit row with the revision and rule count, in the same transaction', async () => {
@@ -366,17 +423,21 @@ describe('alert routing rules: GET and PUT', () => {
       .where('action', '=', 'alerting.rules.replace')
       .where('request_id', '=', response.headers.get('x-request-id'))
       .execute();
-    assert.equal(rows.length, 1);
+    assert.equal(rows.length, 1, 'one PUT did not write exactly one audit row');
     const [row] = rows;
-    assert.equal(row?.tenant_id, null);
-    assert.equal(row?.actor_type, 'platform_key');
-    assert.ok(row?.ip);
-    assert.deepEqual(row?.metadata, {
-      revision: response.body.revision,
-      previousRevision: response.body.revision - 1,
-      ruleCount: 1,
-      channelIds: [channel],
-    });
+    assert.equal(row?.tenant_id, null, 'the rules audit row is filed under a tenant');
+    assert.equal(row?.actor_type, 'platform_key', 'the rules audit row is not by the platform key');
+    assert.ok(row?.ip, 'the rules audit row has no client address');
+    assert.deepEqual(
+      row?.metadata,
+      {
+        revision: response.body.revision,
+        previousRevision: response.body.revision - 1,
+        ruleCount: 1,
+        channelIds: [channel],
+      },
+      "the rules audit row's metadata is wrong",
+    );
   });
 
   test('two concurrent PUTs with the same If-Match: exactly one 200, one 409', async () => {
@@ -394,8 +455,12 @@ describe('alert routing rules: GET and PUT', () => {
       assert.deepEqual(statuses, [200, 409], responses.map((r) => r.text).join('\n'));
       const winner = responses.find((r) => r.status === 200);
       const read = await get();
-      assert.equal(read.body.revision, revision + 1);
-      assert.deepEqual(read.body, winner?.body);
+      assert.equal(
+        read.body.revision,
+        revision + 1,
+        'two concurrent PUTs bumped the revision other than once',
+      );
+      assert.deepEqual(read.body, winner?.body, "the stored rules are not the winner's");
     }
   });
 });
@@ -414,7 +479,7 @@ describe('alert routing rules: the very first write', () => {
         responses.map((r) => r.text).join('\n'),
       );
       const read = await fresh.request('GET', PATH, { token: fresh.platformToken });
-      assert.equal(read.body.revision, 1);
+      assert.equal(read.body.revision, 1, 'two first PUTs bumped the revision other than once');
     } finally {
       await fresh.close();
     }
@@ -428,8 +493,16 @@ describe('alert routing rules: access', () => {
     for (const method of ['GET', 'PUT']) {
       const response = await h.request(method, PATH, { body: method === 'PUT' ? body : undefined });
       assert.equal(response.status, 401, method);
-      assert.equal(response.body.code, 'unauthenticated');
-      assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+      assert.equal(
+        response.body.code,
+        'unauthenticated',
+        `${method}: refused for another reason than unauthenticated`,
+      );
+      assert.equal(
+        response.headers.get('www-authenticate'),
+        'Bearer',
+        `${method}: the 401 does not ask for a Bearer token`,
+      );
     }
   });
 
@@ -444,10 +517,14 @@ describe('alert routing rules: access', () => {
           body: method === 'PUT' ? body : undefined,
         });
         assert.equal(response.status, 403, `${method} ${Object.keys(credential)[0]}: ${response.text}`);
-        assert.equal(response.body.code, 'platform_key_required');
+        assert.equal(
+          response.body.code,
+          'platform_key_required',
+          `${method} ${Object.keys(credential)[0]}: refused for another reason than needing a platform key`,
+        );
       }
     }
-    assert.deepEqual((await get()).body, current.body);
+    assert.deepEqual((await get()).body, current.body, 'a refused tenant credential changed the rules');
   });
 });
 
@@ -473,10 +550,16 @@ describe('routeAlert', () => {
       rule({ matchers: [{ name: 'severity', op: '=', value: 'critical' }], channelIds: ['chn_a'] }),
       rule({ matchers: [], channelIds: ['chn_b'] }),
     ]);
-    assert.deepEqual(routeAlert({ severity: 'critical' }, d), [
-      { channelId: 'chn_a', repeatIntervalSeconds: 3600 },
-    ]);
-    assert.deepEqual(ids(routeAlert({ severity: 'warning' }, d)), ['chn_b']);
+    assert.deepEqual(
+      routeAlert({ severity: 'critical' }, d),
+      [{ channelId: 'chn_a', repeatIntervalSeconds: 3600 }],
+      "a critical alert does not go only to the first rule's channel",
+    );
+    assert.deepEqual(
+      ids(routeAlert({ severity: 'warning' }, d)),
+      ['chn_b'],
+      'a warning does not fall through to the catch-all rule',
+    );
   });
 
   test('continue adds the next matches too; one entry per channel, the first interval winning', () => {
@@ -487,17 +570,21 @@ describe('routeAlert', () => {
       rule({ channelIds: ['chn_e'] }),
       rule({ channelIds: ['chn_f'] }),
     ]);
-    assert.deepEqual(routeAlert({}, d), [
-      { channelId: 'chn_a', repeatIntervalSeconds: 60 },
-      { channelId: 'chn_b', repeatIntervalSeconds: 60 },
-      { channelId: 'chn_d', repeatIntervalSeconds: 3600 },
-      { channelId: 'chn_e', repeatIntervalSeconds: 3600 },
-    ]);
+    assert.deepEqual(
+      routeAlert({}, d),
+      [
+        { channelId: 'chn_a', repeatIntervalSeconds: 60 },
+        { channelId: 'chn_b', repeatIntervalSeconds: 60 },
+        { channelId: 'chn_d', repeatIntervalSeconds: 3600 },
+        { channelId: 'chn_e', repeatIntervalSeconds: 3600 },
+      ],
+      'continue does not add the next matches once each, with the first interval',
+    );
   });
 
   test('a disabled rule is skipped', () => {
     const d = doc([rule({ enabled: false, channelIds: ['chn_a'] }), rule({ channelIds: ['chn_b'] })]);
-    assert.deepEqual(ids(routeAlert({}, d)), ['chn_b']);
+    assert.deepEqual(ids(routeAlert({}, d)), ['chn_b'], 'a disabled rule still routes');
   });
 
   test('no match: the defaults, with their interval; a match never adds the defaults', () => {
@@ -510,16 +597,30 @@ describe('routeAlert', () => {
       ],
       { channelIds: ['chn_default', 'chn_other'], repeatIntervalSeconds: 120 },
     );
-    assert.deepEqual(routeAlert({ alertname: 'DeliveryFailed' }, d), [
-      { channelId: 'chn_default', repeatIntervalSeconds: 120 },
-      { channelId: 'chn_other', repeatIntervalSeconds: 120 },
-    ]);
-    assert.deepEqual(routeAlert({ alertname: 'QueueBacklogHigh' }, d), [
-      { channelId: 'chn_a', repeatIntervalSeconds: 120 },
-    ]);
+    assert.deepEqual(
+      routeAlert({ alertname: 'DeliveryFailed' }, d),
+      [
+        { channelId: 'chn_default', repeatIntervalSeconds: 120 },
+        { channelId: 'chn_other', repeatIntervalSeconds: 120 },
+      ],
+      'an alert no rule matches does not go to the defaults with their interval',
+    );
+    assert.deepEqual(
+      routeAlert({ alertname: 'QueueBacklogHigh' }, d),
+      [{ channelId: 'chn_a', repeatIntervalSeconds: 120 }],
+      "a matched alert does not go to its rule's channel with the default interval",
+    );
     // A matching rule with no channels swallows the alert: nothing, not the defaults.
-    assert.deepEqual(routeAlert({}, doc([rule({ channelIds: [] })])), []);
-    assert.deepEqual(routeAlert({}, doc([], { channelIds: [], repeatIntervalSeconds: 60 })), []);
+    assert.deepEqual(
+      routeAlert({}, doc([rule({ channelIds: [] })])),
+      [],
+      'a matching rule with no channels does not swallow the alert',
+    );
+    assert.deepEqual(
+      routeAlert({}, doc([], { channelIds: [], repeatIntervalSeconds: 60 })),
+      [],
+      'empty defaults still route somewhere',
+    );
   });
 
   test('every matcher must match', () => {
@@ -532,10 +633,16 @@ describe('routeAlert', () => {
         channelIds: ['chn_a'],
       }),
     ]);
-    assert.deepEqual(ids(routeAlert({ alertname: 'DeliveryFailed', severity: 'critical' }, d)), ['chn_a']);
-    assert.deepEqual(ids(routeAlert({ alertname: 'DeliveryFailed', severity: 'warning' }, d)), [
-      'chn_default',
-    ]);
+    assert.deepEqual(
+      ids(routeAlert({ alertname: 'DeliveryFailed', severity: 'critical' }, d)),
+      ['chn_a'],
+      'an alert matching every matcher is not routed by the rule',
+    );
+    assert.deepEqual(
+      ids(routeAlert({ alertname: 'DeliveryFailed', severity: 'warning' }, d)),
+      ['chn_default'],
+      'an alert matching only some matchers is routed by the rule',
+    );
   });
 
   test('regex matchers are anchored at both ends', () => {
@@ -543,13 +650,37 @@ describe('routeAlert', () => {
       doc([rule({ matchers: [{ name: 'alertname', op: '=~', value }], channelIds: ['chn_a'] })]);
     const hit = (labels: Record<string, string>, value: string) =>
       ids(routeAlert(labels, only(value)))[0] === 'chn_a';
-    assert.equal(hit({ alertname: 'DeliveryFailed' }, 'Deliv'), false);
-    assert.equal(hit({ alertname: 'DeliveryFailed' }, 'Deliv.*'), true);
-    assert.equal(hit({ alertname: 'DeliveryFailed' }, 'Failed'), false);
-    assert.equal(hit({ alertname: 'DeliveryFailed' }, '.*Failed'), true);
+    assert.equal(
+      hit({ alertname: 'DeliveryFailed' }, 'Deliv'),
+      false,
+      'a regex matches a prefix of the label',
+    );
+    assert.equal(
+      hit({ alertname: 'DeliveryFailed' }, 'Deliv.*'),
+      true,
+      'a regex with .* does not match the whole label',
+    );
+    assert.equal(
+      hit({ alertname: 'DeliveryFailed' }, 'Failed'),
+      false,
+      'a regex matches a suffix of the label',
+    );
+    assert.equal(
+      hit({ alertname: 'DeliveryFailed' }, '.*Failed'),
+      true,
+      'a regex with a leading .* does not match the whole label',
+    );
     // The anchors wrap the whole alternation, not just its ends.
-    assert.equal(hit({ alertname: 'XDeliveryFailed' }, 'DeliveryFailed|Queue.*'), false);
-    assert.equal(hit({ alertname: 'QueueBacklogHigh' }, 'DeliveryFailed|Queue.*'), true);
+    assert.equal(
+      hit({ alertname: 'XDeliveryFailed' }, 'DeliveryFailed|Queue.*'),
+      false,
+      'an alternation matches a label with extra text before it',
+    );
+    assert.equal(
+      hit({ alertname: 'QueueBacklogHigh' }, 'DeliveryFailed|Queue.*'),
+      true,
+      'an alternation does not match its second branch',
+    );
   });
 
   test('RE2 semantics: inline flags, POSIX classes, Unicode classes; `.` does not match a line break', () => {
@@ -560,12 +691,20 @@ describe('routeAlert', () => {
           doc([rule({ matchers: [{ name: 'alertname', op: '=~', value }], channelIds: ['chn_a'] })]),
         ),
       )[0] === 'chn_a';
-    assert.equal(hit('(?i)delivery.*', 'DeliveryFailed'), true);
-    assert.equal(hit('delivery.*', 'DeliveryFailed'), false);
-    assert.equal(hit('[[:upper:]][[:alpha:]]+', 'DeliveryFailed'), true);
-    assert.equal(hit('\\pL+', 'Zustellungsfehler\u00e4'), true);
-    assert.equal(hit('a.b', 'a\nb'), false);
-    assert.equal(hit('(?s)a.b', 'a\nb'), true);
+    assert.equal(
+      hit('(?i)delivery.*', 'DeliveryFailed'),
+      true,
+      '(?i) does not make the pattern case-insensitive',
+    );
+    assert.equal(
+      hit('delivery.*', 'DeliveryFailed'),
+      false,
+      'a pattern matches regardless of case without (?i)',
+    );
+    assert.equal(hit('[[:upper:]][[:alpha:]]+', 'DeliveryFailed'), true, 'POSIX classes do not match');
+    assert.equal(hit('\\pL+', 'Zustellungsfehler\u00e4'), true, '\\pL does not match letters beyond ASCII');
+    assert.equal(hit('a.b', 'a\nb'), false, '. matches a line break');
+    assert.equal(hit('(?s)a.b', 'a\nb'), true, '(?s) does not let . match a line break');
     assert.equal(hit('a|ab', 'ab'), true, 'the whole value must match, whichever alternative does it');
   });
 
@@ -605,13 +744,21 @@ describe('routeAlert', () => {
         channelIds: ['chn_a'],
       }),
     ]);
-    assert.deepEqual(ids(routeAlert({ severity: 'critical', alertname: 'QueueBacklogHigh' }, d)), ['chn_a']);
-    assert.deepEqual(ids(routeAlert({ severity: 'info', alertname: 'QueueBacklogHigh' }, d)), [
-      'chn_default',
-    ]);
-    assert.deepEqual(ids(routeAlert({ severity: 'critical', alertname: 'DeliveryFailed' }, d)), [
-      'chn_default',
-    ]);
+    assert.deepEqual(
+      ids(routeAlert({ severity: 'critical', alertname: 'QueueBacklogHigh' }, d)),
+      ['chn_a'],
+      'an alert that is neither info nor Delivery* is not routed by the rule',
+    );
+    assert.deepEqual(
+      ids(routeAlert({ severity: 'info', alertname: 'QueueBacklogHigh' }, d)),
+      ['chn_default'],
+      '!= does not keep an info alert out of the rule',
+    );
+    assert.deepEqual(
+      ids(routeAlert({ severity: 'critical', alertname: 'DeliveryFailed' }, d)),
+      ['chn_default'],
+      '!~ does not keep a Delivery* alert out of the rule',
+    );
   });
 
   test('a missing label matches as the empty string', () => {
@@ -619,12 +766,12 @@ describe('routeAlert', () => {
       ids(
         routeAlert({}, doc([rule({ matchers: [{ name: 'tenantId', op, value }], channelIds: ['chn_a'] })])),
       );
-    assert.deepEqual(route('=', ''), ['chn_a']);
-    assert.deepEqual(route('!=', ''), ['chn_default']);
-    assert.deepEqual(route('!=', 'ten_x'), ['chn_a']);
-    assert.deepEqual(route('=~', '.*'), ['chn_a']);
-    assert.deepEqual(route('=~', '.+'), ['chn_default']);
-    assert.deepEqual(route('!~', '.+'), ['chn_a']);
+    assert.deepEqual(route('=', ''), ['chn_a'], "a missing label does not match = ''");
+    assert.deepEqual(route('!=', ''), ['chn_default'], "a missing label matches != ''");
+    assert.deepEqual(route('!=', 'ten_x'), ['chn_a'], "a missing label does not match != 'ten_x'");
+    assert.deepEqual(route('=~', '.*'), ['chn_a'], 'a missing label does not match =~ .*');
+    assert.deepEqual(route('=~', '.+'), ['chn_default'], 'a missing label matches =~ .+');
+    assert.deepEqual(route('!~', '.+'), ['chn_a'], 'a missing label does not match !~ .+');
     // Inherited properties are not labels.
     assert.deepEqual(
       ids(
@@ -634,6 +781,7 @@ describe('routeAlert', () => {
         ),
       ),
       ['chn_default'],
+      'an inherited property such as constructor counts as a label',
     );
   });
 });

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import type { Resolver } from '../../../src/outbound/sender.js';
 import type { DestinationPolicy } from '../../../src/outbound/ssrf-policy.js';
 import type { Notification, OpenChannel } from '../../../src/platform/alerting/notification.js';
-import { type ChannelSenderDeps, createChannelSender } from '../../../src/platform/alerting/senders/index.js';
+import { createChannelSender, type ChannelSenderDeps } from '../../../src/platform/alerting/senders/index.js';
 
 /** Only 127.0.0.1 is reachable: 127.0.0.2, ::1 and `localhost` stand for refused destinations. */
 export const policy: DestinationPolicy = {
