@@ -34,7 +34,7 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts'],
     plugins: { local: { rules: { 'assert-message': assertMessage } } },
-    rules: { 'local/assert-message': 'warn' },
+    rules: { 'local/assert-message': 'error' },
   },
   // Benchmarks and scripts are command-line programs: printing is their job.
   { files: ['bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
