@@ -1,8 +1,10 @@
 import type { AnyComponent } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiError } from './api.js';
 import { BareLayout, Layout } from './components/Layout.js';
 import { Loading } from './components/Loading.js';
+import { ErrorNotice } from './components/Notice.js';
 import { ApiKeysPage } from './pages/ApiKeys.js';
 import { AuditLogPage } from './pages/AuditLog.js';
 import { ConnectionEventsPage } from './pages/ConnectionEvents.js';
@@ -13,10 +15,8 @@ import { OverviewPage } from './pages/Overview.js';
 import { ProfilePage } from './pages/Profile.js';
 import { SetupPage } from './pages/Setup.js';
 import { SignInPage } from './pages/SignIn.js';
-import type { ApiError } from './api.js';
-import { ErrorNotice } from './components/Notice.js';
-import { loadSession, session, sessionProblem, setNavigator } from './session.js';
 import { isConsolePath, PlatformApp } from './platform/PlatformApp.js';
+import { loadSession, session, sessionProblem, setNavigator } from './session.js';
 
 /** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
 function signedIn<P>(Page: AnyComponent<P>) {

@@ -49,3 +49,11 @@ export const LEVEL_NAMES: Record<string, string> = {
   OPERATOR: 'Operate',
   ADMIN: 'Administer',
 };
+
+/** "24 hours", "30 minutes": how long an overlap of old and new credentials lasts. */
+export function overlapText(seconds: number): string {
+  const hours = seconds / 3600;
+  if (Number.isInteger(hours)) return hours === 1 ? '1 hour' : `${hours} hours`;
+  const minutes = Math.round(seconds / 60);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}

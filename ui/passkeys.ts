@@ -4,15 +4,15 @@
 import {
   browserSupportsWebAuthn,
   browserSupportsWebAuthnAutofill,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
   sendSignal,
   startAuthentication,
   startRegistration,
   WebAuthnAbortService,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/browser';
-import { api, ApiError, withQuery } from './api.js';
 import type { Page, Passkey, SignInAnswer } from './api-types.js';
+import { api, ApiError, withQuery } from './api.js';
 
 export const PASSKEYS = '/api/v1/auth/passkeys';
 export const PASSWORD_SIGN_IN = '/api/v1/auth/password-sign-in';
@@ -239,6 +239,106 @@ const AUTOFILL_REFRESH_MS = FRESH_MS;
  */
 const AUTOFILL_RETRIES = 2;
 
+/** The state of one sign-in page's passkey sign-in, shared by autofill and the button. */
+interface SignInFlow {
+  events: PasskeySignInEvents;
+  stopped: boolean;
+  /** Which autofill is current; an older one's outcome is ignored. */
+  generation: number;
+  retries: number;
+  refresh: ReturnType<typeof setTimeout> | undefined;
+  controller: AbortController | undefined;
+}
+
+function abortAutofill(flow: SignInFlow): void {
+  flow.generation += 1;
+  clearTimeout(flow.refresh);
+  flow.controller?.abort();
+  WebAuthnAbortService.cancelCeremony();
+}
+
+/** Leaving the page: nothing may stay pending in the browser. */
+function stopSignIn(flow: SignInFlow): void {
+  flow.stopped = true;
+  abortAutofill(flow);
+}
+
+/** The server checks the passkey's answer: signed in (true), or the failure said (false). */
+async function finishSignIn(
+  flow: SignInFlow,
+  ceremony: Ceremony,
+  response: Awaited<ReturnType<typeof startAuthentication>>,
+): Promise<boolean> {
+  flow.events.onPhase('verifying');
+  try {
+    const answer = await verifySignIn(ceremony, response);
+    stopSignIn(flow);
+    flow.events.onSignedIn(answer);
+    return true;
+  } catch (error) {
+    flow.events.onError(error);
+    flow.events.onPhase('idle');
+    return false;
+  }
+}
+
+async function autofill(flow: SignInFlow, mine: number, signal: AbortSignal): Promise<void> {
+  if (!(await browserSupportsWebAuthnAutofill()) || mine !== flow.generation) return;
+  let ceremony: Ceremony;
+  try {
+    ceremony = await requestOptions(signal);
+  } catch (error) {
+    // Autofill is a convenience: the button still works and says what is wrong when pressed.
+    if (mine === flow.generation) console.warn('Passkey autofill is off:', error);
+    return;
+  }
+  if (mine !== flow.generation) return;
+  flow.refresh = setTimeout(() => startAutofill(flow), AUTOFILL_REFRESH_MS);
+  let response;
+  try {
+    response = await startAuthentication({ optionsJSON: ceremony.optionsJSON, useBrowserAutofill: true });
+  } catch (error) {
+    // Replaced (the button, a refresh) or given up; a browser that refuses conditional requests
+    // leaves the field as it was.
+    if (mine === flow.generation && !isCancelled(error)) console.warn('Passkey autofill ended:', error);
+    return;
+  }
+  clearTimeout(flow.refresh);
+  // The person chose a passkey in the e-mail field's suggestions.
+  if (!(await finishSignIn(flow, ceremony, response)) && mine === flow.generation && flow.retries-- > 0) {
+    startAutofill(flow);
+  }
+}
+
+function startAutofill(flow: SignInFlow): void {
+  if (flow.stopped) return;
+  abortAutofill(flow);
+  flow.controller = new AbortController();
+  void autofill(flow, flow.generation, flow.controller.signal);
+}
+
+/** The "Sign in with a passkey" button. */
+async function withButton(flow: SignInFlow): Promise<void> {
+  if (flow.stopped) return;
+  abortAutofill(flow);
+  flow.events.onError(undefined);
+  flow.events.onPhase('asking');
+  let signedIn = false;
+  try {
+    const ceremony = await requestOptions();
+    const response = await startAuthentication({ optionsJSON: ceremony.optionsJSON });
+    signedIn = await finishSignIn(flow, ceremony, response);
+  } catch (error) {
+    if (!isCancelled(error)) flow.events.onError(error);
+    flow.events.onPhase('idle');
+  } finally {
+    if (!signedIn) {
+      flow.retries = AUTOFILL_RETRIES;
+      startAutofill(flow);
+    }
+  }
+}
+
 /**
  * Passkey sign-in on the sign-in page: autofill (conditional mediation) on the e-mail field while
  * the page is open, and the button's modal ceremony. A browser runs one `credentials.get()` at a
@@ -247,94 +347,17 @@ const AUTOFILL_RETRIES = 2;
  * ceremony: every `start…()` aborts the one before it.
  */
 export function passkeySignIn(events: PasskeySignInEvents) {
-  let stopped = false;
-  /** Which autofill is current; an older one's outcome is ignored. */
-  let generation = 0;
-  let retries = AUTOFILL_RETRIES;
-  let refresh: ReturnType<typeof setTimeout> | undefined;
-  let controller: AbortController | undefined;
-
-  function abortAutofill(): void {
-    generation += 1;
-    clearTimeout(refresh);
-    controller?.abort();
-    WebAuthnAbortService.cancelCeremony();
-  }
-
-  async function signIn(ceremony: Ceremony, response: Awaited<ReturnType<typeof startAuthentication>>) {
-    events.onPhase('verifying');
-    try {
-      const answer = await verifySignIn(ceremony, response);
-      stop();
-      events.onSignedIn(answer);
-      return true;
-    } catch (error) {
-      events.onError(error);
-      events.onPhase('idle');
-      return false;
-    }
-  }
-
-  async function autofill(mine: number, signal: AbortSignal): Promise<void> {
-    if (!(await browserSupportsWebAuthnAutofill()) || mine !== generation) return;
-    let ceremony: Ceremony;
-    try {
-      ceremony = await requestOptions(signal);
-    } catch (error) {
-      // Autofill is a convenience: the button still works and says what is wrong when pressed.
-      if (mine === generation) console.warn('Passkey autofill is off:', error);
-      return;
-    }
-    if (mine !== generation) return;
-    refresh = setTimeout(startAutofill, AUTOFILL_REFRESH_MS);
-    let response;
-    try {
-      response = await startAuthentication({ optionsJSON: ceremony.optionsJSON, useBrowserAutofill: true });
-    } catch (error) {
-      // Replaced (the button, a refresh) or given up; a browser that refuses conditional requests
-      // leaves the field as it was.
-      if (mine === generation && !isCancelled(error)) console.warn('Passkey autofill ended:', error);
-      return;
-    }
-    clearTimeout(refresh);
-    // The person chose a passkey in the e-mail field's suggestions.
-    if (!(await signIn(ceremony, response)) && mine === generation && retries-- > 0) startAutofill();
-  }
-
-  function startAutofill(): void {
-    if (stopped) return;
-    abortAutofill();
-    controller = new AbortController();
-    void autofill(generation, controller.signal);
-  }
-
-  /** The "Sign in with a passkey" button. */
-  async function withButton(): Promise<void> {
-    if (stopped) return;
-    abortAutofill();
-    events.onError(undefined);
-    events.onPhase('asking');
-    let signedIn = false;
-    try {
-      const ceremony = await requestOptions();
-      const response = await startAuthentication({ optionsJSON: ceremony.optionsJSON });
-      signedIn = await signIn(ceremony, response);
-    } catch (error) {
-      if (!isCancelled(error)) events.onError(error);
-      events.onPhase('idle');
-    } finally {
-      if (!signedIn) {
-        retries = AUTOFILL_RETRIES;
-        startAutofill();
-      }
-    }
-  }
-
-  /** Leaving the page: nothing may stay pending in the browser. */
-  function stop(): void {
-    stopped = true;
-    abortAutofill();
-  }
-
-  return { startAutofill, withButton, stop };
+  const flow: SignInFlow = {
+    events,
+    stopped: false,
+    generation: 0,
+    retries: AUTOFILL_RETRIES,
+    refresh: undefined,
+    controller: undefined,
+  };
+  return {
+    startAutofill: () => startAutofill(flow),
+    withButton: () => withButton(flow),
+    stop: () => stopSignIn(flow),
+  };
 }

@@ -1,8 +1,8 @@
 // Who is signed in, for the whole UI. The session lives in an HttpOnly cookie the page cannot read;
 // this is only what the API said about it, and it is forgotten as soon as the API says it ended.
 import { signal } from '@preact/signals';
-import { api, ApiError, setCsrfToken } from './api.js';
 import type { SessionAnswer } from './api-types.js';
+import { api, ApiError, setCsrfToken } from './api.js';
 
 /** undefined: not known yet; null: nobody is signed in. */
 export const session = signal<SessionAnswer | null | undefined>(undefined);

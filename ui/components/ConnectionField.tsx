@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
-import type { ApiError } from '../api.js';
 import type { Connector } from '../api-types.js';
+import type { ApiError } from '../api.js';
+import { ConnectionFieldControl } from './ConnectionFieldControl.js';
 import { Field } from './Field.js';
 
 /** One field a connector declares in the catalog: a config field or a credential field. */
@@ -136,56 +137,9 @@ export function ConnectionField({
   const label = field.required ? fieldLabel(field.name) : `${fieldLabel(field.name)} (optional)`;
   return (
     <Field label={label} hint={fieldHint(field)} error={error}>
-      {({ id, describedBy, invalid }) => {
-        const common = {
-          id,
-          name: field.name,
-          'aria-describedby': describedBy,
-          'aria-invalid': invalid || undefined,
-        };
-        if (field.options) {
-          return (
-            <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
-              {field.options.map((option) => (
-                <option key={option} value={option}>
-                  {option}
-                </option>
-              ))}
-            </select>
-          );
-        }
-        if (secret) {
-          return (
-            <input
-              {...common}
-              type="password"
-              required={field.required}
-              value={value}
-              autoComplete="new-password"
-              spellcheck={false}
-              onInput={(event) => onInput(event.currentTarget.value)}
-            />
-          );
-        }
-        const text = {
-          ...common,
-          class: field.name === 'eventTypes' || field.name === 'signingSecret' ? 'mono' : undefined,
-          required: field.required,
-          value,
-          autoComplete: 'off',
-          spellcheck: false,
-          onInput: (event: { currentTarget: HTMLInputElement }) => onInput(event.currentTarget.value),
-        };
-        if (field.format === 'uri')
-          return <input {...text} type="url" inputMode="url" placeholder="https://" />;
-        return (
-          <input
-            {...text}
-            type="text"
-            placeholder={field.name === 'eventTypes' ? 'employee.*, invoice.paid' : undefined}
-          />
-        );
-      }}
+      {(ids) => (
+        <ConnectionFieldControl field={field} value={value} onInput={onInput} secret={secret} ids={ids} />
+      )}
     </Field>
   );
 }

@@ -1,22 +1,10 @@
 import { Fragment } from 'preact';
-import type { Delivery, DeliveryStatus } from '../api-types.js';
-import { formatPreciseDate, plural } from '../format.js';
-import { DeliveryAttempts } from './DeliveryAttempts.js';
+import type { Delivery } from '../api-types.js';
+import { DeliveryAttemptsRow } from './DeliveryAttemptsRow.js';
+import { DELIVERY_STATUS_WORDS } from './deliveryLog.js';
+import { DeliveryRetryButton } from './DeliveryRetryButton.js';
 import { StatusBadge } from './StatusBadge.js';
 import { Time } from './Time.js';
-
-/** Each delivery status (contract §7), as the log and its filter say it. */
-export const DELIVERY_STATUS_WORDS: Record<DeliveryStatus, string> = {
-  pending: 'Pending',
-  delivering: 'Delivering',
-  retrying: 'Retrying',
-  delivered: 'Delivered',
-  failed: 'Failed',
-  cancelled: 'Cancelled',
-};
-
-/** The number of columns of the log's table, which the attempts row spans. */
-export const DELIVERY_COLUMNS = 8;
 
 /** A long event type may break after each dot (`employee.contract.signed`), never inside a word. */
 function breakable(type: string) {
@@ -96,37 +84,11 @@ export function DeliveryRow({
         </td>
         <td class="actions">
           {canRetry && delivery.status === 'failed' ? (
-            <button
-              type="button"
-              class="button button-small"
-              onClick={onRetry}
-              disabled={retrying}
-              aria-busy={retrying}
-            >
-              {retrying ? 'Retrying…' : 'Retry'}
-              <span class="visually-hidden"> delivery of {delivery.eventId}</span>
-            </button>
+            <DeliveryRetryButton eventId={delivery.eventId} retrying={retrying} onRetry={onRetry} />
           ) : null}
         </td>
       </tr>
-      {expanded ? (
-        <tr class="attempts-row" id={attemptsId}>
-          <td colSpan={DELIVERY_COLUMNS}>
-            <DeliveryAttempts delivery={delivery} />
-            <p class="attempts-summary muted">
-              {plural(delivery.attemptCount, 'attempt')}
-              {delivery.deliveredAt ? (
-                <>
-                  {' '}
-                  · delivered{' '}
-                  <time dateTime={delivery.deliveredAt}>{formatPreciseDate(delivery.deliveredAt)}</time>
-                </>
-              ) : null}{' '}
-              · delivery ID <span class="mono">{delivery.id}</span>
-            </p>
-          </td>
-        </tr>
-      ) : null}
+      {expanded ? <DeliveryAttemptsRow delivery={delivery} id={attemptsId} /> : null}
     </>
   );
 }

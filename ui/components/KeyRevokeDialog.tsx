@@ -1,5 +1,5 @@
-import { api } from '../api.js';
 import type { ApiKey } from '../api-types.js';
+import { api } from '../api.js';
 import { useAction } from '../hooks.js';
 import { ConfirmDialog } from './Dialog.js';
 import { ErrorNotice } from './Notice.js';

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { KeySecretWarning } from './KeySecretWarning.js';
 import { Notice } from './Notice.js';
 import { SecretOnce } from './SecretOnce.js';
 
@@ -60,28 +61,7 @@ export function KeySecretStep({
         Your automation sends it in every request as <code>Authorization: Bearer {secret.slice(0, 4)}…</code>
       </p>
       {guard.confirming ? (
-        <div
-          class="confirm-inline"
-          role="alertdialog"
-          aria-labelledby={`${id}-title`}
-          aria-describedby={`${id}-detail`}
-        >
-          <p id={`${id}-title`}>
-            <strong>You won’t see this secret again.</strong>
-          </p>
-          <p id={`${id}-detail`}>
-            You have not copied it. Once this closes, hubgate cannot show it again: you would have to rotate
-            the key for a new one.
-          </p>
-          <div class="row">
-            <button type="button" class="button" ref={goBack} onClick={guard.goBack}>
-              Go back
-            </button>
-            <button type="button" class="button button-danger" onClick={onClose}>
-              Close anyway
-            </button>
-          </div>
-        </div>
+        <KeySecretWarning id={id} goBackRef={goBack} onBack={guard.goBack} onClose={onClose} />
       ) : (
         <div class="dialog-actions">
           <button type="button" class="button button-primary" onClick={guard.requestClose}>

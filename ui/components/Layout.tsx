@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
-import { canManageKeys, session, signOut } from '../session.js';
 import { roleName } from '../format.js';
+import { canManageKeys, session, signOut } from '../session.js';
 
 interface NavItem {
   href: string;

@@ -1,5 +1,5 @@
-import { api, ApiError } from '../api.js';
 import type { Passkey } from '../api-types.js';
+import { api, ApiError } from '../api.js';
 import { useAction } from '../hooks.js';
 import { PASSKEYS, signalAcceptedPasskeys } from '../passkeys.js';
 import { ConfirmDialog } from './Dialog.js';

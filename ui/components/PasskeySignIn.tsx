@@ -1,9 +1,9 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiError } from '../api.js';
 import type { SignInAnswer } from '../api-types.js';
-import { passkeySignIn, passkeysSupported, type SignInPhase, signInFailure } from '../passkeys.js';
+import type { ApiError } from '../api.js';
+import { passkeysSupported } from '../passkeys.js';
 import { ErrorNotice } from './Notice.js';
 import { PasskeyIcon } from './PasskeyIcon.js';
+import { usePasskeySignIn } from './usePasskeySignIn.js';
 
 /**
  * "Sign in with a passkey", and passkey autofill on the e-mail field above it (the field says
@@ -21,27 +21,7 @@ export function PasskeySignIn({
   words: (error: ApiError) => ApiError;
 }) {
   const supported = passkeysSupported();
-  const [phase, setPhase] = useState<SignInPhase>('idle');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const latest = useRef({ onSignedIn, onStart, words });
-  latest.current = { onSignedIn, onStart, words };
-  const flow = useRef<ReturnType<typeof passkeySignIn> | null>(null);
-
-  useEffect(() => {
-    if (!supported) return;
-    const started = passkeySignIn({
-      onSignedIn: (answer) => latest.current.onSignedIn(answer),
-      onError: (reason) =>
-        setError(reason === undefined ? undefined : signInFailure(reason, latest.current.words)),
-      onPhase: (next) => {
-        if (next !== 'idle') latest.current.onStart();
-        setPhase(next);
-      },
-    });
-    flow.current = started;
-    started.startAutofill();
-    return () => started.stop();
-  }, [supported]);
+  const { phase, error, flow } = usePasskeySignIn(supported, { onSignedIn, onStart, words });
 
   if (!supported) {
     return (

@@ -1,4 +1,5 @@
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useId } from 'preact/hooks';
+import { useSecretCopy } from './useSecretCopy.js';
 
 /**
  * A secret the API shows once (a key, a signing secret): readable, copyable, and said to be gone
@@ -18,28 +19,7 @@ export function SecretOnce({
   kept?: 'hash' | 'encrypted';
 }) {
   const id = useId();
-  const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
-
-  // A reload or a closed tab would lose it for good: until it is copied, the browser asks first.
-  useEffect(() => {
-    if (copied === 'yes') return;
-    const ask = (event: BeforeUnloadEvent) => event.preventDefault();
-    window.addEventListener('beforeunload', ask);
-    return () => window.removeEventListener('beforeunload', ask);
-  }, [copied]);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('yes');
-      onCopied?.();
-    } catch {
-      // Clipboard access can be refused (no permission, not a secure context): select it instead.
-      input.current?.select();
-      setCopied('failed');
-    }
-  }
+  const { input, copied, copy } = useSecretCopy(secret, onCopied);
 
   return (
     <div class="secret">

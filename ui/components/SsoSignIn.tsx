@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
 import type { AuthMethods } from '../api-types.js';
+import { api } from '../api.js';
 import { useResource } from '../hooks.js';
 
 /**

@@ -1,10 +1,10 @@
-import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { useState } from 'preact/hooks';
 import { EmptyState } from '../components/EmptyState.js';
 import { PageHeader } from '../components/PageHeader.js';
-import { platformKey } from './key.js';
 import { PlatformKeyPage } from './components/PlatformKeyPage.js';
 import { PlatformLayout } from './components/PlatformLayout.js';
+import { platformKey } from './key.js';
 import { ChannelsPage } from './pages/Channels.js';
 import { MonitoringPage } from './pages/Monitoring.js';
 import { RulesPage } from './pages/Rules.js';

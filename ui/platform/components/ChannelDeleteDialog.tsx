@@ -3,8 +3,8 @@ import { ConfirmDialog } from '../../components/Dialog.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { useAction } from '../../hooks.js';
 import { platformApi } from '../key.js';
-import { type Channel, channelPath } from './ChannelKinds.js';
-import { type RoutingDocument, RULES_PATH } from './RuleModel.js';
+import { channelPath, type Channel } from './ChannelKinds.js';
+import { RULES_PATH, type RoutingDocument } from './RuleModel.js';
 
 /** Which parts of the routing document name the channel, in words ("the defaults", "rule “pager”"). */
 function usersOf(doc: RoutingDocument, id: string): string[] {

@@ -1,7 +1,6 @@
 import { Field } from '../../components/Field.js';
+import { ChannelFieldControl } from './ChannelFieldControl.js';
 import type { ChannelFieldSpec } from './ChannelKinds.js';
-
-const METHODS = ['POST', 'PUT', 'PATCH'] as const;
 
 /**
  * One field of a channel's config, labelled with its hint. A secret field is a password input
@@ -30,59 +29,16 @@ export function ChannelField({
   return (
     <div class="channel-field">
       <Field label={label} hint={hint} error={error}>
-        {({ id, describedBy, invalid }) => {
-          const common = {
-            id,
-            name: spec.name,
-            'aria-describedby': describedBy,
-            'aria-invalid': invalid || undefined,
-            disabled: remove,
-          };
-          if (spec.type === 'method') {
-            return (
-              <select {...common} value={value} onChange={(event) => onValue(event.currentTarget.value)}>
-                {METHODS.map((method) => (
-                  <option key={method} value={method}>
-                    {method}
-                  </option>
-                ))}
-              </select>
-            );
-          }
-          if (spec.type === 'headers') {
-            return (
-              <textarea
-                {...common}
-                rows={3}
-                spellcheck={false}
-                autoComplete="off"
-                class="mono"
-                placeholder={storedSecret ? 'set — leave empty to keep' : undefined}
-                value={value}
-                onInput={(event) => onValue(event.currentTarget.value)}
-              />
-            );
-          }
-          const type = spec.secret
-            ? 'password'
-            : spec.type === 'email'
-              ? 'email'
-              : spec.type === 'url'
-                ? 'url'
-                : 'text';
-          return (
-            <input
-              {...common}
-              type={type as 'text'}
-              inputMode={spec.type === 'port' ? 'numeric' : undefined}
-              autoComplete={spec.secret ? 'new-password' : 'off'}
-              spellcheck={false}
-              placeholder={storedSecret ? 'set — leave empty to keep' : undefined}
-              value={value}
-              onInput={(event) => onValue(event.currentTarget.value)}
-            />
-          );
-        }}
+        {(ids) => (
+          <ChannelFieldControl
+            spec={spec}
+            value={value}
+            onValue={onValue}
+            storedSecret={storedSecret}
+            remove={remove}
+            ids={ids}
+          />
+        )}
       </Field>
       {storedSecret && !spec.required && onRemove ? (
         <label class="check">

@@ -1,5 +1,5 @@
-import { Time } from '../../components/Time.js';
 import { ErrorNotice } from '../../components/Notice.js';
+import { Time } from '../../components/Time.js';
 import { platformApi } from '../key.js';
 import { usePlatformPoll } from './PlatformPoll.js';
 import type { FiringAlert, FiringAlerts } from './PlatformTypes.js';

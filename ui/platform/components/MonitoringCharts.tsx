@@ -1,92 +1,14 @@
-import { useMemo } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { useMemo } from 'preact/hooks';
 import { withQuery } from '../../api.js';
-import { Loading } from '../../components/Loading.js';
-import { ErrorNotice, Notice } from '../../components/Notice.js';
 import { platformApi } from '../key.js';
-import { ChartPanel } from './ChartPanel.js';
+import { HistoryRangeSelect } from './HistoryRangeSelect.js';
+import { DEFAULT_RANGE, RANGES, seriesOf, summaries } from './monitoringHistory.js';
+import { MonitoringHistoryBody } from './MonitoringHistoryBody.js';
 import { usePlatformPoll } from './PlatformPoll.js';
-import type { HistoryPoint, MonitoringHistory } from './PlatformTypes.js';
+import type { MonitoringHistory } from './PlatformTypes.js';
 
-/** The ranges offered, in minutes (the API takes 1–1,440). */
-const RANGES: Array<{ minutes: number; label: string; words: string }> = [
-  { minutes: 60, label: '1 hour', words: 'Last hour' },
-  { minutes: 180, label: '3 hours', words: 'Last 3 hours' },
-  { minutes: 360, label: '6 hours', words: 'Last 6 hours' },
-  { minutes: 720, label: '12 hours', words: 'Last 12 hours' },
-  { minutes: 1440, label: '24 hours', words: 'Last 24 hours' },
-];
-const DEFAULT_RANGE = RANGES[0]!;
 const REFRESH_MS = 30_000;
-
-const count = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (n: number) => `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : count(n)} ms`;
-const percent = (n: number) => `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : Math.round(n)} %`;
-
-const lastOf = <T,>(values: (T | null)[]): T | null => {
-  for (let i = values.length - 1; i >= 0; i -= 1) if (values[i] !== null) return values[i] ?? null;
-  return null;
-};
-const maxOf = (values: (number | null)[]): number | null =>
-  values.reduce<number | null>((max, v) => (v === null ? max : max === null || v > max ? v : max), null);
-
-interface Series {
-  times: number[];
-  delivered: number[];
-  failed: number[];
-  ratio: (number | null)[];
-  p50: (number | null)[];
-  p95: (number | null)[];
-  p99: (number | null)[];
-  queue: (number | null)[];
-}
-
-function seriesOf(points: HistoryPoint[]): Series {
-  return {
-    times: points.map((p) => Date.parse(p.at) / 1000),
-    delivered: points.map((p) => p.delivered),
-    failed: points.map((p) => p.failed),
-    ratio: points.map((p) =>
-      p.delivered + p.failed === 0 ? null : (100 * p.failed) / (p.delivered + p.failed),
-    ),
-    p50: points.map((p) => p.latencyMs.p50),
-    p95: points.map((p) => p.latencyMs.p95),
-    p99: points.map((p) => p.latencyMs.p99),
-    queue: points.map((p) => p.queueDepth),
-  };
-}
-
-/** One sentence per chart: what a person looking at it would take away. */
-function summaries(s: Series, words: string) {
-  const delivered = s.delivered.reduce((a, b) => a + b, 0);
-  const failed = s.failed.reduce((a, b) => a + b, 0);
-  const ended = delivered + failed;
-  const p95 = maxOf(s.p95);
-  const latest = s.p50.length ? lastIndex(s.p50) : -1;
-  const deepest = maxOf(s.queue);
-  const queueNow = lastOf(s.queue);
-  return {
-    throughput: ended
-      ? `${words}: ${count(delivered)} delivered, ${count(failed)} failed.`
-      : `${words}: no delivery ended.`,
-    ratio: ended
-      ? `${words}: ${percent((100 * failed) / ended)} failed (${count(failed)} of ${count(ended)}); worst minute ${percent(maxOf(s.ratio) ?? 0)}.`
-      : `${words}: no delivery ended, so there is no failure ratio.`,
-    latency:
-      p95 === null || latest < 0
-        ? `${words}: no delivery was measured.`
-        : `${words}: latency p95 up to ${ms(p95)}; latest measured minute p50 ${ms(s.p50[latest] ?? 0)}, p95 ${ms(s.p95[latest] ?? 0)}, p99 ${ms(s.p99[latest] ?? 0)}.`,
-    queue:
-      deepest === null
-        ? `${words}: the queue was not sampled.`
-        : `${words}: at most ${count(deepest)} due; latest sample ${count(queueNow ?? 0)}.`,
-  };
-}
-
-function lastIndex(values: (number | null)[]): number {
-  for (let i = values.length - 1; i >= 0; i -= 1) if (values[i] !== null) return i;
-  return -1;
-}
 
 /**
  * The monitoring history (contract §12) as four charts: throughput, failure ratio, latency
@@ -108,99 +30,22 @@ export function MonitoringCharts() {
   const series = useMemo(() => (history.data ? seriesOf(history.data.points) : undefined), [history.data]);
   const text = series ? summaries(series, range.words) : undefined;
 
-  let body;
-  if (!series || !text) {
-    body = history.error ? (
-      history.error.status === 404 ? (
-        <Notice tone="warning">
-          This hubgate does not keep a monitoring history yet, so there are no charts.
-        </Notice>
-      ) : (
-        <ErrorNotice error={history.error} title="The history could not be loaded." />
-      )
-    ) : (
-      <Loading what="Loading the history" />
-    );
-  } else {
-    body = (
-      <>
-        {history.error ? (
-          <ErrorNotice error={history.error} title="The charts could not be refreshed." />
-        ) : null}
-        <div class="chart-grid">
-          <ChartPanel
-            title="Throughput"
-            summary={text.throughput}
-            yLabel="Deliveries per minute"
-            times={series.times}
-            series={[
-              { label: 'Delivered', colour: '--good', values: series.delivered },
-              { label: 'Failed', colour: '--bad', values: series.failed },
-            ]}
-            format={count}
-            whole
-          />
-          <ChartPanel
-            title="Failure ratio"
-            summary={text.ratio}
-            yLabel="Failed, % of ended"
-            times={series.times}
-            series={[{ label: 'Failed', colour: '--bad', values: series.ratio }]}
-            format={percent}
-          />
-          <ChartPanel
-            title="Latency"
-            summary={text.latency}
-            yLabel="Publish to delivered, ms"
-            times={series.times}
-            series={[
-              { label: 'p50', colour: '--accent', values: series.p50 },
-              { label: 'p95', colour: '--busy', values: series.p95 },
-              { label: 'p99', colour: '--warn', values: series.p99 },
-            ]}
-            format={ms}
-          />
-          <ChartPanel
-            title="Queue depth"
-            summary={text.queue}
-            yLabel="Deliveries due"
-            times={series.times}
-            series={[{ label: 'Due', colour: '--accent', values: series.queue }]}
-            format={count}
-            whole
-          />
-        </div>
-      </>
-    );
-  }
-
   return (
     <section class="platform-history" aria-labelledby="history-title">
       <div class="log-toolbar">
         <h2 id="history-title">History</h2>
-        <label>
-          Range{' '}
-          <select
-            class="select-inline"
-            value={String(range.minutes)}
-            onChange={(event) => {
-              const minutes = event.currentTarget.value;
-              route(
-                withQuery(path, { minutes: minutes === String(DEFAULT_RANGE.minutes) ? null : minutes }),
-                true,
-              );
-            }}
-          >
-            {RANGES.map((r) => (
-              <option key={r.minutes} value={String(r.minutes)}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <HistoryRangeSelect
+          minutes={range.minutes}
+          onChange={(minutes) =>
+            route(
+              withQuery(path, { minutes: minutes === String(DEFAULT_RANGE.minutes) ? null : minutes }),
+              true,
+            )
+          }
+        />
         <span class="muted platform-updated">One point per minute; refreshed every 30 seconds.</span>
       </div>
-      {body}
+      <MonitoringHistoryBody series={series} text={text} error={history.error} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { useEffect } from 'preact/hooks';
 import { forgetKey } from '../key.js';
 
 interface NavItem {

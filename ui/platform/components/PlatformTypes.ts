@@ -1,8 +1,8 @@
 // The platform API's shapes (contract §9, §12), type-only from the server where it exports them.
 import type { Static } from 'typebox';
 import type { FiringAlert } from '../../../src/platform/alerting/alerts-store.js';
-import type { MonitoringSnapshot } from '../../../src/platform/monitoring.js';
 import type { HistorySchema } from '../../../src/platform/monitoring-routes.js';
+import type { MonitoringSnapshot } from '../../../src/platform/monitoring.js';
 import type { Tenant, User } from '../../../src/tenants/tenants.js';
 
 export type { FiringAlert, MonitoringSnapshot, Tenant, User };

@@ -1,6 +1,19 @@
 import { useId } from 'preact/hooks';
-import type { Channel } from './ChannelKinds.js';
-import { KIND_NAMES } from './ChannelKinds.js';
+import { KIND_NAMES, type Channel } from './ChannelKinds.js';
+import { RuleFieldNotes } from './RuleFieldNotes.js';
+
+/** The channels to offer: the list's, then any selected ID the list does not hold. */
+function channelOptions(channels: Channel[], selected: string[]) {
+  const known = new Set(channels.map((c) => c.id));
+  return [
+    ...channels.map((c) => ({
+      id: c.id,
+      label: c.name,
+      detail: `${KIND_NAMES[c.kind]}${c.enabled ? '' : ', disabled'}`,
+    })),
+    ...selected.filter((s) => !known.has(s)).map((s) => ({ id: s, label: s, detail: 'no such channel' })),
+  ];
+}
 
 /**
  * Channels as checkboxes, from the channel list. An ID the list does not hold (a channel deleted
@@ -22,15 +35,7 @@ export function RuleChannelPicker({
   hint?: string;
 }) {
   const id = useId();
-  const known = new Set(channels.map((c) => c.id));
-  const options = [
-    ...channels.map((c) => ({
-      id: c.id,
-      label: c.name,
-      detail: `${KIND_NAMES[c.kind]}${c.enabled ? '' : ', disabled'}`,
-    })),
-    ...selected.filter((s) => !known.has(s)).map((s) => ({ id: s, label: s, detail: 'no such channel' })),
-  ];
+  const options = channelOptions(channels, selected);
   const describedBy =
     [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
@@ -63,16 +68,7 @@ export function RuleChannelPicker({
           ))}
         </div>
       )}
-      {hint ? (
-        <p class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
+      <RuleFieldNotes id={id} hint={hint} error={error} />
     </fieldset>
   );
 }

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { type DocumentDraft, ruleSummary, type RuleDraft } from './RuleModel.js';
+import { ruleSummary, type DocumentDraft, type RuleDraft } from './RuleModel.js';
 
 interface Line {
   title: string;

@@ -1,5 +1,6 @@
 import { useId } from 'preact/hooks';
-import { type Interval, type Unit, UNITS } from './RuleModel.js';
+import { RuleFieldNotes } from './RuleFieldNotes.js';
+import { UNITS, type Interval, type Unit } from './RuleModel.js';
 
 /** A repeat interval as an amount and a unit (minutes, hours, days), labelled as a group. */
 export function RuleInterval({
@@ -56,16 +57,7 @@ export function RuleInterval({
           ))}
         </select>
       </div>
-      {hint ? (
-        <p class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
+      <RuleFieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }

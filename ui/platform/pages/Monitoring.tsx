@@ -1,12 +1,12 @@
 import { Loading } from '../../components/Loading.js';
 import { ErrorNotice } from '../../components/Notice.js';
 import { PageHeader } from '../../components/PageHeader.js';
-import { platformApi } from '../key.js';
 import { MonitoringAlerts } from '../components/MonitoringAlerts.js';
 import { MonitoringCharts } from '../components/MonitoringCharts.js';
 import { MonitoringSnapshot } from '../components/MonitoringSnapshot.js';
 import { usePlatformPoll } from '../components/PlatformPoll.js';
 import type { MonitoringSnapshot as Snapshot } from '../components/PlatformTypes.js';
+import { platformApi } from '../key.js';
 
 const REFRESH_MS = 5_000;
 const clock = new Intl.DateTimeFormat('en-GB', { timeStyle: 'medium' });

@@ -1,0 +1,25 @@
+import type { Connection } from '../api-types.js';
+import { withQuery } from '../api.js';
+import { StatusBadge } from './StatusBadge.js';
+
+/** Whether the connection delivers and, when it could but has no credentials, where to bind them. */
+export function ConnectionDeliveryFact({ connection }: { connection: Connection }) {
+  const active = connection.status === 'active';
+  return (
+    <div>
+      <dt>Delivery</dt>
+      <dd>
+        {connection.deliveryEnabled ? (
+          <StatusBadge status="delivered" label="Enabled" />
+        ) : active ? (
+          <>
+            <StatusBadge status="expired" label="Needs credentials" />{' '}
+            <a href={withQuery('/connections', { bind: connection.id })}>Bind credentials</a>
+          </>
+        ) : (
+          <span class="muted">Off: nothing is sent to a revoked connection</span>
+        )}
+      </dd>
+    </div>
+  );
+}

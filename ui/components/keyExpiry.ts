@@ -1,0 +1,51 @@
+// A key's expiry as the forms choose it, and as the API takes it.
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+/** The choices offered; the API takes anything from 1 minute to 366 days ahead. */
+export const EXPIRY_DAYS = [7, 30, 90, 180, 365] as const;
+/** The longest a custom date may be ahead, so that its end of day stays within the API's 366 days. */
+export const MAX_CUSTOM_DAYS = 365;
+
+/** `choice` is a number of days, `date` (a day picked in the date field) or `keep` (rotation only). */
+export interface ExpiryValue {
+  choice: string;
+  date: string;
+}
+export const DEFAULT_EXPIRY: ExpiryValue = { choice: '90', date: '' };
+export const KEEP_EXPIRY: ExpiryValue = { choice: 'keep', date: '' };
+
+export const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const pad = (n: number) => String(n).padStart(2, '0');
+/** A local calendar day as `<input type="date">` writes it. */
+export const isoDay = (at: Date) => `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
+
+/** The end (23:59:59, local time) of a `yyyy-mm-dd` day, or null if it is not one. */
+function endOfDay(value: string): Date | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!match) return null;
+  const at = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]), 23, 59, 59);
+  return Number.isNaN(at.getTime()) ? null : at;
+}
+
+/** What is wrong with the choice before it is sent, in words; undefined when it is fine. */
+export function expiryProblem(value: ExpiryValue, now = new Date()): string | undefined {
+  if (value.choice !== 'date') return undefined;
+  if (!value.date) return 'Choose a date.';
+  const at = endOfDay(value.date);
+  const latest = new Date(now.getTime() + MAX_CUSTOM_DAYS * DAY_MS);
+  if (!at || at.getTime() <= now.getTime() + 60_000 || isoDay(at) > isoDay(latest)) {
+    return `Choose a day from today to ${day.format(latest)}.`;
+  }
+  return undefined;
+}
+
+/** The RFC 3339 `expiresAt` to send, or undefined to keep the current one. */
+export function expiresAtOf(value: ExpiryValue, now = new Date()): string | undefined {
+  if (value.choice === 'keep') return undefined;
+  if (value.choice === 'date') return endOfDay(value.date)?.toISOString();
+  return new Date(now.getTime() + Number(value.choice) * DAY_MS).toISOString();
+}
+
+/** The API's answer about `expiresAt`, in words a person can act on. */
+export const EXPIRY_RANGE_MESSAGE =
+  'hubgate needs an expiry at least 1 minute and at most 366 days from now. Choose another.';
