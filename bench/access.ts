@@ -6,9 +6,9 @@ import {
   freshDatabase,
   httpJson,
   load,
-  type LoadResult,
   prepareHubgate,
   startProcess,
+  type LoadResult,
 } from './support.js';
 
 /**

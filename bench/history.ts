@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
+import { parseConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { aggregateMinutes } from '../src/platform/history-store.js';
 import { minuteOf, readHistory, sampleHistory } from '../src/platform/history.js';
-import { parseConfig } from '../src/config.js';
 import { freshDatabase } from './support.js';
 
 /**

@@ -2,10 +2,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { eventTypeMatches } from '../src/connections/event-types.js';
 import {
   compileMatchers,
+  matches,
   MAX_DOCUMENT_PATTERN_LENGTH,
   MAX_DOCUMENT_PROGRAM_SIZE,
   type Matcher,
-  matches,
 } from '../src/platform/alerting/matchers.js';
 import { programSizeBound } from '../src/platform/alerting/program-size.js';
 import {

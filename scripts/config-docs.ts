@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { GROUPS, type Group, invalidValue, SETTINGS, type Setting } from '../src/config/table.js';
+import { GROUPS, invalidValue, SETTINGS, type Group, type Setting } from '../src/config/table.js';
 
 export const DOCS_PATH = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
 

@@ -1,24 +1,28 @@
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { auditRoutes } from './access/audit-routes.js';
 import { automationRoutes } from './access/automation-routes.js';
 import { registerGate } from './access/gate.js';
-import { startAccessRetention } from './access/retention.js';
+import { registerOpenApi } from './access/openapi.js';
 import { createRateLimiter } from './access/rate-limit.js';
-import { sessionRoutes } from './sign-in/routes.js';
-import { createCredentialVerifiers } from './keys/credential-verifiers.js';
+import { startAccessRetention } from './access/retention.js';
 import type { Config } from './config.js';
+import { loadConnectorCatalog } from './connections/catalog.js';
+import { connectionRoutes } from './connections/routes.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { Database } from './db/database.js';
+import { deliveryRoutes } from './delivery/routes.js';
+import { cancelOpenDeliveries } from './delivery/store.js';
+import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
+import { startDeliveryWorkers, type Dispatch, type WorkerOptions } from './delivery/worker.js';
 import { registerAccessLog } from './http/access-log.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
-import { registerOpenApi } from './access/openapi.js';
-import { errorFields } from './logger.js';
+import { createMetrics, registerHttpMetrics } from './http/metrics.js';
 import { generateRequestId } from './http/request-id.js';
 import { registerTextChecks } from './http/text.js';
 import {
@@ -29,35 +33,31 @@ import {
   rewriteUnplaceable,
 } from './http/unplaceable.js';
 import { registerValidation } from './http/validation.js';
+import { hubRoutes } from './hub/routes.js';
+import { createCredentialVerifiers } from './keys/credential-verifiers.js';
 import {
   createTenantKeyVerifier,
   DEFAULT_KEY_TIMINGS,
   type KeyVerifierTimings,
 } from './keys/key-verifier.js';
 import { keyRoutes } from './keys/routes.js';
-import { loadConnectorCatalog } from './connections/catalog.js';
-import { hubRoutes } from './hub/routes.js';
-import { connectionRoutes } from './connections/routes.js';
-import { deliveryRoutes } from './delivery/routes.js';
-import { cancelOpenDeliveries } from './delivery/store.js';
-import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
-import { type Dispatch, startDeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
+import { errorFields } from './logger.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { passkeyRoutes } from './passkeys/routes.js';
+import { alertsRoutes } from './platform/alerting/alerts-routes.js';
+import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
+import { startAlertEngine } from './platform/alerting/engine.js';
+import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
+import { createChannelSender } from './platform/alerting/senders/index.js';
+import { startHistorySampler } from './platform/history.js';
+import { monitoringRoutes } from './platform/monitoring-routes.js';
 import { setupRoutes } from './setup/routes.js';
+import { sessionRoutes } from './sign-in/routes.js';
 import { openAcceptor } from './sso/kerberos.js';
 import { ssoRoutes } from './sso/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
 import { registerSecurityHeaders } from './web/security-headers.js';
-import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
-import { startAlertEngine } from './platform/alerting/engine.js';
-import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
-import { alertsRoutes } from './platform/alerting/alerts-routes.js';
-import { createChannelSender } from './platform/alerting/senders/index.js';
-import { createMetrics, registerHttpMetrics } from './http/metrics.js';
-import { startHistorySampler } from './platform/history.js';
-import { monitoringRoutes } from './platform/monitoring-routes.js';
 
 export interface AppDeps {
   database: Database;

@@ -2,13 +2,13 @@
 // copied by hand. None of these imports reaches the bundle.
 import type { Static } from 'typebox';
 import type { AuditEntry } from '../src/access/audit-routes.js';
-import type { SignInAnswer as SignInAnswerSchema } from '../src/sign-in/answer.js';
-import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/hub/routes.js';
 import type { ConnectionSchema } from '../src/connections/routes.js';
 import type { DeliverySchema, STATUSES } from '../src/delivery/routes.js';
+import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../src/hub/routes.js';
 import type { AllowedScopes, KeyRecord } from '../src/keys/routes.js';
 import type { PasskeyRecord, PasswordSignIn } from '../src/passkeys/schemas.js';
 import type { SetupAnswer as SetupAnswerSchema } from '../src/setup/routes.js';
+import type { SignInAnswer as SignInAnswerSchema } from '../src/sign-in/answer.js';
 import type { AuthMethods as AuthMethodsSchema } from '../src/sso/routes.js';
 
 export type Connection = Static<typeof ConnectionSchema>;

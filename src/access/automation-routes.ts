@@ -5,7 +5,7 @@ import { Nullable, Timestamp } from '../http/schemas.js';
 import { LEVELS, roleLevel } from './catalog.js';
 import { decide, effectiveScopes } from './decide.js';
 import type { Principal } from './principal.js';
-import { type AccessRule, scopeOf } from './rules.js';
+import { scopeOf, type AccessRule } from './rules.js';
 
 // Either module's READER scope opens discovery (contract §5).
 const DISCOVERY: AccessRule = {

@@ -1,6 +1,7 @@
+import { MODULE_KEYS, type ModuleKey, type Role } from '../db/schema.js';
+
 /** The fixed vocabulary of contract §4: modules, levels (ordered) and roles. */
 export { MODULE_KEYS, type ModuleKey, ROLES, type Role } from '../db/schema.js';
-import { MODULE_KEYS, type ModuleKey, type Role } from '../db/schema.js';
 
 export const LEVELS = ['READER', 'OPERATOR', 'ADMIN'] as const;
 export type Level = (typeof LEVELS)[number];

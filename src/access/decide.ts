@@ -1,7 +1,7 @@
 import { HttpProblem } from '../http/problem.js';
 import { KEY_MANAGING_ROLES, levelRank, parseScope, roleLevel } from './catalog.js';
 import type { Principal } from './principal.js';
-import { type AccessRule, type Requirement, scopeOf } from './rules.js';
+import { scopeOf, type AccessRule, type Requirement } from './rules.js';
 
 /** True when one of the key's scopes reaches the requirement (a higher level includes lower ones). */
 function scopesReach(scopes: string[], requirement: Requirement): boolean {

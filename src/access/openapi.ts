@@ -3,10 +3,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { AccessRule } from './rules.js';
-import { VERSION } from '../version.js';
 import { PROBLEMS, type ProblemCode } from '../http/problem.js';
 import { ProblemSchema } from '../http/schemas.js';
+import { VERSION } from '../version.js';
+import type { AccessRule } from './rules.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

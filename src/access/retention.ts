@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { DB } from '../db/schema.js';

@@ -1,13 +1,13 @@
-import { loadConnectorCatalog } from '../connections/catalog.js';
 import type { Config } from '../config.js';
+import { loadConnectorCatalog } from '../connections/catalog.js';
+import { openStorage } from '../db/storage.js';
 import { createWakeup } from '../delivery/wakeup.js';
 import { startDeliveryWorkers } from '../delivery/worker.js';
-import { openStorage } from '../db/storage.js';
+import { createMetrics } from '../http/metrics.js';
 import { createLogger } from '../logger.js';
 import { startAlertEngine } from '../platform/alerting/engine.js';
 import { createChannelSender } from '../platform/alerting/senders/index.js';
 import { startHistorySampler } from '../platform/history.js';
-import { createMetrics } from '../http/metrics.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (contract §1). */

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { type Cidr, parseIpLiteral } from '../outbound/ssrf-policy.js';
+import { parseIpLiteral, type Cidr } from '../outbound/ssrf-policy.js';
 
 /** A value read, or why not: `problem` only when it adds to the value shown beside what is expected. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problem?: string };

@@ -6,11 +6,11 @@ import {
   matching,
   oneOf,
   origin,
-  type Parsed,
-  type Parser,
   ratio,
   text,
   trustProxy,
+  type Parsed,
+  type Parser,
 } from './parsers.js';
 
 export class ConfigError extends Error {}

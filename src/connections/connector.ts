@@ -1,4 +1,4 @@
-import { type TObject, Type } from 'typebox';
+import { Type, type TObject } from 'typebox';
 
 /** An event as it leaves hubgate (contract §7). */
 export interface OutboundEvent {

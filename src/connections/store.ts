@@ -1,7 +1,7 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
 import { afterCursor, type Cursor } from '../http/pagination.js';
-import type { TenantScope } from '../access/scope.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
 

@@ -4,8 +4,8 @@ import {
   createHmac,
   createSecretKey,
   hkdfSync,
-  type KeyObject,
   randomBytes,
+  type KeyObject,
 } from 'node:crypto';
 
 /**

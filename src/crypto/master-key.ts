@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ConfigError } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 
 const MIN_KEY_BYTES = 32;
 export const SECRET_KEY_FILE = 'secret.key';

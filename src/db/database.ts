@@ -4,11 +4,11 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { KEEPALIVE_AFTER_MS } from './reconnect.js';
-import { restrictDataDir } from './data-dir.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { restrictDataDir } from './data-dir.js';
 import { listenForever } from './listener.js';
 import { prepareRepeatedStatements } from './prepared.js';
+import { KEEPALIVE_AFTER_MS } from './reconnect.js';
 import type { DB } from './schema.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createKeyring, type Keyring } from '../crypto/keyring.js';
 import { resolveMasterKey } from '../crypto/master-key.js';
-import { type Database, openDatabase } from './database.js';
+import { openDatabase, type Database } from './database.js';
 import { migrateToLatest, pendingMigrations } from './migrate.js';
 
 export class SchemaOutdatedError extends Error {}

@@ -1,10 +1,10 @@
 import type { AuditOrigin } from '../access/audit.js';
+import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
-import type { TenantScope } from '../access/scope.js';
 import type { EventWriter } from './group-commit.js';
-import { answerOf, payloadOf, type PublishedEvent, publishEvent } from './publish.js';
+import { answerOf, payloadOf, publishEvent, type PublishedEvent } from './publish.js';
 
 /** At most this many events in one batch (contract §7). */
 export const MAX_BATCH_EVENTS = 100;

@@ -1,7 +1,7 @@
-import { type ConnectionDeps, connectionOr404 } from '../connections/connections.js';
+import type { TenantScope } from '../access/scope.js';
+import { connectionOr404, type ConnectionDeps } from '../connections/connections.js';
 import { isIdOf } from '../crypto/ids.js';
 import { HttpProblem, notFound } from '../http/problem.js';
-import type { TenantScope } from '../access/scope.js';
 import { findDeliveryRow, requeueFailedDelivery } from './store.js';
 
 /**

@@ -1,23 +1,23 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { type AuditOrigin } from '../access/audit.js';
+import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { eventTypeMatches } from '../connections/event-types.js';
 import { newId } from '../crypto/ids.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
 import { nestingDepth } from '../http/json-body.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
-import type { TenantScope } from '../access/scope.js';
+import type { EventWriter } from './group-commit.js';
+import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 import {
-  type DeliveryRow,
-  type EventRow,
   findIdempotencyKey,
   insertEventGroup,
   insertIdempotencyKey,
   releaseIdempotencyKey,
+  type DeliveryRow,
+  type EventRow,
 } from './store.js';
-import type { EventWriter } from './group-commit.js';
-import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
 /** Contract §14; `data` itself is the first level. */

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import { dropExpiredPartitions, ensurePartitions } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';

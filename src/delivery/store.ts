@@ -1,4 +1,5 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
 import type {
   DB,
   DeliveriesTable,
@@ -7,8 +8,7 @@ import type {
   EventIdempotencyKeysTable,
   EventsTable,
 } from '../db/schema.js';
-import { type Cursor, newestFirstPage } from '../http/pagination.js';
-import type { TenantScope } from '../access/scope.js';
+import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;

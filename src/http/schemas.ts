@@ -1,4 +1,4 @@
-import { type TObjectOptions, type TProperties, type TSchema, Type } from 'typebox';
+import { Type, type TObjectOptions, type TProperties, type TSchema } from 'typebox';
 
 /** Building blocks shared by every route schema (validation and OpenAPI from one definition). */
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC' });

@@ -1,10 +1,10 @@
-import { type IncomingMessage, maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http';
+import { maxHeaderSize, ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { countHttpRequest, type Metrics } from './metrics.js';
 import { markCutOff } from './access-log.js';
 import { problemBody } from './error-handler.js';
+import { countHttpRequest, type Metrics } from './metrics.js';
 import { fieldProblem, HttpProblem, noSuchRoute } from './problem.js';
 import { newRequestId, requestIdOf } from './request-id.js';
 import { SECURITY_HEADER_LINES } from './security-policy.js';

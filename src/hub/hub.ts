@@ -2,8 +2,8 @@ import { MODULE_KEYS } from '../access/catalog.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import type { ConnectorDefinition } from '../connections/connector.js';
-import { deliveryCounts24h } from '../delivery/store.js';
 import { countConnectionsByConnector } from '../connections/store.js';
+import { deliveryCounts24h } from '../delivery/store.js';
 
 /** Why a connector cannot take credentials now (credential readiness `reasons`). */
 export type NotReadyReason = 'entitlement_missing' | 'connector_disabled' | 'no_active_connection';

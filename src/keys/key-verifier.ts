@@ -4,7 +4,7 @@ import type { TenantKeyPrincipal } from '../access/principal.js';
 import { isWellFormedToken } from '../crypto/api-tokens.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
-import { findApiKeyByHash, type KeyForVerification, recordLastUsed } from './tenant-store.js';
+import { findApiKeyByHash, recordLastUsed, type KeyForVerification } from './tenant-store.js';
 
 export interface KeyVerifierTimings {
   /** How long a looked-up key is trusted without asking the database again. */

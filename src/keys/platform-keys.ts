@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { type AuditOrigin, recordAudit } from '../access/audit.js';
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { displayPrefix, generateToken, isWellFormedToken } from '../crypto/api-tokens.js';
 import { newId } from '../crypto/ids.js';
 import type { Keyring } from '../crypto/keyring.js';
@@ -9,9 +9,9 @@ import {
   findPlatformKeyByHash,
   insertPlatformKey,
   listPlatformKeyRows,
-  type PlatformKeyRow,
   revokePlatformKeyRow,
   touchPlatformKey,
+  type PlatformKeyRow,
 } from './platform-store.js';
 
 /** What the CLI prints about a platform key; the secret only ever in the answer to `create`. */

@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
 import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
+import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { CHALLENGE_TTL_MS } from './relying-party.js';
-import { type ChallengeRow, insertChallenge, takeChallenge } from './store.js';
+import { insertChallenge, takeChallenge, type ChallengeRow } from './store.js';
 
 type Ceremony = ChallengeRow['ceremony'];
 

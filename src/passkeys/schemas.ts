@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 
 /**

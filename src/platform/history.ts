@@ -5,11 +5,11 @@ import {
   aggregateMinutes,
   deleteMinutesBefore,
   dueDeliveries,
-  type MinuteFigures,
   recordQueueDepth,
   rolledUpTo,
   storedMinutes,
   storeRollup,
+  type MinuteFigures,
 } from './history-store.js';
 
 const MINUTE_MS = 60_000;

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
-import { errorFields } from '../logger.js';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
+import { errorFields } from '../logger.js';
 import { MAX_HISTORY_MINUTES, readHistory } from './history.js';
-import { registerScrapeMetrics } from './scrape-metrics.js';
 import { startEventLoopLag, takeSnapshot } from './monitoring.js';
+import { registerScrapeMetrics } from './scrape-metrics.js';
 
 const Count = Type.Integer({ minimum: 0 });
 const NullableCount = Nullable(Count);

@@ -1,9 +1,9 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
-import { VERSION } from '../version.js';
+import { timedPing } from '../db/ping.js';
 import { within } from '../deadline.js';
 import { errorFields } from '../logger.js';
-import { timedPing } from '../db/ping.js';
+import { VERSION } from '../version.js';
 import { readDeliveryWindow, readInstallation, readQueue, roundTo3 } from './monitoring-store.js';
 
 /** Deliveries that ended in the last hour make up the snapshot's delivery figures. */

@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import { within } from '../deadline.js';
 import type { Metrics } from '../http/metrics.js';
-import { type QueueFigures, readQueue } from './monitoring-store.js';
+import { readQueue, type QueueFigures } from './monitoring-store.js';
 
 /** A scrape waits this long for the ping and the queue read, then reports the database down. */
 const SCRAPE_DB_TIMEOUT_MS = 2_000;

@@ -3,9 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { addressBucket, clientAddress } from '../access/client-address.js';
-import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
 import type { AppContext } from '../context.js';
 import { Nullable, StrictObject } from '../http/schemas.js';
+import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
 import { completeSetup, isSetupRequired, setupDone } from './setup.js';
 
 /** The sign-in answer (contract §4) with the platform key made by setup, its secret shown once. */

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, SetupTokensTable } from '../db/schema.js';
 
 export type SetupTokenRow = Selectable<SetupTokensTable>;

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import { answerSignIn, SignInAnswer } from '../sign-in/answer.js';
 import type { SsoConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
+import { answerSignIn, SignInAnswer } from '../sign-in/answer.js';
 import type { Acceptor } from './kerberos.js';
 import { signInWithTicket } from './sign-in.js';
 

@@ -1,8 +1,8 @@
 import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Config, ConfigError, parseConfig } from '../../src/config.js';
-import { type Name, SETTINGS } from '../../src/config/table.js';
+import { ConfigError, parseConfig, type Config } from '../../src/config.js';
+import { SETTINGS, type Name } from '../../src/config/table.js';
 
 // JSON, not deepEqual: a URL's fields are internal, so two different URLs compare equal as objects.
 const snapshot = (config: Config) => JSON.stringify(config);

@@ -5,8 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
-import { type RunningServer, startServe, startWorker } from '../helpers/cli.js';
-import { type Received, startReceiver } from '../helpers/receiver.js';
+import { startServe, startWorker, type RunningServer } from '../helpers/cli.js';
+import { startReceiver, type Received } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 // `hubgate serve` and `hubgate worker` processes on one PostgreSQL database, under load: what the

@@ -1,8 +1,12 @@
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
-import { FRAMING_HEADERS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
-import { jsonHeaders } from '../../outbound/headers.js';
-import { type ConnectorDefinition, RECEIVER_URL, eventJson } from '../connector.js';
+import {
+  FRAMING_HEADERS,
+  HEADER_NAME_PATTERN,
+  HEADER_VALUE_PATTERN,
+  jsonHeaders,
+} from '../../outbound/headers.js';
+import { eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Besides the framing headers, the ones hubgate sets itself on every delivery.

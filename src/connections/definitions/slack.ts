@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { jsonHeaders } from '../../outbound/headers.js';
-import { type ConnectorDefinition, UrlField } from '../connector.js';
+import { UrlField, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Slack cuts a message's text at 40,000 characters; the data is shown, not archived.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
 import { jsonHeaders } from '../../outbound/headers.js';
-import { type ConnectorDefinition, RECEIVER_URL, eventJson } from '../connector.js';
+import { eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 const SECRET_PREFIX = 'whsec_';

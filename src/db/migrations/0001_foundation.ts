@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Forward-only: a shipped migration is never edited; a change is a new numbered file.
 export async function up(db: Kysely<unknown>): Promise<void> {

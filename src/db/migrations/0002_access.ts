@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Sessions, tenant automation keys, sign-in throttling and shared rate-limit windows (issue: access).
 export async function up(db: Kysely<unknown>): Promise<void> {

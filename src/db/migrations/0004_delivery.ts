@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Events, their deliveries and every attempt (issue: delivery engine).
 export async function up(db: Kysely<unknown>): Promise<void> {

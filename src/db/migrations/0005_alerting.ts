@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Alerting channels, the routing document and the alert engine's state (issue: platform operations).
 export async function up(db: Kysely<unknown>): Promise<void> {

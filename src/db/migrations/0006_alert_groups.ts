@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Notices are grouped (contract §14): one per channel and `(alertname, tenantId)` group, holding the
 // alerts it tells of, instead of one per alert (issue: hardening).

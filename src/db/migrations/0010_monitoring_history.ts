@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Monitoring history (contract §12): one row per minute with the deliveries that ended in it, their
 // latency percentiles and the queue depth sampled in it, so a day of history is 1,440 small rows

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Events, deliveries and attempts partitioned by the day the event was published (declarative range
 // partitioning, on PostgreSQL and PGlite alike), so retention drops a day's partitions whole instead

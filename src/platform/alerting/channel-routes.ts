@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type TSchema, Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
 import { PageQueryFields } from '../../http/pagination.js';
 import {
@@ -12,13 +12,13 @@ import {
   Timestamp,
 } from '../../http/schemas.js';
 import {
-  type AlertingDeps,
   createChannel,
   deleteChannel,
   getChannel,
   listChannels,
   patchChannel,
   testChannel,
+  type AlertingDeps,
 } from './channels.js';
 import { CHANNEL_KIND_DEFINITIONS, CHANNEL_KINDS, type ChannelKind } from './kinds.js';
 

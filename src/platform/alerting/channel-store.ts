@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AlertChannelsTable, ChannelAttempt, DB } from '../../db/schema.js';
-import { type Cursor, newestFirstPage } from '../../http/pagination.js';
+import { newestFirstPage, type Cursor } from '../../http/pagination.js';
 
 export type ChannelRow = Selectable<AlertChannelsTable>;
 

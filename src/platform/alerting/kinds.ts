@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { type TObject, Type } from 'typebox';
+import { Type, type TObject } from 'typebox';
+import type { ChannelKind } from '../../db/schema.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../../outbound/headers.js';
 
 export { CHANNEL_KINDS, type ChannelKind } from '../../db/schema.js';
-import type { ChannelKind } from '../../db/schema.js';
 
 /**
  * One channel kind, whole: the fields of its `config` (secret and not), which of them are secret

@@ -1,19 +1,19 @@
 import { createTransport } from 'nodemailer';
-import { classify, type Resolver, resolveChecked } from '../../../outbound/sender.js';
-import { checkHost, type DestinationPolicy } from '../../../outbound/ssrf-policy.js';
 import { within } from '../../../deadline.js';
+import { classify, resolveChecked, type Resolver } from '../../../outbound/sender.js';
+import { checkHost, type DestinationPolicy } from '../../../outbound/ssrf-policy.js';
 import { VERSION } from '../../../version.js';
 import type { ChannelSendResult, Notification } from '../notification.js';
 import { endedAt, sortedPairs, title } from './body.js';
 import {
   failed,
   InvalidChannelConfig,
-  type KindSender,
   optionalStringField,
   redact,
   secretValues,
   stringArrayField,
   stringField,
+  type KindSender,
 } from './shared.js';
 
 /**

@@ -1,7 +1,7 @@
 import { jsonHeaders } from '../../../outbound/headers.js';
 import type { Notification } from '../notification.js';
 import { groupLabels, summaryLine } from './body.js';
-import { fromHttp, InvalidChannelConfig, type KindSender, stringArrayField, stringField } from './shared.js';
+import { fromHttp, InvalidChannelConfig, stringArrayField, stringField, type KindSender } from './shared.js';
 
 /**
  * `{baseUrl}/api/annotations`, whatever the base's path and trailing slashes (Grafana may be served

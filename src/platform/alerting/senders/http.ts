@@ -1,7 +1,6 @@
-import { jsonHeaders } from '../../../outbound/headers.js';
-import { FRAMING_HEADERS } from '../../../outbound/headers.js';
+import { FRAMING_HEADERS, jsonHeaders } from '../../../outbound/headers.js';
 import { alertmanagerBody } from './body.js';
-import { fromHttp, InvalidChannelConfig, type KindSender, stringField } from './shared.js';
+import { fromHttp, InvalidChannelConfig, stringField, type KindSender } from './shared.js';
 
 const METHODS = ['POST', 'PUT', 'PATCH'] as const;
 type Method = (typeof METHODS)[number];

@@ -5,12 +5,12 @@ import { sendEmail } from './email.js';
 import { sendGrafana } from './grafana.js';
 import { sendHttp } from './http.js';
 import {
-  type ChannelSenderDeps,
   failed,
   InvalidChannelConfig,
-  type KindSender,
   redact,
   secretValues,
+  type ChannelSenderDeps,
+  type KindSender,
 } from './shared.js';
 import { sendSlack } from './slack.js';
 import { sendWebhook } from './webhook.js';

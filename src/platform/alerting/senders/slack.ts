@@ -2,7 +2,7 @@ import { jsonHeaders } from '../../../outbound/headers.js';
 import type { Notification } from '../notification.js';
 import { inline } from '../quote.js';
 import { alertCount, endedAt, sortedPairs, title } from './body.js';
-import { failed, fromHttp, type KindSender, stringField } from './shared.js';
+import { failed, fromHttp, stringField, type KindSender } from './shared.js';
 
 // Slack's limits: 3000 characters of text in a section, 50 blocks in a message.
 const MAX_SECTION_TEXT = 3000;

@@ -1,8 +1,8 @@
-import { jsonHeaders } from '../../../outbound/headers.js';
 import { newId } from '../../../crypto/ids.js';
+import { jsonHeaders } from '../../../outbound/headers.js';
 import { signatureHeaders } from '../../../outbound/signing.js';
 import { alertmanagerBody } from './body.js';
-import { fromHttp, type KindSender, stringField } from './shared.js';
+import { fromHttp, stringField, type KindSender } from './shared.js';
 
 /**
  * WEBHOOK: the Alertmanager-style body, POSTed to `url` and signed as Standard Webhooks (contract
