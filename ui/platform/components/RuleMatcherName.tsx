@@ -1,19 +1,7 @@
-import { KNOWN_LABELS, type MatcherDraft } from './RuleModel.js';
+import { KNOWN_LABELS, type MatcherFieldProps } from './RuleModel.js';
 
 /** A matcher's label name, with the names the platform's alerts use as suggestions. */
-export function RuleMatcherName({
-  id,
-  matcher,
-  position,
-  error,
-  onChange,
-}: {
-  id: string;
-  matcher: MatcherDraft;
-  position: string;
-  error: string | undefined;
-  onChange: (matcher: MatcherDraft) => void;
-}) {
+export function RuleMatcherName({ id, matcher, position, error, onChange }: MatcherFieldProps) {
   return (
     <div class={error ? 'field field-invalid' : 'field'}>
       <label for={`${id}-name`}>Label</label>

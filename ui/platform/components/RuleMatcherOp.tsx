@@ -1,19 +1,7 @@
-import { OP_NAMES, OPS, type MatcherDraft, type MatcherOp } from './RuleModel.js';
+import { OP_NAMES, OPS, type MatcherFieldProps, type MatcherOp } from './RuleModel.js';
 
 /** A matcher's test: equal, not equal, matching a pattern or not. */
-export function RuleMatcherOp({
-  id,
-  matcher,
-  position,
-  error,
-  onChange,
-}: {
-  id: string;
-  matcher: MatcherDraft;
-  position: string;
-  error: string | undefined;
-  onChange: (matcher: MatcherDraft) => void;
-}) {
+export function RuleMatcherOp({ id, matcher, position, error, onChange }: MatcherFieldProps) {
   return (
     <div class={error ? 'field field-invalid' : 'field'}>
       <label for={`${id}-op`}>Test</label>

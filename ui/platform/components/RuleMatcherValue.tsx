@@ -1,19 +1,7 @@
-import { KNOWN_LABELS, type MatcherDraft } from './RuleModel.js';
+import { KNOWN_LABELS, type MatcherFieldProps } from './RuleModel.js';
 
 /** A matcher's value (or pattern, for a regex test), with the known values of its label as suggestions. */
-export function RuleMatcherValue({
-  id,
-  matcher,
-  position,
-  error,
-  onChange,
-}: {
-  id: string;
-  matcher: MatcherDraft;
-  position: string;
-  error: string | undefined;
-  onChange: (matcher: MatcherDraft) => void;
-}) {
+export function RuleMatcherValue({ id, matcher, position, error, onChange }: MatcherFieldProps) {
   const values = KNOWN_LABELS[matcher.name.trim()] ?? [];
   const regex = matcher.op === '=~' || matcher.op === '!~';
   return (

@@ -179,3 +179,12 @@ export function ruleSummary(rule: RuleDraft, channelName: (id: string) => string
   const repeat = rule.repeat ? `every ${rule.repeat.amount} ${rule.repeat.unit}` : 'default repeat';
   return `${rule.enabled ? '' : '(off) '}${when} → ${to}; ${repeat}${rule.continue ? '; continue' : ''}`;
 }
+
+/** What each of a matcher's three fields is given by the matcher row. */
+export interface MatcherFieldProps {
+  id: string;
+  matcher: MatcherDraft;
+  position: string;
+  error: string | undefined;
+  onChange: (matcher: MatcherDraft) => void;
+}
