@@ -17,13 +17,13 @@ export function RulesList({
 }) {
   return (
     <section class="stack" aria-labelledby="rules-list-title">
-      <div class="row-between">
+      <div class="rules-list-head">
         <h2 id="rules-list-title">Rules, in order</h2>
+        <p class="muted">
+          Each alert is checked against the enabled rules from the top; the first that matches decides where
+          it goes, unless it says to continue.
+        </p>
       </div>
-      <p class="muted">
-        Each alert is checked against the enabled rules from the top; the first that matches decides where it
-        goes, unless it says to continue.
-      </p>
       {draft.rules.length === 0 ? (
         <p class="rules-none">No rules: every alert goes to the defaults’ channels.</p>
       ) : (
