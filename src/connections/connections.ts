@@ -3,7 +3,7 @@ import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import type { DB } from '../db/schema.js';
+import type { ConnectionStatus, DB, PausedReason } from '../db/schema.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
@@ -25,32 +25,32 @@ export interface Connection {
   id: string;
   connectorKey: string;
   displayName: string;
-  status: 'active' | 'disabled';
+  status: ConnectionStatus;
   config: Record<string, unknown>;
   credentialsBound: boolean;
   deliveryEnabled: boolean;
   createdAt: string;
   revokedAt: string | null;
+  pausedAt: string | null;
+  pausedReason: PausedReason | null;
 }
 
 export function toConnection(row: ConnectionRow): Connection {
-  return shown(
-    row,
-    row.credentials_sealed !== null,
-    new Date(row.created_at).toISOString(),
-    isoOrNull(row.revoked_at),
-  );
+  return shown(row, row.credentials_sealed !== null, new Date(row.created_at).toISOString(), {
+    revokedAt: isoOrNull(row.revoked_at),
+    pausedAt: isoOrNull(row.paused_at),
+  });
 }
 
 /** A listed row as the API shows it: the list's query wrote its timestamps already. */
 const toListedConnection = (row: ListedConnectionRow): Connection =>
-  shown(row, row.credentials_bound, row.created_at, row.revoked_at);
+  shown(row, row.credentials_bound, row.created_at, { revokedAt: row.revoked_at, pausedAt: row.paused_at });
 
 function shown(
-  row: Pick<ConnectionRow, 'id' | 'connector_key' | 'display_name' | 'status' | 'config'>,
+  row: Pick<ConnectionRow, 'id' | 'connector_key' | 'display_name' | 'status' | 'config' | 'paused_reason'>,
   credentialsBound: boolean,
   createdAt: string,
-  revokedAt: string | null,
+  times: { revokedAt: string | null; pausedAt: string | null },
 ): Connection {
   return {
     id: row.id,
@@ -61,7 +61,9 @@ function shown(
     credentialsBound,
     deliveryEnabled: row.status === 'active' && credentialsBound,
     createdAt,
-    revokedAt,
+    revokedAt: times.revokedAt,
+    pausedAt: times.pausedAt,
+    pausedReason: row.paused_reason,
   };
 }
 
@@ -138,6 +140,10 @@ export async function createConnection(
     created_at: origin.at,
     created_by: origin.actorId,
     revoked_at: null,
+    paused_at: null,
+    paused_reason: null,
+    failure_streak: 0,
+    failure_streak_since: null,
   };
   await deps.ctx.db.transaction().execute(async (trx) => {
     await insertConnection(trx, scope, row);

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
+import { CONNECTION_STATUSES, PAUSED_REASONS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
 import type { ConnectorCatalog } from './catalog.js';
@@ -20,7 +21,7 @@ export const ConnectionSchema = Type.Object({
   id: Type.String(),
   connectorKey: Type.String(),
   displayName: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+  status: Type.Enum(CONNECTION_STATUSES, { description: '`disabled` (revoked) is final' }),
   config: Type.Record(Type.String(), Type.Unknown(), {
     description: 'the non-secret fields given on create',
   }),
@@ -28,6 +29,8 @@ export const ConnectionSchema = Type.Object({
   deliveryEnabled: Type.Boolean({ description: 'active and credentials bound' }),
   createdAt: Timestamp,
   revokedAt: Nullable(Timestamp),
+  pausedAt: Nullable(Timestamp),
+  pausedReason: Nullable(Type.Enum(PAUSED_REASONS)),
 });
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });

@@ -40,8 +40,8 @@ export function findConnectionRow(
  */
 export type ListedConnectionRow = Pick<
   ConnectionRow,
-  'id' | 'connector_key' | 'display_name' | 'status' | 'config'
-> & { created_at: string; revoked_at: string | null; credentials_bound: boolean };
+  'id' | 'connector_key' | 'display_name' | 'status' | 'config' | 'paused_reason'
+> & { created_at: string; revoked_at: string | null; paused_at: string | null; credentials_bound: boolean };
 
 /**
  * One page of the scope's connections, newest first (`limit + 1` rows, as newestFirstPage reads).
@@ -61,9 +61,10 @@ export async function listConnectionRows(
     ? sql`and ${afterCursor('connections.created_at', 'connections.id', after)}`
     : sql``;
   const { rows } = await sql<ListedConnectionRow>`
-    select id, connector_key, display_name, status, config,
+    select id, connector_key, display_name, status, config, paused_reason,
       to_char(created_at at time zone 'UTC', ${ISO_FORMAT}) as created_at,
       to_char(revoked_at at time zone 'UTC', ${ISO_FORMAT}) as revoked_at,
+      to_char(paused_at at time zone 'UTC', ${ISO_FORMAT}) as paused_at,
       credentials_sealed is not null as credentials_bound
     from connections
     where tenant_id = ${scope.tenantId} ${afterPosition}

@@ -3,6 +3,8 @@ import type { ColumnType, Generated } from 'kysely';
 /** Row types of the tables, as Kysely sees them. Columns are snake_case; stores map them to records. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
+/** A nullable timestamp the database defaults to null: optional on insert. */
+type OptionalTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
 // Text columns that hold one of a fixed set. The sets live here, with the rows, so a row read back is
 // typed without a cast; access/catalog and platform/alerting/kinds export them to the domains.
@@ -157,12 +159,19 @@ export interface RateLimitWindowsTable {
   hits: Generated<number>;
 }
 
+/** A connection's state (contract §6, §15): `disabled` (revoked) is final. */
+export const CONNECTION_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+/** Why a connection is paused: by hand, failing for long, or its receiver said 410 Gone. */
+export const PAUSED_REASONS = ['manual', 'failing', 'gone'] as const;
+export type PausedReason = (typeof PAUSED_REASONS)[number];
+
 export interface ConnectionsTable {
   id: string;
   tenant_id: string;
   connector_key: string;
   display_name: string;
-  status: 'active' | 'disabled';
+  status: ConnectionStatus;
   config: Json<Record<string, unknown>>;
   credentials_sealed: string | null;
   credentials_bound_at: Timestamp | null;
@@ -171,6 +180,18 @@ export interface ConnectionsTable {
   created_at: Timestamp;
   created_by: string | null;
   revoked_at: Timestamp | null;
+  paused_at: OptionalTimestamp;
+  paused_reason: Generated<PausedReason | null>;
+  /** Deliveries in a row that ended `failed` (reset by one delivered), and when the first of them did. */
+  failure_streak: Generated<number>;
+  failure_streak_since: OptionalTimestamp;
+}
+
+/** Attempts started per connection and whole second (the `maxPerSecond` throttle). */
+export interface ConnectionSendPermitsTable {
+  connection_id: string;
+  second: ColumnType<string | number, number, number>;
+  used: number;
 }
 
 export interface EventsTable {
@@ -193,7 +214,16 @@ export interface EventIdempotencyKeysTable {
   created_at: Timestamp;
 }
 
-export type DeliveryStatus = 'pending' | 'delivering' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivering',
+  'retrying',
+  'delivered',
+  'failed',
+  'cancelled',
+  'skipped',
+] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface DeliveriesTable {
   id: string;
@@ -208,6 +238,10 @@ export interface DeliveriesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   delivered_at: Timestamp | null;
+  /** A test delivery (contract §15), made by `POST …/test` for this connection alone. */
+  test: Generated<boolean>;
+  /** The answer's status of the last attempt, for the log's `responseStatus` filter. */
+  last_response_status: Generated<number | null>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -221,6 +255,10 @@ export interface DeliveryAttemptsTable {
   response_status: number | null;
   error: string | null;
   error_detail: string | null;
+  /** What was sent (method, URL, headers; a credential header's value redacted), as JSON. */
+  request: Generated<string | null>;
+  /** The answer's headers and the start of its body, as JSON; null when none came. */
+  response: Generated<string | null>;
 }
 
 export interface AlertChannelsTable {
@@ -316,6 +354,7 @@ export interface DB {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
+  connection_send_permits: ConnectionSendPermitsTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;

@@ -144,6 +144,8 @@ export function eventRows(
     created_at: at,
     updated_at: at,
     delivered_at: null,
+    test: false,
+    last_response_status: null,
   }));
   return { event, deliveries };
 }

@@ -5,6 +5,7 @@ import type { AccessRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
+import { DELIVERY_STATUSES } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
@@ -14,7 +15,7 @@ import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
 import type { Dispatch } from './worker.js';
 
-export const STATUSES = ['pending', 'delivering', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export const STATUSES = DELIVERY_STATUSES;
 
 export const DeliverySchema = Type.Object({
   id: Type.String(),

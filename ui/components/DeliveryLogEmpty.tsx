@@ -11,6 +11,7 @@ const EMPTY: Record<DeliveryStatus, string> = {
   delivered: 'No delivered events',
   failed: 'No failed deliveries',
   cancelled: 'No cancelled deliveries',
+  skipped: 'No deliveries skipped while paused',
 };
 
 /** An event log with nothing in it: none with this status, or none at all yet and why. */

@@ -9,6 +9,7 @@ export const DELIVERY_STATUS_WORDS: Record<DeliveryStatus, string> = {
   delivered: 'Delivered',
   failed: 'Failed',
   cancelled: 'Cancelled',
+  skipped: 'Skipped',
 };
 
 /** The number of columns of the log's table, which the attempts row spans. */
