@@ -21,6 +21,11 @@ export interface Config {
     /** Attempts one process's worker has in flight at once. */
     concurrency: number;
     retentionDays: number;
+    /** How much of an answer's body an attempt keeps for the log (0: none). */
+    responseBodyBytes: number;
+    /** Automatic pause: failed deliveries in a row (0: never), spanning at least this many seconds. */
+    pauseAfterFailures: number;
+    pauseAfterSeconds: number;
   };
   rateLimitPerMinute: number;
   bodyLimitBytes: number;
@@ -130,6 +135,9 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: values.DELIVERY_TIMEOUT_MS,
       concurrency: values.DELIVERY_CONCURRENCY,
       retentionDays: values.DELIVERY_RETENTION_DAYS,
+      responseBodyBytes: values.DELIVERY_RESPONSE_BODY_BYTES,
+      pauseAfterFailures: values.CONNECTION_PAUSE_AFTER_FAILURES,
+      pauseAfterSeconds: values.CONNECTION_PAUSE_AFTER_SECONDS,
     },
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: BODY_LIMIT_BYTES,

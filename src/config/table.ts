@@ -179,6 +179,24 @@ export const SETTINGS = {
     default: '30',
     doc: "Days a day's events and deliveries are kept once that day has ended (see [scaling](operators/scaling.md)); the monitoring history, resolved alerts and sent or failed notifications are kept as long.",
   }),
+  DELIVERY_RESPONSE_BODY_BYTES: setting({
+    group: DELIVERY,
+    parser: integer({ min: 0, max: 65_536, unit: 'bytes' }),
+    default: '4096',
+    doc: "How much of each answer's body a delivery attempt keeps for the event log, as UTF-8 text (0 keeps none). Deleted with the delivery.",
+  }),
+  CONNECTION_PAUSE_AFTER_FAILURES: setting({
+    group: DELIVERY,
+    parser: integer({ min: 0, max: 1_000_000, unit: 'deliveries' }),
+    default: '20',
+    doc: 'A connection pauses itself (reason `failing`) after this many deliveries in a row ended `failed`, the first of them at least `CONNECTION_PAUSE_AFTER_SECONDS` before the last; 0 never pauses. A `410 Gone` answer pauses it at once (reason `gone`).',
+  }),
+  CONNECTION_PAUSE_AFTER_SECONDS: setting({
+    group: DELIVERY,
+    parser: integer({ min: 0, max: 31_536_000, unit: 'seconds' }),
+    default: '86400',
+    doc: 'How long the run of failed deliveries that pauses a connection must last, from the first to the last.',
+  }),
   CONNECTORS_DISABLED: setting({
     group: DELIVERY,
     parser: list(matching(/^[a-z0-9_]+$/, 'a connector key'), 'connector keys such as slack,http'),
