@@ -14,8 +14,10 @@ import { connectionRoutes } from './connections/routes.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { Database } from './db/database.js';
+import { leaseDuration } from './delivery/claim.js';
+import { deliveryControl } from './delivery/control.js';
+import { operateRoutes } from './delivery/operate-routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
-import { cancelOpenDeliveries } from './delivery/store.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type Dispatch, type WorkerOptions } from './delivery/worker.js';
 import { registerAccessLog } from './http/access-log.js';
@@ -193,13 +195,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(alertsRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
   await app.register(hubRoutes(connections));
-  await app.register(connectionRoutes(connections, cancelOpenDeliveries));
+  // Pause and revoke wait for attempts in flight at most as long as a claim can last.
+  const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseDuration(config.delivery.timeoutMs) });
+  await app.register(connectionRoutes(connections, control));
   const wakeup = createWakeup();
   // This process's worker takes its publishes' deliveries straight away when it has room.
   const local: { dispatch?: Dispatch } = {};
-  await app.register(
-    deliveryRoutes(connections, createAnnouncer(deps.database, wakeup, logBackgroundError), local),
-  );
+  const announce = createAnnouncer(deps.database, wakeup, logBackgroundError);
+  await app.register(deliveryRoutes(connections, announce, local));
+  await app.register(operateRoutes(connections, announce));
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
     local.dispatch = workers.dispatch;

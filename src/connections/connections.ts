@@ -35,7 +35,10 @@ export interface Connection {
   pausedReason: PausedReason | null;
 }
 
-export function toConnection(row: ConnectionRow): Connection {
+export function toConnection(
+  row: Omit<ConnectionRow, 'failure_streak' | 'failure_streak_since'> &
+    Partial<Pick<ConnectionRow, 'failure_streak'>>,
+): Connection {
   return shown(row, row.credentials_sealed !== null, new Date(row.created_at).toISOString(), {
     revokedAt: isoOrNull(row.revoked_at),
     pausedAt: isoOrNull(row.paused_at),
@@ -67,17 +70,31 @@ function shown(
   };
 }
 
-/** The connection domain's dependencies: the app context and the connector catalog. */
+/** A delivery claimed by a worker when its connection was paused or revoked: the drain waits for it. */
+export interface HeldClaim {
+  id: string;
+  createdAt: Date | string;
+}
+
 /**
- * Closes a revoked connection's open deliveries in the revoking transaction. Deliveries sit above
- * connections, so buildApp hands the delivery store's function in rather than connections importing it.
+ * What a connection's state changes do to its deliveries. Deliveries sit above connections, so
+ * buildApp hands these in (delivery/control.ts) rather than connections importing them. `close`,
+ * `replaySkipped` run in the caller's transaction, with the connection's row locked for update.
  */
-export type CancelDeliveries = (
-  trx: Kysely<DB>,
-  scope: TenantScope,
-  connectionId: string,
-  at: Date,
-) => Promise<number>;
+export interface DeliveryControl {
+  /** Open deliveries become `cancelled` (revoke) or `skipped` (pause); returns those in flight. */
+  close(
+    trx: Kysely<DB>,
+    scope: TenantScope,
+    connectionId: string,
+    at: Date,
+    status: 'cancelled' | 'skipped',
+  ): Promise<{ closed: number; inFlight: HeldClaim[] }>;
+  /** Waits (after the commit) until the attempts in flight have ended. */
+  drain(db: Kysely<DB>, inFlight: readonly HeldClaim[]): Promise<void>;
+  /** Resume with replay: every skipped delivery back to pending, oldest first. */
+  replaySkipped(trx: Kysely<DB>, scope: TenantScope, connectionId: string, at: Date): Promise<number>;
+}
 
 export interface ConnectionDeps {
   ctx: AppContext;
@@ -85,7 +102,7 @@ export interface ConnectionDeps {
 }
 
 /** Every URL field a connector declares passes the SSRF policy (contract §8) before anything is stored. */
-function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
+export function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
   const policy = deps.ctx.config.delivery;
   for (const field of definition.urlFields) {
     const value = (values as Record<string, unknown>)[field];
@@ -104,7 +121,7 @@ export async function connectionOr404(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
-  options: { forUpdate?: boolean } = {},
+  options: { forUpdate?: boolean; forShare?: boolean } = {},
 ): Promise<ConnectionRow> {
   const row = isIdOf('con', id) ? await findConnectionRow(db, scope, id, options) : undefined;
   if (!row) throw notFound('connection');
@@ -177,35 +194,6 @@ export async function getConnection(
   id: string,
 ): Promise<Connection> {
   return toConnection(await connectionOr404(deps.ctx.db, scope, id));
-}
-
-/** Active → disabled, once and for good; revoking again answers the same record (idempotent). */
-export async function revokeConnection(
-  deps: ConnectionDeps,
-  scope: TenantScope,
-  origin: AuditOrigin,
-  id: string,
-  cancelDeliveries: CancelDeliveries,
-): Promise<Connection> {
-  return deps.ctx.db.transaction().execute(async (trx) => {
-    const row = await connectionOr404(trx, scope, id, { forUpdate: true });
-    if (row.status === 'disabled') return toConnection(row);
-    const updated = await updateConnectionRow(trx, scope, id, { status: 'disabled', revoked_at: origin.at });
-    if (!updated) throw notFound('connection');
-    const cancelled = await cancelDeliveries(trx, scope, id, origin.at);
-    await recordAudit(trx, origin, {
-      action: 'connection.revoke',
-      tenantId: scope.tenantId,
-      targetType: 'connection',
-      targetId: id,
-      metadata: {
-        connectorKey: row.connector_key,
-        displayName: row.display_name,
-        cancelledDeliveries: cancelled,
-      },
-    });
-    return toConnection(updated);
-  });
 }
 
 const credentialValidators = new WeakMap<ConnectorDefinition, (value: unknown) => Record<string, string>>();

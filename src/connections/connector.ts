@@ -1,4 +1,4 @@
-import { Type, type TObject } from 'typebox';
+import { Type, type TObject, type TProperties } from 'typebox';
 
 /** An event as it leaves hubgate (contract §7). */
 export interface OutboundEvent {
@@ -33,6 +33,12 @@ export interface ConnectorDefinition {
   /** Fields, of either object, holding URLs that must pass the SSRF policy (contract §8). */
   urlFields: readonly string[];
   /**
+   * The config field whose URL receives the bound credentials themselves (the `http` connector's
+   * header): when an edit changes that URL's host, the credentials are unbound (contract §15), so a
+   * secret is never sent to a host it was not given for.
+   */
+  credentialsSentTo?: string;
+  /**
    * Credential fields hubgate makes when the body leaves them out (a webhook signing secret), with
    * their generators; generated values are returned once by the binding call.
    */
@@ -51,6 +57,24 @@ export interface ConnectorDefinition {
     credentials: Record<string, string>,
   ): RenderedRequest;
 }
+
+/**
+ * Config fields every connector takes, beside its own (contract §15): the throttle. A definition's
+ * `config` is made with `connectorConfig`, so the catalog, the create and edit bodies and the
+ * OpenAPI document all show them.
+ */
+export const COMMON_CONFIG = {
+  maxPerSecond: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
+      description:
+        'attempts started per second at most, across every process (1–1000); null or absent: unlimited. ' +
+        'Deliveries over it wait; they are not failed.',
+    }),
+  ),
+};
+
+export const connectorConfig = <T extends TProperties>(fields: T) =>
+  Type.Object({ ...fields, ...COMMON_CONFIG });
 
 /** Building blocks the definitions share. */
 export const UrlField = (description: string) =>

@@ -12,10 +12,11 @@ import {
   createConnection,
   getConnection,
   listConnections,
-  revokeConnection,
-  type CancelDeliveries,
   type ConnectionDeps,
+  type DeliveryControl,
 } from './connections.js';
+import { editConnection } from './edit.js';
+import { pauseConnection, resumeConnection, revokeConnection } from './state.js';
 
 export const ConnectionSchema = Type.Object({
   id: Type.String(),
@@ -59,6 +60,30 @@ function createBodySchema(catalog: ConnectorCatalog) {
   });
 }
 
+/**
+ * The edit body as the document shows it: per connector, the create body's fields but the key, each
+ * optional (checked at run time against the connection's connector, edit.ts).
+ */
+function documentedEditBody(catalog: ConnectorCatalog) {
+  return Type.Unsafe({
+    description: "displayName and the fields of the connection's connector, each optional",
+    oneOf: catalog.all.map((definition) => ({
+      type: 'object',
+      properties: { displayName: DisplayName, ...definition.config.properties },
+      additionalProperties: false,
+      minProperties: 1,
+      title: `${definition.name} connection edit`,
+      $id: `${pascalCase(definition.key)}ConnectionEdit`,
+    })),
+  });
+}
+
+const EditBody = Type.Record(Type.String(), Type.Unknown(), {
+  minProperties: 1,
+  maxProperties: 50,
+  description: "displayName and the fields of the connection's connector, each optional",
+});
+
 const CredentialsBody = Type.Record(Type.String(), Type.String(), {
   maxProperties: 20,
   description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
@@ -88,10 +113,7 @@ const tags = ['connections'];
 
 /** Integration connections (contract §6): tenant routes, all on the automation allowlist. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function connectionRoutes(
-  deps: ConnectionDeps,
-  cancelDeliveries: CancelDeliveries,
-): FastifyPluginAsyncTypebox {
+export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     const { ctx } = deps;
@@ -157,7 +179,104 @@ export function connectionRoutes(
           requestScope(request),
           auditOrigin(request, ctx.now()),
           request.params.id,
-          cancelDeliveries,
+          control,
+        ),
+    );
+
+    app.patch(
+      '/api/v1/integrations/connections/:id',
+      {
+        config: {
+          ...rule('OPERATOR'),
+          openapi: {
+            problems: ['conflict', 'destination_forbidden'],
+            body: documentedEditBody(deps.catalog),
+          },
+        },
+        schema: {
+          tags,
+          summary: 'Edit the display name and config; URLs are checked again',
+          description:
+            'Every part is optional; a field given as null is removed. Deliveries already queued go to ' +
+            'the new URL from their next attempt. When the host of the URL that receives the bound ' +
+            "credentials changes (the http connector's header), they are unbound (`credentialsBound:false`).",
+          params: IdParams,
+          body: EditBody,
+          response: { 200: ConnectionSchema },
+        },
+      },
+      async (request) =>
+        editConnection(
+          deps,
+          requestScope(request),
+          auditOrigin(request, ctx.now()),
+          request.params.id,
+          request.body,
+          DisplayName,
+        ),
+    );
+
+    app.post(
+      '/api/v1/integrations/connections/:id/pause',
+      {
+        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary:
+            'Pause deliveries (idempotent): nothing is sent until resumed; events meanwhile are skipped',
+          description:
+            'Answers once no attempt to the connection is in flight any more. Pending and retrying deliveries ' +
+            'become `skipped`, and so does every matching event published while paused.',
+          params: IdParams,
+          response: { 200: ConnectionSchema },
+        },
+      },
+      async (request) => {
+        const origin = auditOrigin(request, ctx.now());
+        const scope = requestScope(request);
+        const { connection } = await pauseConnection(
+          ctx.db,
+          scope,
+          origin,
+          request.params.id,
+          'manual',
+          control,
+        );
+        return connection;
+      },
+    );
+
+    app.post(
+      '/api/v1/integrations/connections/:id/resume',
+      {
+        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+        schema: {
+          tags,
+          summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
+          params: IdParams,
+          body: Type.Optional(
+            StrictObject({
+              replaySkipped: Type.Optional(
+                Type.Boolean({
+                  default: false,
+                  description: 'send every skipped delivery again, oldest first (same IDs)',
+                }),
+              ),
+            }),
+          ),
+          response: {
+            200: Type.Object({ connection: ConnectionSchema, replayed: Type.Integer({ minimum: 0 }) }),
+          },
+        },
+      },
+      async (request) =>
+        resumeConnection(
+          deps,
+          requestScope(request),
+          auditOrigin(request, ctx.now()),
+          request.params.id,
+          { replaySkipped: request.body?.replaySkipped === true },
+          control,
         ),
     );
 

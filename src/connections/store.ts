@@ -27,10 +27,11 @@ export function findConnectionRow(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
-  options: { forUpdate?: boolean } = {},
+  options: { forUpdate?: boolean; forShare?: boolean } = {},
 ): Promise<ConnectionRow | undefined> {
   const query = ofTenant(db, scope).selectAll().where('id', '=', id);
-  return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
+  if (options.forUpdate) return query.forUpdate().executeTakeFirst();
+  return (options.forShare ? query.forShare() : query).executeTakeFirst();
 }
 
 /**
@@ -82,6 +83,29 @@ export async function updateConnectionRow(
   return db
     .updateTable('connections')
     .set(changes)
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** An edit: the display name and the config (JSON), and the credentials when they are unbound. */
+export async function updateConnectionConfig(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  changes: Partial<
+    Pick<
+      ConnectionRow,
+      'display_name' | 'credentials_sealed' | 'previous_credentials_sealed' | 'previous_valid_until'
+    >
+  > & {
+    config: Record<string, unknown>;
+  },
+): Promise<ConnectionRow | undefined> {
+  return db
+    .updateTable('connections')
+    .set({ ...changes, config: JSON.stringify(changes.config) })
     .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', id)
     .returningAll()

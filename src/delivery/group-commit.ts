@@ -102,11 +102,17 @@ async function writeGroup(
     return;
   }
   const { scoped, connections } = drafted;
-  const deliveries = scoped.flatMap((e) => e.deliveries.map((d) => ({ e, d })));
+  const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
+  // Only deliveries to connections active when read are offered to this process's worker; the
+  // insert decides for good (a connection paused or revoked since gets skipped or cancelled rows).
+  const deliveries = scoped
+    .flatMap((e) => e.deliveries.map((d) => ({ e, d })))
+    .filter(({ d }) => byId.get(d.connection_id)?.status === 'active');
   const reservation = local.dispatch?.reserve(deliveries.length);
   const dispatched = deliveries.slice(0, reservation?.slots ?? 0);
+  let inserted: Awaited<ReturnType<typeof insertEventGroup>>;
   try {
-    await insertEventGroup(
+    inserted = await insertEventGroup(
       db,
       scoped,
       reservation && dispatched.length > 0
@@ -123,8 +129,9 @@ async function writeGroup(
     return writeAlone(db, group, scoped, error);
   }
   if (reservation) {
-    const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
-    local.dispatch?.hand(claimedRows(dispatched, byId), reservation.slots);
+    const claimed = new Set(inserted.filter((d) => d.status === 'delivering').map((d) => d.id));
+    const handed = dispatched.filter(({ d }) => claimed.has(d.id));
+    local.dispatch?.hand(claimedRows(handed, byId), reservation.slots);
   }
   for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
 }
@@ -149,7 +156,11 @@ async function writeAlone(
 
 export type EventWriter = ReturnType<typeof createEventWriter>;
 
-/** What the worker needs to send deliveries it did not claim itself, from what the publish read. */
+/**
+ * What the worker needs to send deliveries it did not claim itself, from what the publish read. Only
+ * rows the insert made `delivering` come here: their connection was active, and locked for share,
+ * when they were written, so a pause or revoke after it finds them claimed and waits for them.
+ */
 function claimedRows(
   dispatched: ReadonlyArray<{ e: ScopedEvent; d: DeliveryRow }>,
   connections: ReadonlyMap<string, TargetRow>,

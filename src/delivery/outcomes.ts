@@ -5,6 +5,7 @@ import { createTurnBatcher } from './turn-batch.js';
 /** How one claimed delivery ended this time, and the attempt that ended it (none when cancelled). */
 export interface Outcome {
   deliveryId: string;
+  connectionId: string;
   /** The delivery's partition key. */
   createdAt: Date | string;
   status: DeliveryStatus;
@@ -58,42 +59,57 @@ export type OutcomeWriter = ReturnType<typeof createOutcomeWriter>;
 
 /**
  * One statement for a batch: the attempts inserted, and each delivery's new state set only while
- * `workerId`'s claim holds (`leased_by` and `delivering`: not cancelled by a revocation, not taken
- * over after its lease ran out). One array per column (`unnest`): the statement's text is the same
- * whatever the batch's size, so PostgreSQL parses it once per connection.
+ * `workerId`'s claim holds (`leased_by`: not taken over after its lease ran out). A delivery that a
+ * pause or a revocation moved to `skipped` or `cancelled` while this worker was sending it keeps
+ * that state (unless the attempt delivered it: then it was delivered), and its claim is released
+ * here: pause and revoke wait for that release before they answer (connections/drain). One array
+ * per column (`unnest`): the statement's text is the same whatever the batch's size, so PostgreSQL
+ * parses it once per connection. Returns the connections of delivered outcomes that have a run of
+ * failures to reset (auto-pause.ts), read in the same statement.
  */
 export async function writeOutcomes(
   db: Kysely<DB>,
   workerId: string,
   now: Date,
   outcomes: readonly Outcome[],
-): Promise<void> {
+): Promise<string[]> {
   const attempts = outcomes.flatMap((o) => (o.attempt ? [o.attempt] : []));
   const of = <T, R>(list: readonly T[], pick: (item: T) => R) => list.map(pick);
   const at = (value: Date | string | null | undefined) => (value ? new Date(value) : null);
-  await sql`
+  const delivered = [...new Set(outcomes.filter((o) => o.status === 'delivered').map((o) => o.connectionId))];
+  const result = await sql<{ id: string }>`
       with recorded as (
         insert into delivery_attempts (delivery_id, delivery_created_at, number, started_at, duration_ms,
-          remote_address, response_status, error, error_detail)
+          remote_address, response_status, error, error_detail, request, response)
         select delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
-          response_status, error, error_detail
+          response_status, error, error_detail, request, response
         from unnest(${of(attempts, (a) => a.delivery_id)}::text[],
           ${of(attempts, (a) => at(a.delivery_created_at))}::timestamptz[], ${of(attempts, (a) => a.number)}::int[],
           ${of(attempts, (a) => at(a.started_at))}::timestamptz[], ${of(attempts, (a) => a.duration_ms)}::int[],
           ${of(attempts, (a) => a.remote_address ?? null)}::text[],
           ${of(attempts, (a) => a.response_status ?? null)}::int[], ${of(attempts, (a) => a.error ?? null)}::text[],
-          ${of(attempts, (a) => a.error_detail ?? null)}::text[])
+          ${of(attempts, (a) => a.error_detail ?? null)}::text[], ${of(attempts, (a) => a.request ?? null)}::text[],
+          ${of(attempts, (a) => a.response ?? null)}::text[])
           as a(delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
-            response_status, error, error_detail)
-        on conflict do nothing)
-      update deliveries d set status = v.status, attempt_count = v.attempt_count,
-        next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at,
-        lease_until = null, leased_by = null, updated_at = ${now}
-      from unnest(${of(outcomes, (o) => o.deliveryId)}::text[], ${of(outcomes, (o) => at(o.createdAt))}::timestamptz[],
-        ${of(outcomes, (o) => o.status)}::text[], ${of(outcomes, (o) => o.attemptCount)}::int[],
-        ${of(outcomes, (o) => o.nextAttemptAt)}::timestamptz[], ${of(outcomes, (o) => o.deliveredAt)}::timestamptz[])
-        as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at)
-      where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId} and d.status = 'delivering'`.execute(
-    db,
-  );
+            response_status, error, error_detail, request, response)
+        on conflict do nothing),
+      updated as (
+        update deliveries d set
+          status = case when d.status = 'delivering' or v.status = 'delivered' then v.status else d.status end,
+          attempt_count = v.attempt_count,
+          next_attempt_at = case when d.status = 'delivering' then v.next_attempt_at else d.next_attempt_at end,
+          delivered_at = case when d.status = 'delivering' or v.status = 'delivered' then v.delivered_at
+            else d.delivered_at end,
+          last_response_status = case when v.attempted then v.response_status else d.last_response_status end,
+          lease_until = null, leased_by = null, updated_at = ${now}
+        from unnest(${of(outcomes, (o) => o.deliveryId)}::text[], ${of(outcomes, (o) => at(o.createdAt))}::timestamptz[],
+          ${of(outcomes, (o) => o.status)}::text[], ${of(outcomes, (o) => o.attemptCount)}::int[],
+          ${of(outcomes, (o) => o.nextAttemptAt)}::timestamptz[], ${of(outcomes, (o) => o.deliveredAt)}::timestamptz[],
+          ${of(outcomes, (o) => o.attempt !== undefined)}::boolean[],
+          ${of(outcomes, (o) => o.attempt?.response_status ?? null)}::int[])
+          as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at, attempted, response_status)
+        where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId}
+        returning 1)
+      select id from connections where id = any(${delivered}::text[]) and failure_streak > 0`.execute(db);
+  return result.rows.map((r) => r.id);
 }

@@ -10,12 +10,15 @@ export type Triage =
   | { kind: 'interrupted'; claimedAt: Date; claimEnded: Date }
   /** The connection was disabled, unbound, or its connector switched off since the publish. */
   | { kind: 'cancelled' }
+  /** The connection is paused: the delivery waits as `skipped` for a resume with replay. */
+  | { kind: 'skipped' }
   | { kind: 'send'; definition: ConnectorDefinition; credentialsSealed: string };
 
 export function triage(row: ClaimedRow, catalog: Pick<ConnectorCatalog, 'get'>): Triage {
   const lost = lostClaim(row);
   if (lost) return { kind: 'interrupted', ...lost };
   const definition = catalog.get(row.connector_key);
+  if (row.connection_status === 'paused') return { kind: 'skipped' };
   if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
     return { kind: 'cancelled' };
   }
@@ -37,10 +40,35 @@ export function previousSecretValid(
   );
 }
 
+/** What an attempt sent, as the event log shows it (contract §15): no credential in it. */
+export interface RequestRecord {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
 /** A delivery ready to send: its connector's request, signed, and when the attempt started. */
 export interface PreparedRequest {
   startedAt: Date;
   request: RenderedRequest;
+  /** The request as the log keeps it. */
+  record: RequestRecord;
+}
+
+export const REDACTED = '[redacted]';
+
+/**
+ * The request as the log keeps it: a header that carries a credential of the connection (the
+ * `http` connector's header, a token a credential was made into) shows `[redacted]` instead of its
+ * value. Signatures are not secrets: they are what the receiver checks, and show what was signed.
+ */
+export function requestRecord(request: RenderedRequest, credentials: Record<string, string>): RequestRecord {
+  const secrets = Object.values(credentials).filter((value) => typeof value === 'string' && value.length > 0);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    headers[name] = secrets.some((secret) => value.includes(secret)) ? REDACTED : value;
+  }
+  return { method: request.method, url: request.url, headers };
 }
 
 type Opener = Pick<Keyring, 'open'>;
@@ -98,5 +126,5 @@ export function prepare(
     const field = definition.signingSecretField;
     Object.assign(request.headers, sign(keyring, row, field, credentials, request.body, now));
   }
-  return { startedAt: now, request };
+  return { startedAt: now, request, record: requestRecord(request, credentials) };
 }

@@ -56,6 +56,7 @@ export function payloadOf(data: Record<string, unknown>): string {
 export type TargetRow = Pick<
   Selectable<ConnectionsTable>,
   | 'id'
+  | 'status'
   | 'connector_key'
   | 'config'
   | 'credentials_sealed'
@@ -65,6 +66,7 @@ export type TargetRow = Pick<
 // What a fan-out reads of a connection: what matching needs, and what sending needs (direct dispatch).
 const TARGET_COLUMNS = [
   'id',
+  'status',
   'connector_key',
   'config',
   'credentials_sealed',
@@ -72,18 +74,22 @@ const TARGET_COLUMNS = [
   'previous_valid_until',
 ] as const;
 
-/** The tenant's active, credential-bound connections: the candidates for a fan-out. */
+/**
+ * The tenant's active or paused, credential-bound connections: the candidates for a fan-out. A
+ * paused one gets its deliveries recorded as `skipped` (contract §15); which status each delivery
+ * gets is decided by the insert, which reads the connection again under a lock (store.ts).
+ */
 export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<TargetRow[]> {
   return db
     .selectFrom('connections')
     .select(TARGET_COLUMNS)
     .where('tenant_id', '=', scope.tenantId)
-    .where('status', '=', 'active')
+    .where('status', 'in', ['active', 'paused'])
     .where('credentials_sealed', 'is not', null)
     .execute();
 }
 
-/** The active, credential-bound connections of several tenants at once (a group commit's read). */
+/** The candidate connections of several tenants at once (a group commit's read). */
 export async function activeConnectionsOf(
   db: Kysely<DB>,
   scopes: readonly TenantScope[],
@@ -95,7 +101,7 @@ export async function activeConnectionsOf(
     .selectFrom('connections')
     .select(['tenant_id', ...TARGET_COLUMNS])
     .where('tenant_id', 'in', tenantIds)
-    .where('status', '=', 'active')
+    .where('status', 'in', ['active', 'paused'])
     .where('credentials_sealed', 'is not', null)
     .execute();
   for (const { tenant_id, ...row } of rows) {

@@ -6,12 +6,13 @@ import type { DeliveryOutcome, Metrics } from '../http/metrics.js';
 import { errorFields } from '../logger.js';
 import type { ClaimedRow } from './claim.js';
 import type { Outcome, OutcomeWriter } from './outcomes.js';
+import type { RequestRecord } from './prepare.js';
 import { retryDelaySeconds } from './retry.js';
 import type { AttemptResult } from './send.js';
 
 /** A delivery's state after an attempt: what the outcome write sets while the claim holds. */
 export interface Decision {
-  status: Exclude<DeliveryOutcome, 'cancelled'>;
+  status: Exclude<DeliveryOutcome, 'cancelled' | 'skipped'>;
   attemptCount: number;
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
@@ -38,11 +39,12 @@ export function decideOutcome(
   return { ...ended, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay * 1000) };
 }
 
-/** The attempt's row in the delivery log. */
+/** The attempt's row in the delivery log, with what was sent (when known) and what was answered. */
 export function attemptRow(
   row: ClaimedRow,
   startedAt: Date,
   result: AttemptResult,
+  sent?: RequestRecord,
 ): Insertable<DeliveryAttemptsTable> {
   return {
     delivery_id: row.id,
@@ -54,18 +56,21 @@ export function attemptRow(
     response_status: result.status,
     error: result.error,
     error_detail: result.errorDetail,
+    request: sent ? JSON.stringify(sent) : null,
+    response: result.response ? JSON.stringify(result.response) : null,
   };
 }
 
 /** What the outcome write gets: the new state, and the attempt that ended the claim (if any). */
 export function outcomeOf(
   row: ClaimedRow,
-  decision: Decision | { status: 'cancelled' },
+  decision: Decision | { status: 'cancelled' | 'skipped' },
   attempt?: Insertable<DeliveryAttemptsTable>,
 ): Outcome {
   const ended = 'attemptCount' in decision ? decision : undefined;
   return {
     deliveryId: row.id,
+    connectionId: row.connection_id,
     createdAt: row.created_at,
     status: decision.status,
     attemptCount: ended?.attemptCount ?? row.attempt_count,
@@ -134,15 +139,20 @@ export function recordAttempt(
   row: ClaimedRow,
   startedAt: Date,
   result: AttemptResult,
+  sent?: RequestRecord,
 ): void {
   const now = deps.ctx.now();
   const decision = decideOutcome(row.attempt_count, result, deps.retryScheduleSeconds, now);
   countAttempt(deps.ctx.metrics, row, result, decision.status, now);
-  deps.recorder.record(outcomeOf(row, decision, attemptRow(row, startedAt, result)));
+  deps.recorder.record(outcomeOf(row, decision, attemptRow(row, startedAt, result, sent)));
 }
 
-/** A delivery whose connection can no longer take it: cancelled, no attempt made. */
-export function recordCancelled(deps: Omit<RecordDeps, 'retryScheduleSeconds'>, row: ClaimedRow): void {
-  deps.ctx.metrics.deliveries.inc({ outcome: 'cancelled' });
-  deps.recorder.record(outcomeOf(row, { status: 'cancelled' }));
+/** A delivery whose connection cannot take it now: cancelled (or skipped while paused), no attempt made. */
+export function recordCancelled(
+  deps: Omit<RecordDeps, 'retryScheduleSeconds'>,
+  row: ClaimedRow,
+  status: 'cancelled' | 'skipped' = 'cancelled',
+): void {
+  deps.ctx.metrics.deliveries.inc({ outcome: status });
+  deps.recorder.record(outcomeOf(row, { status }));
 }

@@ -9,8 +9,12 @@ export type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'in
  * destination policy). Touches no database, and never throws for what the receiver or the network
  * did: every failure is a result.
  */
-export function send(sender: Pick<Sender, 'send'>, prepared: PreparedRequest): Promise<AttemptResult> {
-  return sender.send(prepared.request);
+export function send(
+  sender: Pick<Sender, 'send'>,
+  prepared: PreparedRequest,
+  keepBodyBytes: number,
+): Promise<AttemptResult> {
+  return sender.send({ ...prepared.request, keepBodyBytes });
 }
 
 /**

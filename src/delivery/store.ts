@@ -15,14 +15,6 @@ export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
 export type IdempotencyKeyRow = Selectable<EventIdempotencyKeysTable>;
 
-/**
- * Deliveries that can still be sent: what revocation cancels. A claimed one (`delivering`) is
- * cancelled too, and its claim cleared: a send already under way may still reach the receiver once,
- * but its outcome no longer changes the delivery (outcomes.ts writes states only under a claim that
- * holds), so it stays cancelled and is never retried.
- */
-export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'retrying', 'delivering'];
-
 export function findIdempotencyKey(
   db: Kysely<DB>,
   scope: TenantScope,
@@ -77,19 +69,21 @@ export async function insertEventGroup(
   db: Kysely<DB>,
   events: readonly ScopedEvent[],
   claim?: InsertedClaim,
-): Promise<void> {
+): Promise<InsertedDelivery[]> {
+  const inserted: InsertedDelivery[] = [];
   let chunk: ScopedEvent[] = [];
   let bytes = 0;
   for (const item of events) {
     if (chunk.length > 0 && bytes + item.event.payload_sealed.length > MAX_STATEMENT_BYTES) {
-      await insertChunk(db, chunk, claim);
+      inserted.push(...(await insertChunk(db, chunk, claim)));
       chunk = [];
       bytes = 0;
     }
     chunk.push(item);
     bytes += item.event.payload_sealed.length;
   }
-  if (chunk.length > 0) await insertChunk(db, chunk, claim);
+  if (chunk.length > 0) inserted.push(...(await insertChunk(db, chunk, claim)));
+  return inserted;
 }
 
 /** Deliveries inserted already claimed by a worker of this process (direct dispatch). */
@@ -103,45 +97,49 @@ async function insertChunk(
   db: Kysely<DB>,
   part: readonly ScopedEvent[],
   claim?: InsertedClaim,
-): Promise<void> {
+): Promise<InsertedDelivery[]> {
   const column = <T>(pick: (e: ScopedEvent) => T) => part.map(pick);
   const deliveries = part.flatMap(({ scope, deliveries }) => deliveries.map((d) => ({ scope, d })));
   const deliveryColumn = <T>(pick: (x: { scope: TenantScope; d: DeliveryRow }) => T) => deliveries.map(pick);
-  await sql`
+  const connectionIds = [...new Set(deliveries.map((x) => x.d.connection_id))];
+  // The connections are read again here, locked for share: a pause or revoke (which locks the row
+  // for update) either committed before, and its state decides each delivery's status, or waits for
+  // this statement and then finds the deliveries it inserted. What the fan-out read earlier only
+  // chose the candidates; no delivery is ever inserted sendable to a connection that was stopped.
+  const result = await sql<InsertedDelivery>`
     with event as (
       insert into events (id, tenant_id, type, payload_sealed, delivery_count, created_at)
       select id, tenant_id, type, payload_sealed, delivery_count, created_at
       from unnest(${column((e) => e.event.id)}::text[], ${column((e) => e.scope.tenantId)}::text[],
         ${column((e) => e.event.type)}::text[], ${column((e) => e.event.payload_sealed)}::text[],
         ${column((e) => e.event.delivery_count)}::int[], ${column((e) => new Date(e.event.created_at))}::timestamptz[])
-        as e(id, tenant_id, type, payload_sealed, delivery_count, created_at))
+        as e(id, tenant_id, type, payload_sealed, delivery_count, created_at)),
+    target as (
+      select id, status from connections where id = any(${connectionIds}::text[]) order by id for share)
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
-      lease_until, leased_by, created_at, updated_at)
-    select id, tenant_id, event_id, connection_id, case when claimed then 'delivering' else 'pending' end, 0,
-      created_at, case when claimed then ${claim?.leaseUntil ?? null}::timestamptz end,
-      case when claimed then ${claim?.workerId ?? null}::text end, created_at, created_at
+      lease_until, leased_by, created_at, updated_at, test)
+    select d.id, d.tenant_id, d.event_id, d.connection_id, s.status, 0,
+      case when s.status in ('pending', 'delivering') then d.created_at end,
+      case when s.status = 'delivering' then ${claim?.leaseUntil ?? null}::timestamptz end,
+      case when s.status = 'delivering' then ${claim?.workerId ?? null}::text end, d.created_at, d.created_at, d.test
     from unnest(${deliveryColumn((x) => x.d.id)}::text[], ${deliveryColumn((x) => x.scope.tenantId)}::text[],
       ${deliveryColumn((x) => x.d.event_id)}::text[], ${deliveryColumn((x) => x.d.connection_id)}::text[],
       ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[],
-      ${deliveryColumn((x) => claim?.deliveryIds.has(x.d.id) ?? false)}::boolean[])
-      as d(id, tenant_id, event_id, connection_id, created_at, claimed)`.execute(db);
+      ${deliveryColumn((x) => claim?.deliveryIds.has(x.d.id) ?? false)}::boolean[],
+      ${deliveryColumn((x) => x.d.test)}::boolean[])
+      as d(id, tenant_id, event_id, connection_id, created_at, claimed, test)
+    join target t on t.id = d.connection_id
+    cross join lateral (select case t.status
+      when 'active' then case when d.claimed then 'delivering' else 'pending' end
+      when 'paused' then 'skipped' else 'cancelled' end as status) s
+    returning id, status`.execute(db);
+  return result.rows;
 }
 
-/** Revocation: nothing more is sent to the connection (contract §6). */
-export async function cancelOpenDeliveries(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  connectionId: string,
-  at: Date,
-): Promise<number> {
-  const result = await db
-    .updateTable('deliveries')
-    .set({ status: 'cancelled', next_attempt_at: null, lease_until: null, leased_by: null, updated_at: at })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('connection_id', '=', connectionId)
-    .where('status', 'in', OPEN_STATUSES)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+/** A delivery as inserted: its status decided by its connection's state at that moment. */
+export interface InsertedDelivery {
+  id: string;
+  status: DeliveryStatus;
 }
 
 export function listDeliveryRows(
@@ -215,25 +213,6 @@ export async function deliveryCounts24h(
     .where('updated_at', '>=', since)
     .executeTakeFirstOrThrow();
   return { delivered: Number(row.delivered), failed: Number(row.failed), pending: Number(row.pending) };
-}
-
-/** A failed delivery of an active connection becomes due again now (manual retry). */
-export async function requeueFailedDelivery(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  connectionId: string,
-  deliveryId: string,
-  at: Date,
-): Promise<DeliveryRow | undefined> {
-  return db
-    .updateTable('deliveries')
-    .set({ status: 'pending', next_attempt_at: at, updated_at: at })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('connection_id', '=', connectionId)
-    .where('id', '=', deliveryId)
-    .where('status', '=', 'failed')
-    .returningAll()
-    .executeTakeFirst();
 }
 
 export function findDeliveryRow(

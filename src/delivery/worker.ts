@@ -43,6 +43,8 @@ export interface AttemptDeps {
   sender: Pick<Sender, 'send'>;
   recorder: Pick<Recorder, 'record'>;
   retryScheduleSeconds: readonly number[];
+  /** How much of each answer's body the log keeps (DELIVERY_RESPONSE_BODY_BYTES). */
+  responseBodyBytes: number;
 }
 
 /**
@@ -59,10 +61,10 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
     const result = interruptedResult(plan.claimedAt, plan.claimEnded);
     return recordAttempt(deps, row, plan.claimedAt, result);
   }
-  if (plan.kind === 'cancelled') return recordCancelled(deps, row);
+  if (plan.kind === 'cancelled' || plan.kind === 'skipped') return recordCancelled(deps, row, plan.kind);
   const prepared = prepare(row, plan, deps.ctx.keyring, deps.ctx.now());
-  const result = await send(deps.sender, prepared);
-  recordAttempt(deps, row, prepared.startedAt, result);
+  const result = await send(deps.sender, prepared, deps.responseBodyBytes);
+  recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
 }
 
 /**
@@ -78,7 +80,14 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
   const recorder = createRecorder(createOutcomeWriter(ctx.db, id, ctx.now), ctx.log);
-  const phases: AttemptDeps = { ctx, catalog: deps.catalog, sender, recorder, retryScheduleSeconds };
+  const phases: AttemptDeps = {
+    ctx,
+    catalog: deps.catalog,
+    sender,
+    recorder,
+    retryScheduleSeconds,
+    responseBodyBytes: ctx.config.delivery.responseBodyBytes,
+  };
   const wakeIfFree = (): void => {
     if (slots.canClaim()) wakeup.notify();
   };

@@ -20,7 +20,7 @@ export interface Metrics {
   alertNotifications: Counter<'channel_kind' | 'outcome'>;
 }
 
-export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'cancelled';
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'cancelled' | 'skipped';
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 

@@ -24,7 +24,7 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
     const p = property as {
       type?: string;
       format?: string;
-      anyOf?: Array<{ const?: unknown }>;
+      anyOf?: Array<{ const?: unknown; type?: string }>;
       description?: string;
       default?: unknown;
     };
@@ -32,7 +32,9 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
     const options = p.anyOf?.map((branch) => branch.const).filter((v): v is string => typeof v === 'string');
     return {
       name,
-      type: p.type ?? (p.anyOf ? 'string' : 'unknown'),
+      // A value or null (maxPerSecond) is of the value's type.
+      type:
+        p.type ?? p.anyOf?.find((b) => b.type && b.type !== 'null')?.type ?? (p.anyOf ? 'string' : 'unknown'),
       required: required.has(name),
       description: p.description ?? null,
       format: p.format ?? null,

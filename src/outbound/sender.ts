@@ -24,6 +24,17 @@ export interface SendResult {
   durationMs: number;
   /** The answer's first KEPT_BODY_BYTES as UTF-8 text, when the request asked for it (`keepBody`). */
   body?: string;
+  /** What the answer said, for the event log (contract §15); null or absent when no answer came. */
+  response?: AnswerRecord | null;
+}
+
+/** An answer as the event log keeps it: at most MAX_KEPT_HEADERS headers and the start of the body. */
+export interface AnswerRecord {
+  headers: Record<string, string>;
+  /** The first `keepBodyBytes` of the body as UTF-8 (bad bytes replaced); null when none are kept. */
+  body: string | null;
+  /** True when the body had more bytes than were kept. */
+  bodyTruncated: boolean;
 }
 
 export interface OutboundRequest {
@@ -32,10 +43,11 @@ export interface OutboundRequest {
   headers: Record<string, string>;
   body: string;
   /**
-   * Keep the start of the answer as text (Slack says what went wrong in its body). Off by default:
-   * deliveries store nothing of an answer.
+   * Keep the start of the answer as text (Slack says what went wrong in its body). Off by default.
    */
   keepBody?: boolean;
+  /** Bytes of the answer's body to keep in `response` for the event log (0 or absent: none). */
+  keepBodyBytes?: number;
 }
 
 /** Resolves a name to every address it has; tests inject one to play DNS rebinding. */
@@ -43,9 +55,11 @@ export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-// Answers are read this far and thrown away: nothing of them is stored (a request that asks keeps
-// its first KEPT_BODY_BYTES as text, for the caller to read, never to store).
+// Answers are read this far and thrown away, but for the start a request asks to keep (`keepBody`
+// for the caller to read, `keepBodyBytes` for the event log).
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** Headers of an answer the event log keeps, in the order they came. */
+export const MAX_KEPT_HEADERS = 20;
 /** How much of an answer `keepBody` keeps: enough for an error token, never a whole page. */
 export const KEPT_BODY_BYTES = 4 * 1024;
 
@@ -116,6 +130,7 @@ interface Outcome {
   errorDetail: string | null;
   retryAfterSeconds?: number | null;
   body?: string;
+  response?: AnswerRecord | null;
 }
 
 /** The one place a SendResult is made: ok when nothing went wrong, timed from `started`. */
@@ -125,9 +140,23 @@ function resultOf(started: number, outcome: Outcome): SendResult {
     ok: fields.error === null,
     ...fields,
     retryAfterSeconds: fields.retryAfterSeconds ?? null,
+    response: fields.response ?? null,
     ...(body === undefined ? {} : { body }),
     durationMs: Math.round(performance.now() - started),
   };
+}
+
+// Text a database column can hold: NUL (which PostgreSQL text refuses) becomes U+FFFD, like a bad byte.
+const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+
+/** An answer's first MAX_KEPT_HEADERS headers as text, repeated ones joined as HTTP joins them. */
+export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
+    if (value === undefined) continue;
+    kept[storable(name)] = storable(Array.isArray(value) ? value.join(', ') : value);
+  }
+  return kept;
 }
 
 /**
@@ -152,27 +181,47 @@ export function judgeAnswer(
 }
 
 /**
- * Reads an answer's body up to MAX_RESPONSE_BYTES and throws it away, keeping its first
- * KEPT_BODY_BYTES as text when asked (undefined when not).
+ * Reads an answer's body up to MAX_RESPONSE_BYTES and throws it away, keeping its first `keepBytes`
+ * (at most MAX_RESPONSE_BYTES). Returns what was kept and whether the body had more.
  */
-async function readAnswer(body: Dispatcher.ResponseData['body'], keep: boolean): Promise<string | undefined> {
+async function readAnswer(
+  body: Dispatcher.ResponseData<unknown>['body'],
+  keepBytes: number,
+): Promise<{ kept: Buffer; truncated: boolean }> {
   let read = 0;
   const kept: Buffer[] = [];
   let keptBytes = 0;
   for await (const chunk of body) {
     const buffer = chunk as Buffer;
     read += buffer.length;
-    if (keep && keptBytes < KEPT_BODY_BYTES) {
-      const part = buffer.subarray(0, KEPT_BODY_BYTES - keptBytes);
+    if (keptBytes < keepBytes) {
+      const part = buffer.subarray(0, keepBytes - keptBytes);
       kept.push(part);
       keptBytes += part.length;
     }
     if (read >= MAX_RESPONSE_BYTES) {
       body.destroy();
-      break;
+      return { kept: Buffer.concat(kept), truncated: read > keptBytes };
     }
   }
-  return keep ? Buffer.concat(kept).toString('utf8') : undefined;
+  return { kept: Buffer.concat(kept), truncated: read > keptBytes };
+}
+
+/** The answer as the caller asked to keep it: `body` for the caller, `response` for the event log. */
+async function keptAnswer(
+  response: Dispatcher.ResponseData<unknown>,
+  outbound: OutboundRequest,
+): Promise<{ body?: string; response: AnswerRecord }> {
+  const logBytes = outbound.keepBodyBytes ?? 0;
+  const callerBytes = outbound.keepBody === true ? KEPT_BODY_BYTES : 0;
+  const { kept, truncated } = await readAnswer(response.body, Math.max(logBytes, callerBytes));
+  const record: AnswerRecord = {
+    headers: keptHeaders(response.headers),
+    body: logBytes > 0 ? storable(kept.subarray(0, logBytes).toString('utf8')) : null,
+    bodyTruncated: truncated || kept.length > logBytes,
+  };
+  if (callerBytes === 0) return { response: record };
+  return { body: kept.subarray(0, callerBytes).toString('utf8'), response: record };
 }
 
 /** One request, no redirects, every phase bounded by the timeout. */
@@ -231,10 +280,10 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
     const remoteAddress = () => verdict.address ?? pinned.get(host) ?? null;
     try {
       const response = await request(verdict.url, requestOptions(outbound, agent, options.timeoutMs));
-      const body = await readAnswer(response.body, outbound.keepBody === true);
+      const answer = await keptAnswer(response, outbound);
       const status = response.statusCode;
       const judged = judgeAnswer(status, response.headers['retry-after']);
-      return resultOf(started, { status, remoteAddress: remoteAddress(), ...judged, body });
+      return resultOf(started, { status, remoteAddress: remoteAddress(), ...judged, ...answer });
     } catch (error) {
       const { error: code, detail } = classify(error);
       return resultOf(started, {

@@ -47,6 +47,8 @@ describe('create', () => {
         deliveryEnabled: false,
         createdAt: r.body.createdAt,
         revokedAt: null,
+        pausedAt: null,
+        pausedReason: null,
       },
       'the created connection shows other fields than safe metadata',
     );

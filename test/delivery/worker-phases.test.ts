@@ -80,7 +80,7 @@ function attemptDeps(h: Harness) {
   const recorder = createRecorder(writer, log);
   const ctx = { keyring: h.keyring, metrics: createMetrics(), now };
   const retryScheduleSeconds = h.config.delivery.retryScheduleSeconds;
-  return { ctx, sender, recorder, retryScheduleSeconds, logs: () => logs };
+  return { ctx, sender, recorder, retryScheduleSeconds, responseBodyBytes: 4096, logs: () => logs };
 }
 
 /** The event a signed request carries, once its signature checks out with `secret` (throws if not). */
@@ -200,7 +200,7 @@ describe('send', () => {
     for (const row of ordered) {
       const plan = triage(row, catalog);
       if (plan.kind !== 'send') return assert.fail('both deliveries are sent');
-      results.push(await send(deps.sender, prepare(row, plan, h.keyring, new Date())));
+      results.push(await send(deps.sender, prepare(row, plan, h.keyring, new Date()), 4096));
     }
     const [ok, busy] = results;
     assert.equal(ok?.ok, true, 'a 200 answer is a success');

@@ -6,7 +6,7 @@ import {
   HEADER_VALUE_PATTERN,
   jsonHeaders,
 } from '../../outbound/headers.js';
-import { eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
+import { connectorConfig, eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Besides the framing headers, the ones hubgate sets itself on every delivery.
@@ -23,7 +23,7 @@ const http: ConnectorDefinition = {
   key: 'http',
   name: 'HTTP',
   description: 'Sends each event as JSON to an HTTP endpoint with an authentication header of your choice.',
-  config: Type.Object({
+  config: connectorConfig({
     url: RECEIVER_URL,
     method: Type.Optional(
       Type.Union([Type.Literal('POST'), Type.Literal('PUT')], {
@@ -46,6 +46,7 @@ const http: ConnectorDefinition = {
     }),
   }),
   urlFields: ['url'],
+  credentialsSentTo: 'url',
   rebindOverlapSeconds: 0,
   acceptedEventTypes: ['*'],
   checkCredentials: ({ headerName }) => {

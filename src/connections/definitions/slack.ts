@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { jsonHeaders } from '../../outbound/headers.js';
-import { UrlField, type ConnectorDefinition } from '../connector.js';
+import { connectorConfig, UrlField, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 // Slack cuts a message's text at 40,000 characters; the data is shown, not archived.
@@ -11,7 +11,7 @@ const slack: ConnectorDefinition = {
   key: 'slack',
   name: 'Slack',
   description: 'Posts a message for each event to a Slack channel through an incoming webhook.',
-  config: Type.Object({ eventTypes: Type.Optional(EventTypePatterns) }),
+  config: connectorConfig({ eventTypes: Type.Optional(EventTypePatterns) }),
   credentials: Type.Object({
     webhookUrl: UrlField('the incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…)'),
   }),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
 import { jsonHeaders } from '../../outbound/headers.js';
-import { eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
+import { connectorConfig, eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -12,7 +12,7 @@ const webhook: ConnectorDefinition = {
   key: 'webhook',
   name: 'Webhook',
   description: 'Signed HTTPS POST of each event (Standard Webhooks), to any endpoint you run.',
-  config: Type.Object({
+  config: connectorConfig({
     url: RECEIVER_URL,
     eventTypes: Type.Optional(EventTypePatterns),
   }),

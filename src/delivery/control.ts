@@ -1,0 +1,130 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql, type Kysely } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
+import type { DeliveryControl, HeldClaim } from '../connections/connections.js';
+import type { DB, DeliveryStatus } from '../db/schema.js';
+
+// What a connection's state changes do to its deliveries (contracts §6, §7, §15). Each runs in the
+// caller's transaction, after the caller locked the connection's row: pause, resume and revoke lock
+// it for update, recover and retry for share, and every insert of deliveries locks it for share too
+// (store.ts), so a state change and the deliveries it stops or restarts never interleave.
+
+/** Recover takes at most this many deliveries per call (contract §15). */
+export const MAX_RECOVERED = 10_000;
+
+/**
+ * Stops the connection's open deliveries (`pending`, `retrying`, `delivering`): `cancelled` for a
+ * revocation, `skipped` for a pause. A claimed one keeps its claim, which its worker releases when
+ * it records the attempt under way (outcomes.ts): those still held are returned, for `drain`.
+ */
+async function close(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  at: Date,
+  status: 'cancelled' | 'skipped',
+): Promise<{ closed: number; inFlight: HeldClaim[] }> {
+  const result = await sql<{ id: string; created_at: Date; held: boolean }>`
+    with open as (
+      select id, created_at, status, lease_until from deliveries
+      where tenant_id = ${scope.tenantId} and connection_id = ${connectionId}
+        and status in ('pending', 'retrying', 'delivering')
+      for update),
+    closed as (
+      update deliveries d set status = ${status}, next_attempt_at = null, updated_at = ${at}
+      from open where d.id = open.id and d.created_at = open.created_at)
+    select id, created_at, status = 'delivering' and lease_until > ${at} as held from open`.execute(trx);
+  const inFlight = result.rows.filter((r) => r.held).map((r) => ({ id: r.id, createdAt: r.created_at }));
+  return { closed: result.rows.length, inFlight };
+}
+
+/** How long `drain` waits between looks: short at first, since most attempts end in milliseconds. */
+const drainPause = (round: number): number => Math.min(100, 5 * 2 ** round);
+
+/**
+ * Waits until every claim in `inFlight` has ended: its worker recorded the attempt it was making (and
+ * released the claim), or the claim ran out (its worker died). Runs after the state change
+ * committed, so that the answer to pause or revoke comes only once nothing more can reach the
+ * receiver. `maxMs` bounds it by the longest claim; `now` is the service's clock.
+ */
+async function drain(db: Kysely<DB>, inFlight: readonly HeldClaim[], now: () => Date, maxMs: number) {
+  if (inFlight.length === 0) return;
+  const started = performance.now();
+  for (let round = 0; performance.now() - started < maxMs; round++) {
+    const held = await sql<{ n: string | number }>`
+      select count(*) as n from deliveries
+      where (id, created_at) in (select * from unnest(${inFlight.map((c) => c.id)}::text[],
+          ${inFlight.map((c) => new Date(c.createdAt))}::timestamptz[]))
+        and leased_by is not null and lease_until > ${now()}`.execute(db);
+    if (Number(held.rows[0]?.n ?? 0) === 0) return;
+    await sleep(drainPause(round));
+  }
+}
+
+/**
+ * Deliveries of the connection back to `pending`, oldest first (same IDs, attempts kept): `which`
+ * chooses them. Each is due a microsecond after the one before, so workers take them in order
+ * without moving ahead of other connections' deliveries; one still held by a claim (a pause caught
+ * it mid-attempt) is due only once that claim ends, so it is never sent twice at once.
+ */
+async function requeue(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  at: Date,
+  which: { statuses: DeliveryStatus[]; since?: Date; until?: Date; deliveryId?: string; limit?: number },
+): Promise<number> {
+  const range = sql.join(
+    [
+      sql`tenant_id = ${scope.tenantId}`,
+      sql`connection_id = ${connectionId}`,
+      sql`status = any(${which.statuses}::text[])`,
+      ...(which.since ? [sql`created_at >= ${which.since}`] : []),
+      ...(which.until ? [sql`created_at < ${which.until}`] : []),
+      ...(which.deliveryId ? [sql`id = ${which.deliveryId}`] : []),
+    ],
+    sql` and `,
+  );
+  const limit = which.limit ? sql`limit ${which.limit}` : sql``;
+  const result = await sql`
+    with chosen as (
+      select id, created_at from deliveries where ${range} order by created_at, id ${limit} for update),
+    numbered as (select id, created_at, row_number() over (order by created_at, id) as n from chosen)
+    update deliveries d set status = 'pending', updated_at = ${at},
+      next_attempt_at = case when d.leased_by is not null and d.lease_until > ${at} then d.lease_until
+        else ${at}::timestamptz + numbered.n * interval '1 microsecond' end
+    from numbered where d.id = numbered.id and d.created_at = numbered.created_at`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** The functions buildApp hands to the connection domain (which sits below delivery). */
+export function deliveryControl(options: { now: () => Date; maxDrainMs: number }): DeliveryControl {
+  return {
+    close,
+    drain: (db, inFlight) => drain(db, inFlight, options.now, options.maxDrainMs),
+    replaySkipped: (trx, scope, connectionId, at) =>
+      requeue(trx, scope, connectionId, at, { statuses: ['skipped'] }),
+  };
+}
+
+/** Recover (contract §15): failed or skipped deliveries created in [since, until), at most MAX_RECOVERED. */
+export function recoverRange(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  at: Date,
+  range: { since: Date; until: Date; statuses: DeliveryStatus[] },
+): Promise<number> {
+  return requeue(trx, scope, connectionId, at, { ...range, limit: MAX_RECOVERED });
+}
+
+/** Manual retry (contract §7): one failed delivery due again now. Returns whether it was failed. */
+export async function requeueFailed(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  deliveryId: string,
+  at: Date,
+): Promise<boolean> {
+  return (await requeue(trx, scope, connectionId, at, { statuses: ['failed'], deliveryId })) > 0;
+}

@@ -1,0 +1,134 @@
+import { recordAudit, type AuditOrigin } from '../access/audit.js';
+import type { TenantScope } from '../access/scope.js';
+import { connectionOr404, type ConnectionDeps } from '../connections/connections.js';
+import type { ConnectionRow } from '../connections/store.js';
+import { newId } from '../crypto/ids.js';
+import type { DeliveryStatus } from '../db/schema.js';
+import { fieldProblem, HttpProblem } from '../http/problem.js';
+import { MAX_RECOVERED, recoverRange } from './control.js';
+import { payloadOf } from './publish.js';
+import { insertEventGroup, type DeliveryRow, type EventRow } from './store.js';
+
+/** How far back recover reaches (contract §15). */
+export const RECOVER_WINDOW_DAYS = 14;
+const DAY_MS = 86_400_000;
+
+export const TEST_EVENT_TYPE = 'hubgate.test';
+const TEST_EVENT_DATA = { message: 'A test event from hubgate: if you can read this, deliveries reach you.' };
+
+function notActive(row: ConnectionRow, doing: string): HttpProblem {
+  const why = row.status === 'paused' ? 'is paused; resume it first' : 'is disabled (revoked)';
+  return new HttpProblem('conflict', `The connection ${why}; ${doing} needs an active connection.`);
+}
+
+/**
+ * Recover (contract §15): the connection's deliveries created in [since, until) with one of
+ * `statuses` go back to `pending`, oldest first, same IDs, attempts kept; at most MAX_RECOVERED.
+ * The connection is locked for share, so a pause or revoke either came first (409) or stops them.
+ */
+export async function recoverDeliveries(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  connectionId: string,
+  body: { since: string; until?: string; statuses?: DeliveryStatus[] },
+): Promise<{ queued: number }> {
+  const since = new Date(body.since);
+  const until = body.until === undefined ? origin.at : new Date(body.until);
+  if (origin.at.getTime() - since.getTime() > RECOVER_WINDOW_DAYS * DAY_MS) {
+    throw fieldProblem('since', `is more than ${RECOVER_WINDOW_DAYS} days ago`);
+  }
+  if (since.getTime() > until.getTime()) throw fieldProblem('since', 'is after until');
+  const statuses: DeliveryStatus[] = [...new Set(body.statuses ?? ['failed' as const])];
+  return deps.ctx.db.transaction().execute(async (trx) => {
+    const row = await connectionOr404(trx, scope, connectionId, { forShare: true });
+    if (row.status !== 'active') throw notActive(row, 'recovering deliveries');
+    const queued = await recoverRange(trx, scope, connectionId, origin.at, { since, until, statuses });
+    await recordAudit(trx, origin, {
+      action: 'connection.recover',
+      tenantId: scope.tenantId,
+      targetType: 'connection',
+      targetId: connectionId,
+      metadata: {
+        since: since.toISOString(),
+        until: until.toISOString(),
+        statuses,
+        queued,
+        limited: queued === MAX_RECOVERED,
+      },
+    });
+    return { queued };
+  });
+}
+
+/**
+ * A test event (contract §15): a real event, signed and sent like any other, to this connection
+ * alone whatever its `eventTypes`, shown in its log with `test: true`. Written while the connection
+ * is locked for share, so it is sendable only if the connection was active when it was written.
+ */
+export async function sendTestEvent(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  connectionId: string,
+  body: { type?: string; data?: Record<string, unknown> },
+): Promise<{ eventId: string; deliveryId: string }> {
+  const type = body.type ?? TEST_EVENT_TYPE;
+  const payload = payloadOf(body.data ?? TEST_EVENT_DATA);
+  return deps.ctx.db.transaction().execute(async (trx) => {
+    const row = await connectionOr404(trx, scope, connectionId, { forShare: true });
+    if (row.status !== 'active') throw notActive(row, 'a test event');
+    if (row.credentials_sealed === null || !deps.catalog.isEnabled(row.connector_key)) {
+      throw new HttpProblem(
+        'conflict',
+        'Delivery is not enabled on this connection: bind its credentials first.',
+      );
+    }
+    const { event, delivery } = testRows(deps, scope, origin.at, type, payload, connectionId);
+    await insertEventGroup(trx, [{ scope, event, deliveries: [delivery] }]);
+    await recordAudit(trx, origin, {
+      action: 'connection.test',
+      tenantId: scope.tenantId,
+      targetType: 'connection',
+      targetId: connectionId,
+      metadata: { eventId: event.id, deliveryId: delivery.id, type },
+    });
+    return { eventId: event.id, deliveryId: delivery.id };
+  });
+}
+
+function testRows(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  at: Date,
+  type: string,
+  payload: string,
+  connectionId: string,
+): { event: EventRow; delivery: DeliveryRow } {
+  const eventId = newId('evt');
+  const event: EventRow = {
+    id: eventId,
+    tenant_id: scope.tenantId,
+    type,
+    payload_sealed: deps.ctx.keyring.seal('event-payload', payload, eventId),
+    delivery_count: 1,
+    created_at: at,
+  };
+  const delivery: DeliveryRow = {
+    id: newId('dlv'),
+    tenant_id: scope.tenantId,
+    event_id: eventId,
+    connection_id: connectionId,
+    status: 'pending',
+    attempt_count: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    leased_by: null,
+    created_at: at,
+    updated_at: at,
+    delivered_at: null,
+    test: true,
+    last_response_status: null,
+  };
+  return { event, delivery };
+}
