@@ -73,3 +73,11 @@ export function signInScopeOf(user: { tenantId: string; entitlements: readonly s
 export function setupScopeOf(tenant: { id: string; entitlements: readonly string[] }): TenantScope {
   return scopeOf(tenant.id, tenant.entitlements);
 }
+
+/**
+ * The service acting by itself on a tenant's row it has just read (the automatic pause of a failing
+ * connection, contract §15): no credential is involved and no module is called, so no entitlements.
+ */
+export function systemScopeOf(tenantId: string): TenantScope {
+  return scopeOf(tenantId, []);
+}

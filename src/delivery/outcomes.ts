@@ -27,7 +27,19 @@ const MAX_IN_FLIGHT = 2;
  * while this worker's claim holds (not cancelled by a revocation, not expired); attempts are
  * recorded anyway, since they happened. `record` resolves once its outcome is written.
  */
-export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () => Date) {
+export function createOutcomeWriter(
+  db: Kysely<DB>,
+  workerId: string,
+  now: () => Date,
+  // What follows a written batch with a failure, or a success on a connection with a run of failures
+  // (the automatic pause, auto-pause.ts). It never throws; the outcomes are written already.
+  afterWrite?: (outcomes: readonly Outcome[], withRun: readonly string[]) => Promise<void>,
+) {
+  const written = async (outcomes: Outcome[], withRun: string[]) => {
+    if (afterWrite && (withRun.length > 0 || outcomes.some((o) => o.status === 'failed'))) {
+      await afterWrite(outcomes, withRun);
+    }
+  };
   const batcher = createTurnBatcher<{ outcome: Outcome; done: (error?: unknown) => void }>({
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
@@ -38,7 +50,11 @@ export function createOutcomeWriter(db: Kysely<DB>, workerId: string, now: () =>
         now(),
         items.map((i) => i.outcome),
       ).then(
-        () => {
+        async (withRun) => {
+          await written(
+            items.map((i) => i.outcome),
+            withRun,
+          );
           for (const item of items) item.done();
         },
         (error: unknown) => {

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import { dropExpiredPartitions, ensurePartitions } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
+import { purgePermits } from './throttle.js';
 
 /** How long an Idempotency-Key answers its first result (contract §7). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -19,6 +20,7 @@ export async function purgeExpired(
 ): Promise<{ days: string[]; deliveries: number; events: number; created: string[] }> {
   const created = await ensurePartitions(db, now);
   const days = await dropExpiredPartitions(db, cutoff);
+  await purgePermits(db, now);
   // A delivery's attempts go with it (same key, same partition table).
   const deliveries = await deleteInBatches(
     db,

@@ -5,13 +5,16 @@ import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver, type Sender } from '../outbound/sender.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
+import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
 import { claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
+import { deliveryControl } from './control.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
-import { createOutcomeWriter } from './outcomes.js';
+import { createOutcomeWriter, type Outcome } from './outcomes.js';
 import { prepare, triage } from './prepare.js';
 import { createRecorder, recordAttempt, recordCancelled, type Recorder } from './record.js';
 import { purgeExpired } from './retention.js';
 import { interruptedResult, send } from './send.js';
+import { createThrottle, deferredOutcome, throttleOf, type Throttle } from './throttle.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
 import { createSlots, runClaimLoop } from './worker-loop.js';
 
@@ -45,6 +48,8 @@ export interface AttemptDeps {
   retryScheduleSeconds: readonly number[];
   /** How much of each answer's body the log keeps (DELIVERY_RESPONSE_BODY_BYTES). */
   responseBodyBytes: number;
+  /** The `maxPerSecond` gate (none: nothing is throttled). */
+  throttle?: Pick<Throttle, 'admit'>;
 }
 
 /**
@@ -62,9 +67,24 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
     return recordAttempt(deps, row, plan.claimedAt, result);
   }
   if (plan.kind === 'cancelled' || plan.kind === 'skipped') return recordCancelled(deps, row, plan.kind);
+  const max = throttleOf(row.config);
+  if (max !== null && deps.throttle) {
+    const until = await deps.throttle.admit(row, max);
+    if (until) return deps.recorder.record(deferredOutcome(row, until));
+  }
   const prepared = prepare(row, plan, deps.ctx.keyring, deps.ctx.now());
   const result = await send(deps.sender, prepared, deps.responseBodyBytes);
   recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
+}
+
+/** What follows written outcomes: runs of failures counted, and failing connections paused. */
+function pauseWhenFailing(ctx: WorkerDeps['ctx'], leaseMs: number) {
+  const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseMs });
+  const autoPause: AutoPauseDeps = { db: ctx.db, now: ctx.now, settings: ctx.config.delivery, control };
+  return (outcomes: readonly Outcome[], withRun: readonly string[]) =>
+    applyStreaks(autoPause, outcomes, withRun).catch((error: unknown) => {
+      ctx.log.warn(errorFields(error), 'updating failure runs (automatic pause) failed');
+    });
 }
 
 /**
@@ -79,7 +99,10 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const sender = createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve });
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
-  const recorder = createRecorder(createOutcomeWriter(ctx.db, id, ctx.now), ctx.log);
+  const recorder = createRecorder(
+    createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs)),
+    ctx.log,
+  );
   const phases: AttemptDeps = {
     ctx,
     catalog: deps.catalog,
@@ -87,6 +110,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     recorder,
     retryScheduleSeconds,
     responseBodyBytes: ctx.config.delivery.responseBodyBytes,
+    throttle: createThrottle(ctx.db, ctx.now),
   };
   const wakeIfFree = (): void => {
     if (slots.canClaim()) wakeup.notify();

@@ -52,6 +52,43 @@ async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
   }));
 }
 
+const PAUSE_WORDS: Record<string, string> = {
+  failing: 'its deliveries kept failing',
+  gone: 'its receiver answered 410 Gone',
+};
+
+/**
+ * ConnectionPaused (contract §15), one per connection that paused itself (reason `failing` or
+ * `gone`; a pause by hand is the tenant's own doing): it fires while the connection stays paused and
+ * resolves when it is resumed or revoked.
+ */
+async function connectionPaused(db: Kysely<DB>): Promise<Condition[]> {
+  const rows = await db
+    .selectFrom('connections')
+    .select(['id', 'tenant_id', 'connector_key', 'display_name', 'paused_reason', 'paused_at'])
+    .where('status', '=', 'paused')
+    .where('paused_reason', 'in', ['failing', 'gone'])
+    .execute();
+  return rows.map((row) => {
+    const reason = row.paused_reason ?? 'failing';
+    return {
+      labels: {
+        alertname: 'ConnectionPaused',
+        severity: 'warning',
+        tenantId: row.tenant_id,
+        connectionId: row.id,
+        reason,
+      },
+      annotations: {
+        summary: `Connection ${quoted(row.display_name)} was paused because ${PAUSE_WORDS[reason] ?? reason}`,
+        description:
+          `This ${row.connector_key} connection paused itself at ${row.paused_at ? new Date(row.paused_at).toISOString() : 'an unknown time'}; ` +
+          'nothing is sent to it and new events are skipped until the tenant resumes it (and replays what was skipped).',
+      },
+    };
+  });
+}
+
 /** DeliveryFailureRateHigh, per tenant: the share of failed attempts over the window, above the threshold. */
 async function failureRateHigh(db: Kysely<DB>, now: Date, alerts: Config['alerts']): Promise<Condition[]> {
   const since = new Date(now.getTime() - alerts.failureRateWindowSeconds * 1000);
@@ -105,12 +142,13 @@ export async function evaluateConditions(
   now: Date,
   alerts: Config['alerts'],
 ): Promise<Condition[]> {
-  const [failed, rate, backlog] = await Promise.all([
+  const [failed, rate, backlog, paused] = await Promise.all([
     deliveryFailed(db, now),
     failureRateHigh(db, now, alerts),
     queueBacklogHigh(db, now, alerts),
+    connectionPaused(db),
   ]);
-  return [...failed, ...rate, ...backlog];
+  return [...failed, ...rate, ...backlog, ...paused];
 }
 
 /** Raised by the engine itself when its ping fails; no error text, which may name hosts or users. */
