@@ -71,7 +71,6 @@ function documentedEditBody(catalog: ConnectorCatalog) {
       type: 'object',
       properties: { displayName: DisplayName, ...definition.config.properties },
       additionalProperties: false,
-      minProperties: 1,
       title: `${definition.name} connection edit`,
       $id: `${pascalCase(definition.key)}ConnectionEdit`,
     })),
@@ -79,7 +78,6 @@ function documentedEditBody(catalog: ConnectorCatalog) {
 }
 
 const EditBody = Type.Record(Type.String(), Type.Unknown(), {
-  minProperties: 1,
   maxProperties: 50,
   description: "displayName and the fields of the connection's connector, each optional",
 });

@@ -81,7 +81,7 @@ interface WaitForDeliveriesOptions {
 }
 
 /**
- * Reads a connection's delivery log (its first page, newest first) until it holds what is `wanted`,
+ * Reads a connection's delivery log (its first page of 100, newest first) until it holds what is `wanted`,
  * and answers it; fails the test after `timeoutMs`, showing the statuses last seen. Waiting for
  * settled deliveries answers at least one: `const [entry] = await waitForDeliveries(…, { settled: 1 })`.
  */
@@ -107,7 +107,7 @@ export async function waitForDeliveries(
   options: WaitForDeliveriesOptions = {},
 ): Promise<Delivery[]> {
   let seen: Delivery[] = [];
-  const path = `/api/v1/integrations/connections/${connectionId}/events`;
+  const path = `/api/v1/integrations/connections/${connectionId}/events?limit=100`;
   return waitUntil(
     async () => {
       const log = await h.request<Page<Delivery>>('GET', path, { session });
