@@ -68,6 +68,13 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     url: HOOK_URL,
   }),
   'PUT /api/v1/integrations/connections/:id/credentials': () => ({}),
+  'PATCH /api/v1/integrations/connections/:id': () => ({ displayName: 'B renamed' }),
+  'POST /api/v1/integrations/connections/:id/resume': () => ({ replaySkipped: true }),
+  'POST /api/v1/integrations/connections/:id/recover': () => ({
+    since: new Date(Date.now() - 3_600_000).toISOString(),
+    statuses: ['failed', 'skipped'],
+  }),
+  'POST /api/v1/integrations/connections/:id/test': () => ({ type: 'b.test', data: {} }),
   'POST /api/v1/integrations/events': () => EVENT,
   'POST /api/v1/integrations/events/batch': () => ({ events: [EVENT] }),
   'POST /api/v1/company/api-keys': () => ({
@@ -344,6 +351,7 @@ const MINTERS: Record<string, string[]> = {
   platformScopeOf: ['src/tenants/tenants.ts'],
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
+  systemScopeOf: ['src/delivery/auto-pause.ts'],
 };
 
 async function sourceFiles(dir: string): Promise<string[]> {
