@@ -189,7 +189,7 @@ export const SETTINGS = {
     group: DELIVERY,
     parser: integer({ min: 0, max: 1_000_000, unit: 'deliveries' }),
     default: '20',
-    doc: 'A connection pauses itself (reason `failing`) after this many deliveries in a row ended `failed`, the first of them at least `CONNECTION_PAUSE_AFTER_SECONDS` before the last; 0 never pauses. A `410 Gone` answer pauses it at once (reason `gone`).',
+    doc: 'A connection pauses itself (reason `failing`) after this many deliveries in a row ended `failed`, the first of them at least `CONNECTION_PAUSE_AFTER_SECONDS` before the last; 0 turns this off. A `410 Gone` answer pauses it at once whatever this says (reason `gone`).',
   }),
   CONNECTION_PAUSE_AFTER_SECONDS: setting({
     group: DELIVERY,

@@ -73,6 +73,8 @@ export async function editConnection(
     const definition = deps.catalog.get(row.connector_key);
     if (!definition) throw new HttpProblem('conflict', `The ${row.connector_key} connector is not known.`);
     const { displayName, ...changes } = editValidator(definition, displayNameSchema)(body);
+    // Nothing to change: answered as it is, with no write and no audit entry.
+    if (Object.keys(body).length === 0) return toConnection(row);
     const merged: Record<string, unknown> = { ...row.config, ...changes };
     for (const [field, value] of Object.entries(changes)) if (value === null) delete merged[field];
     const config = configValidator(definition)(merged);

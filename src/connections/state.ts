@@ -82,7 +82,12 @@ export async function pauseConnection(
   const { connection, inFlight, paused } = await db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     if (row.status === 'disabled') throw disabledConflict();
-    if (row.status === 'paused') return { connection: toConnection(row), inFlight: [], paused: false };
+    if (row.status === 'paused') {
+      // Already paused (perhaps by itself, which does not wait): this answer too comes only once
+      // nothing is in flight any more.
+      const { inFlight } = await control.close(trx, scope, id, origin.at, 'skipped');
+      return { connection: toConnection(row), inFlight, paused: false };
+    }
     const updated = await updateConnectionRow(trx, scope, id, {
       status: 'paused',
       paused_at: origin.at,

@@ -15,7 +15,9 @@ export const MAX_RECOVERED = 10_000;
 /**
  * Stops the connection's open deliveries (`pending`, `retrying`, `delivering`): `cancelled` for a
  * revocation, `skipped` for a pause. A claimed one keeps its claim, which its worker releases when
- * it records the attempt under way (outcomes.ts): those still held are returned, for `drain`.
+ * it records the attempt under way (outcomes.ts). Returns how many it stopped, and every delivery of
+ * the connection still held by a live claim, for `drain`: those it stopped now, and those an earlier
+ * pause left held (the automatic pause does not wait for them).
  */
 async function close(
   trx: Kysely<DB>,
@@ -24,18 +26,27 @@ async function close(
   at: Date,
   status: 'cancelled' | 'skipped',
 ): Promise<{ closed: number; inFlight: HeldClaim[] }> {
-  const result = await sql<{ id: string; created_at: Date; held: boolean }>`
+  const closed = await sql<{ n: string | number }>`
     with open as (
-      select id, created_at, status, lease_until from deliveries
+      select id, created_at from deliveries
       where tenant_id = ${scope.tenantId} and connection_id = ${connectionId}
         and status in ('pending', 'retrying', 'delivering')
       for update),
     closed as (
       update deliveries d set status = ${status}, next_attempt_at = null, updated_at = ${at}
-      from open where d.id = open.id and d.created_at = open.created_at)
-    select id, created_at, status = 'delivering' and lease_until > ${at} as held from open`.execute(trx);
-  const inFlight = result.rows.filter((r) => r.held).map((r) => ({ id: r.id, createdAt: r.created_at }));
-  return { closed: result.rows.length, inFlight };
+      from open where d.id = open.id and d.created_at = open.created_at
+      returning 1)
+    select count(*) as n from closed`.execute(trx);
+  // A statement of its own: it must see the rows the one above changed.
+  const held = await sql<{ id: string; created_at: Date }>`
+    select id, created_at from deliveries
+    where tenant_id = ${scope.tenantId} and connection_id = ${connectionId}
+      and status in ('pending', 'retrying', 'delivering', 'skipped', 'cancelled')
+      and leased_by is not null and lease_until > ${at}`.execute(trx);
+  return {
+    closed: Number(closed.rows[0]?.n ?? 0),
+    inFlight: held.rows.map((r) => ({ id: r.id, createdAt: r.created_at })),
+  };
 }
 
 /** How long `drain` waits between looks: short at first, since most attempts end in milliseconds. */

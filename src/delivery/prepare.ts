@@ -64,11 +64,25 @@ export const REDACTED = '[redacted]';
  */
 export function requestRecord(request: RenderedRequest, credentials: Record<string, string>): RequestRecord {
   const secrets = Object.values(credentials).filter((value) => typeof value === 'string' && value.length > 0);
+  const carriesSecret = (text: string) => secrets.some((secret) => text.includes(secret));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
-    headers[name] = secrets.some((secret) => value.includes(secret)) ? REDACTED : value;
+    headers[name] = carriesSecret(value) ? REDACTED : value;
   }
-  return { method: request.method, url: request.url, headers };
+  return { method: request.method, url: redactedUrl(request.url, carriesSecret), headers };
+}
+
+/**
+ * The URL as the log shows it: where a credential is the URL itself (Slack's webhook URL), only its
+ * origin is shown, so the log says where the request went without handing out the secret path.
+ */
+function redactedUrl(url: string, carriesSecret: (text: string) => boolean): string {
+  if (!carriesSecret(url)) return url;
+  try {
+    return `${new URL(url).origin}/${REDACTED}`;
+  } catch {
+    return REDACTED;
+  }
 }
 
 type Opener = Pick<Keyring, 'open'>;

@@ -27,7 +27,7 @@ export async function purgeExpired(
     (batch) => sql`
       with gone as (
         select id, created_at from deliveries_default
-        where status in ('delivered', 'failed', 'cancelled') and updated_at < ${cutoff}
+        where status in ('delivered', 'failed', 'cancelled', 'skipped') and updated_at < ${cutoff}
         limit ${batch}),
       attempts as (
         delete from delivery_attempts_default a using gone

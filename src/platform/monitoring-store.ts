@@ -113,7 +113,8 @@ export async function readInstallation(db: Kysely<DB>): Promise<InstallationFigu
     disabled: string | number;
   }>`
     select (select count(*) from tenants) as tenants,
-      count(*) filter (where status = 'active') as active,
+      -- A paused connection is still provisioned (not revoked): it counts as active here.
+      count(*) filter (where status in ('active', 'paused')) as active,
       count(*) filter (where status = 'disabled') as disabled
     from connections`.execute(db);
   const row = rows[0];

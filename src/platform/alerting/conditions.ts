@@ -14,7 +14,8 @@ const DELIVERY_FAILED_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 
 /**
  * DeliveryFailed, one per connection: a delivery to it reached `failed` in the last 24 hours and no
- * later delivery to it succeeded (nor was it revoked). It resolves when one does.
+ * later delivery to it succeeded (nor was it revoked). It resolves when one does. A paused connection
+ * keeps it: a 410 raises it (contract §7) as well as ConnectionPaused (§15).
  */
 async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
   const since = new Date(now.getTime() - DELIVERY_FAILED_LOOKBACK_MS);
@@ -29,7 +30,7 @@ async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
     select d.tenant_id, d.connection_id, c.connector_key, c.display_name, count(*) as failed,
       (array_agg(d.id order by d.updated_at desc))[1] as last_delivery_id
     from deliveries d
-    join connections c on c.id = d.connection_id and c.status = 'active'
+    join connections c on c.id = d.connection_id and c.status in ('active', 'paused')
     where d.status = 'failed' and d.updated_at > ${since}
       and not exists (
         select 1 from deliveries ok
