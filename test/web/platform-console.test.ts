@@ -316,10 +316,12 @@ describe('operator console', () => {
         'the chosen range is lost on reload',
       );
 
-      // The failed delivery fires DeliveryFailed, listed with its labels (asked every 15 s).
+      // The failed delivery fires DeliveryFailed, listed with its labels (asked every 15 s); its 410
+      // paused the connection too, which fires ConnectionPaused (contract §15).
       const firing = page.getByRole('region', { name: 'Firing alerts' });
       await visible(firing.getByText('DeliveryFailed', { exact: true }));
-      await visible(firing.getByText(/connectionId=con_/));
+      await visible(firing.getByText('ConnectionPaused', { exact: true }));
+      await visible(firing.getByText(/connectionId=con_/).first());
 
       // The snapshot agrees.
       const deliveries = page.getByRole('region', { name: 'Deliveries' });
