@@ -4,18 +4,39 @@ import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
-import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
+import { EVENT_TYPE_PATTERN, EventTypePatterns } from '../connections/event-types.js';
+import { ID_PATTERN } from '../crypto/ids.js';
 import { DELIVERY_STATUSES } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
-import { connectionEventLog } from './event-log.js';
+import { connectionEventLog, deliveryDetail, RFC3339_PATTERN } from './event-log.js';
 import { createEventWriter } from './group-commit.js';
 import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
 import type { Dispatch } from './worker.js';
 
 export const STATUSES = DELIVERY_STATUSES;
+
+const StringMap = Type.Record(Type.String(), Type.String());
+
+const AttemptRequestSchema = Type.Object(
+  { method: Type.String(), url: Type.String(), headers: StringMap },
+  { description: "what was sent; the value of a credential header (the http connector's) is `[redacted]`" },
+);
+
+const AttemptResponseSchema = Type.Object(
+  {
+    headers: Type.Record(Type.String(), Type.String(), { description: 'at most 20, in the order they came' }),
+    body: Nullable(
+      Type.String({
+        description: 'the first DELIVERY_RESPONSE_BODY_BYTES of the body as UTF-8; null when none are kept',
+      }),
+    ),
+    bodyTruncated: Type.Boolean({ description: 'the body had more bytes than were kept' }),
+  },
+  { description: 'what the receiver answered' },
+);
 
 export const DeliverySchema = Type.Object({
   id: Type.String(),
@@ -27,6 +48,10 @@ export const DeliverySchema = Type.Object({
   updatedAt: Timestamp,
   nextAttemptAt: Nullable(Timestamp),
   deliveredAt: Nullable(Timestamp),
+  test: Type.Boolean({ description: 'made by `POST …/connections/:id/test`' }),
+  waitingFor: Nullable(
+    Type.String({ description: 'the delivery this one waits for under per-key ordering; else null' }),
+  ),
   attempts: Type.Array(
     Type.Object({
       number: Type.Integer(),
@@ -36,6 +61,62 @@ export const DeliverySchema = Type.Object({
       responseStatus: Nullable(Type.Integer()),
       error: Nullable(Type.String()),
       errorDetail: Nullable(Type.String()),
+      request: Type.Union([AttemptRequestSchema, Type.Null()], {
+        description: 'what was sent; null for an attempt recorded before requests were kept',
+      }),
+      response: Type.Union([AttemptResponseSchema, Type.Null()], {
+        description: 'null when no answer came (a timeout, a refused connection) or it was not kept',
+      }),
+    }),
+  ),
+});
+
+export const DeliveryDetailSchema = Type.Object({
+  ...DeliverySchema.properties,
+  payload: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'the body exactly as it was (or will be) delivered, as a JSON object',
+  }),
+});
+
+const STATUS_NAMES = STATUSES.join('|');
+
+/** The log's filters (contract §15), each optional; a cursor is valid only with the filters it was made with. */
+const LogQuery = StrictObject({
+  ...PageQueryFields,
+  status: Type.Optional(
+    Type.String({
+      pattern: `^(${STATUS_NAMES})(,(${STATUS_NAMES}))*$`,
+      maxLength: 200,
+      description: `comma-separated, any of ${STATUSES.join(', ')}`,
+    }),
+  ),
+  // One pattern as a connection's `eventTypes` holds them.
+  eventType: Type.Optional(EventTypePatterns.items),
+  eventId: Type.Optional(
+    Type.String({
+      pattern: ID_PATTERN('evt'),
+      description: "the event's deliveries (none for an unknown event or another tenant's)",
+    }),
+  ),
+  since: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      pattern: RFC3339_PATTERN,
+      description: 'RFC 3339; deliveries created at or after it',
+    }),
+  ),
+  until: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      pattern: RFC3339_PATTERN,
+      description: 'RFC 3339; deliveries created before it (not after since)',
+    }),
+  ),
+  test: Type.Optional(Type.Boolean({ description: 'test deliveries only, or none of them' })),
+  responseStatus: Type.Optional(
+    Type.String({
+      pattern: '^([245]xx|[1-5][0-9]{2})$',
+      description: "`2xx`, `4xx`, `5xx` or a status code, matched on the last attempt's answer",
     }),
   ),
 });
@@ -157,12 +238,30 @@ export function deliveryRoutes(
         schema: {
           tags,
           summary: "The connection's deliveries, newest first, with every attempt",
+          description:
+            'Filters combine (all must hold). A cursor carries the filters it was made with: with any ' +
+            'other filters (one added, left off or changed) it is refused (400).',
           params: IdParams,
-          querystring: StrictObject({ ...PageQueryFields, status: Type.Optional(Type.Enum(STATUSES)) }),
+          querystring: LogQuery,
           response: { 200: PageOf(DeliverySchema) },
         },
       },
       async (request) => connectionEventLog(deps, requestScope(request), request.params.id, request.query),
+    );
+
+    app.get(
+      '/api/v1/integrations/connections/:id/events/:deliveryId',
+      {
+        config: rule('READER'),
+        schema: {
+          tags,
+          summary: 'One delivery, with every attempt and the payload it is sent with',
+          params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
+          response: { 200: DeliveryDetailSchema },
+        },
+      },
+      async (request) =>
+        deliveryDetail(deps, requestScope(request), request.params.id, request.params.deliveryId),
     );
 
     app.post(

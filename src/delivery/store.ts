@@ -8,7 +8,6 @@ import type {
   EventIdempotencyKeysTable,
   EventsTable,
 } from '../db/schema.js';
-import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
@@ -140,56 +139,6 @@ async function insertChunk(
 export interface InsertedDelivery {
   id: string;
   status: DeliveryStatus;
-}
-
-export function listDeliveryRows(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  connectionId: string,
-  status: DeliveryStatus | undefined,
-  limit: number,
-  after: Cursor | undefined,
-): Promise<Array<DeliveryRow & { event_type: string }>> {
-  let query = db
-    .selectFrom('deliveries')
-    .innerJoin('events', (join) =>
-      join
-        .onRef('events.id', '=', 'deliveries.event_id')
-        .onRef('events.created_at', '=', 'deliveries.created_at'),
-    )
-    .selectAll('deliveries')
-    .select('events.type as event_type')
-    .where('deliveries.tenant_id', '=', scope.tenantId)
-    .where('deliveries.connection_id', '=', connectionId);
-  if (status) query = query.where('deliveries.status', '=', status);
-  return newestFirstPage(query, limit, after, 'deliveries').execute();
-}
-
-/** The attempts of these deliveries, by delivery ID; their `created_at` picks the partitions to read. */
-export async function attemptsOf(
-  db: Kysely<DB>,
-  deliveries: ReadonlyArray<Pick<DeliveryRow, 'id' | 'created_at'>>,
-): Promise<Map<string, AttemptRow[]>> {
-  const byDelivery = new Map<string, AttemptRow[]>();
-  if (deliveries.length === 0) return byDelivery;
-  const days = [...new Set(deliveries.map((d) => new Date(d.created_at).getTime()))].map((t) => new Date(t));
-  const rows = await db
-    .selectFrom('delivery_attempts')
-    .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((d) => d.id),
-    )
-    .where('delivery_created_at', 'in', days)
-    .orderBy('number')
-    .execute();
-  for (const row of rows) {
-    const list = byDelivery.get(row.delivery_id) ?? [];
-    list.push(row);
-    byDelivery.set(row.delivery_id, list);
-  }
-  return byDelivery;
 }
 
 /** Deliveries of the tenant finished or waiting in the last 24 hours, for the hub overview. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { Type } from 'typebox';
 import { isIdOf, type IdPrefix } from '../crypto/ids.js';
@@ -22,8 +23,37 @@ export interface Cursor {
   id: string;
 }
 
-export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
+/**
+ * The filters a page was read with, each given one by its name and its value in one spelling (a
+ * list sorted, a time as `toISOString` writes it), so that two requests meaning the same filter
+ * give the same record. A cursor binds them (contract §15): it is valid only with exactly these.
+ * Lists without filters pass none, and their cursors are what they always were.
+ */
+export type PageFilters = Readonly<Record<string, string>>;
+
+const NO_FILTERS: PageFilters = {};
+
+// The filters' digest in a cursor: 22 base64url characters (132 bits) of SHA-256. Not a secret and
+// not a signature (a client may write any position it likes, contract §2); it only tells a cursor
+// made with other filters, which would page through another list.
+const DIGEST_LENGTH = 22;
+const DIGEST = new RegExp(`^[A-Za-z0-9_-]{${DIGEST_LENGTH}}$`);
+
+function filterDigest(filters: PageFilters): string | undefined {
+  const names = Object.keys(filters).sort();
+  if (names.length === 0) return undefined;
+  const canonical = JSON.stringify(names.map((name) => [name, filters[name]]));
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, DIGEST_LENGTH);
+}
+
+/** `[time, id]`, and the filters' digest third when the page was filtered. */
+function writeCursor(cursor: Cursor, digest: string | undefined): string {
+  const position = [cursor.createdAt.toISOString(), cursor.id];
+  return Buffer.from(JSON.stringify(digest ? [...position, digest] : position)).toString('base64url');
+}
+
+export function encodeCursor(cursor: Cursor, filters: PageFilters = NO_FILTERS): string {
+  return writeCursor(cursor, filterDigest(filters));
 }
 
 // A cursor holds what encodeCursor wrote: a millisecond UTC timestamp of a four-digit year (the
@@ -33,38 +63,56 @@ const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // the last year of the four-digit form. No tighter bound on "now": clocks are set back, and tests fix them.
 const EARLIEST = Date.parse('1970-01-01T00:00:00.000Z');
 
+const cursorProblem = (message: string) =>
+  new HttpProblem('validation_failed', `cursor: ${message}`, {
+    errors: [{ path: 'querystring.cursor', message }],
+  });
+
 /**
  * The position a list's `?cursor=` names, or a 400 at `querystring.cursor` unless the text is
- * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items).
- * Base64 decoding and JSON.parse both skip what they do not need (padding, spaces, trailing bits,
- * escapes), so the one test of "exactly" is re-encoding the decoded position.
+ * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items)
+ * with these `filters`. Base64 decoding and JSON.parse both skip what they do not need (padding,
+ * spaces, trailing bits, escapes), so the one test of "exactly" is re-encoding the decoded cursor.
  */
-export function decodeCursor(value: string | undefined, prefix: IdPrefix): Cursor | undefined {
+export function decodeCursor(
+  value: string | undefined,
+  prefix: IdPrefix,
+  filters: PageFilters = NO_FILTERS,
+): Cursor | undefined {
   if (value === undefined) return undefined;
-  const cursor = parseCursor(value);
-  if (!cursor || !isIdOf(prefix, cursor.id) || encodeCursor(cursor) !== value) {
-    throw new HttpProblem('validation_failed', 'cursor: is not a cursor returned by this list', {
-      errors: [{ path: 'querystring.cursor', message: 'is not a cursor returned by this list' }],
-    });
+  const parsed = parseCursor(value);
+  if (!parsed || !isIdOf(prefix, parsed.cursor.id) || writeCursor(parsed.cursor, parsed.digest) !== value) {
+    throw cursorProblem('is not a cursor returned by this list');
   }
-  return cursor;
+  if (parsed.digest !== filterDigest(filters)) {
+    throw cursorProblem(
+      'was made with other filters: send the same filters, or start again without a cursor',
+    );
+  }
+  return parsed.cursor;
 }
 
-function parseCursor(value: string): Cursor | undefined {
+interface ParsedCursor {
+  cursor: Cursor;
+  digest: string | undefined;
+}
+
+function parseCursor(value: string): ParsedCursor | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
   } catch {
     return undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
-  const [at, id] = parsed as unknown[];
+  if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > 3) return undefined;
+  const [at, id, digest] = parsed as unknown[];
   if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string') return undefined;
+  if (parsed.length === 3 && (typeof digest !== 'string' || !DIGEST.test(digest))) return undefined;
   const createdAt = new Date(at);
   // Round-tripping refuses dates that do not exist (02-30).
   if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) return undefined;
   if (createdAt.getTime() < EARLIEST) return undefined;
-  return { createdAt, id };
+  return { cursor: { createdAt, id }, digest: digest as string | undefined };
 }
 
 /** The keyset condition for "after this cursor", newest first. */
@@ -78,26 +126,28 @@ export interface Page<T> {
 }
 
 /**
- * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`), fetches `limit + 1`
- * rows after it with `fetch`, and turns the page's rows into items with `toItems` (which may look up
- * what the items need, once for the page). Every list answers the same way through this.
+ * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`, made with `filters`),
+ * fetches `limit + 1` rows after it with `fetch`, and turns the page's rows into items with `toItems`
+ * (which may look up what the items need, once for the page). Every list answers the same way
+ * through this; a filtered list passes its filters, normalized, and its cursors carry them.
  */
 export async function listPage<R extends { created_at: Date | string; id: string }, T>(
   query: PageQuery,
   prefix: IdPrefix,
   fetch: (limit: number, after: Cursor | undefined) => Promise<R[]>,
   toItems: (rows: R[]) => T[] | Promise<T[]>,
+  filters: PageFilters = NO_FILTERS,
 ): Promise<Page<T>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   // One row more than the page: it only says whether another page follows.
-  const rows = await fetch(limit, decodeCursor(query.cursor, prefix));
+  const rows = await fetch(limit, decodeCursor(query.cursor, prefix, filters));
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
   return {
     data: await toItems(pageRows),
     nextCursor:
       rows.length > limit && last
-        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id })
+        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }, filters)
         : null,
   };
 }

@@ -36,8 +36,9 @@ describe('connector catalog', () => {
       [
         ['url', true],
         ['eventTypes', false],
+        ['maxPerSecond', false],
       ],
-      'the webhook connector lists other config fields than url (required) and eventTypes',
+      'the webhook connector lists other config fields than url (required), eventTypes and maxPerSecond',
     );
     assert.deepEqual(
       (webhook.credentialFields as Array<{ name: string; generated: boolean }>).map((f) => [

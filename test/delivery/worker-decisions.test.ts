@@ -130,6 +130,9 @@ describe('the attempt and the outcome as written', () => {
         response_status: 503,
         error: 'http_status',
         error_detail: 'HTTP 500',
+        // Neither the request (not given here) nor an answer's headers and body (the result has none).
+        request: null,
+        response: null,
       },
       'the log shows attempt 3 with what the sender saw',
     );
@@ -141,6 +144,7 @@ describe('the attempt and the outcome as written', () => {
       outcome,
       {
         deliveryId: 'dlv_test',
+        connectionId: row().connection_id,
         createdAt: row().created_at,
         status: 'cancelled',
         attemptCount: 2,
