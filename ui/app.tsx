@@ -5,6 +5,7 @@ import type { ApiError } from './api.js';
 import { BareLayout, Layout } from './components/Layout.js';
 import { Loading } from './components/Loading.js';
 import { ErrorNotice } from './components/Notice.js';
+import { DeliveryPage } from './connection/DeliveryPage.js';
 import { ApiKeysPage } from './pages/ApiKeys.js';
 import { AuditLogPage } from './pages/AuditLog.js';
 import { ConnectionEventsPage } from './pages/ConnectionEvents.js';
@@ -49,6 +50,7 @@ const Overview = signedIn(OverviewPage);
 const Connections = signedIn(ConnectionsPage);
 const NewConnection = signedIn(NewConnectionPage);
 const ConnectionEvents = signedIn(ConnectionEventsPage);
+const Delivery = signedIn(DeliveryPage);
 const ApiKeys = signedIn(ApiKeysPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
@@ -114,6 +116,7 @@ function Pages() {
       <Route path="/connections" component={Connections} />
       <Route path="/connections/new" component={NewConnection} />
       <Route path="/connections/:id/events" component={ConnectionEvents} />
+      <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />
       <Route path="/profile" component={Profile} />

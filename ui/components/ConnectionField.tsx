@@ -37,6 +37,10 @@ const WORDS: Record<string, { label: string; hint?: ComponentChildren }> = {
     label: 'Header value',
     hint: 'Sent as is, e.g. Bearer followed by a token. Stored encrypted and never shown again.',
   },
+  maxPerSecond: {
+    label: 'Deliveries per second',
+    hint: 'At most this many deliveries start each second (1 to 1000); the others wait their turn. Leave empty for no limit.',
+  },
   webhookUrl: {
     label: 'Slack webhook URL',
     hint: 'The incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…).',

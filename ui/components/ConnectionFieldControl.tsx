@@ -1,3 +1,4 @@
+import { isNumeric } from '../connection/configValues.js';
 import type { CatalogField } from './ConnectionField.js';
 import { ConnectionFieldSelect } from './ConnectionFieldSelect.js';
 
@@ -47,6 +48,7 @@ export function ConnectionFieldControl({
     onInput: (event: { currentTarget: HTMLInputElement }) => onInput(event.currentTarget.value),
   };
   if (field.format === 'uri') return <input {...text} type="url" inputMode="url" placeholder="https://" />;
+  if (isNumeric(field)) return <input {...text} type="text" inputMode="numeric" class="num-input" />;
   return (
     <input
       {...text}

@@ -1,4 +1,5 @@
 import type { Connection } from '../api-types.js';
+import { CONNECTION_STATUS_WORDS } from '../connection/connectionStatus.js';
 import { ConnectionDeliveryState } from './ConnectionDeliveryState.js';
 import { ConnectionRowActions, type ConnectionDialog } from './ConnectionRowActions.js';
 import { StatusBadge } from './StatusBadge.js';
@@ -20,7 +21,6 @@ export function ConnectionRow({
   canOperate: boolean;
   onOpen: (open: ConnectionDialog) => void;
 }) {
-  const active = connection.status === 'active';
   const destination = destinationOf(connection);
   return (
     <tr>
@@ -35,7 +35,7 @@ export function ConnectionRow({
       <td>{connectorName}</td>
       <td>
         <span class="connection-status">
-          <StatusBadge status={connection.status} label={active ? 'Active' : 'Revoked'} />
+          <StatusBadge status={connection.status} label={CONNECTION_STATUS_WORDS[connection.status]} />
           <ConnectionDeliveryState connection={connection} />
         </span>
       </td>

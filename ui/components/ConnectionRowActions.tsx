@@ -6,7 +6,7 @@ export type ConnectionDialog =
   | { kind: 'revoke'; connection: Connection }
   | null;
 
-/** A connection's events link and, for those who may operate it while active, bind and revoke. */
+/** A connection's events link and, for those who may operate it until it is revoked, bind and revoke. */
 export function ConnectionRowActions({
   connection,
   canOperate,
@@ -22,7 +22,7 @@ export function ConnectionRowActions({
       <a class="connection-events-link" href={`/connections/${encodeURIComponent(connection.id)}/events`}>
         Events<span class="visually-hidden"> of {name}</span>
       </a>
-      {canOperate && connection.status === 'active' ? (
+      {canOperate && connection.status !== 'disabled' ? (
         <>
           <button
             type="button"

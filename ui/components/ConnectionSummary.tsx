@@ -1,15 +1,24 @@
 import type { Connection } from '../api-types.js';
+import { CONNECTION_STATUS_WORDS } from '../connection/connectionStatus.js';
 import { ConnectionDeliveryFact } from './ConnectionDeliveryFact.js';
 import { StatusBadge } from './StatusBadge.js';
 import { Time } from './Time.js';
 
 /** What a connection is, above its event log: connector, status, delivery, receiver, event types. */
-export function ConnectionSummary({ connection, connector }: { connection: Connection; connector: string }) {
+export function ConnectionSummary({
+  connection,
+  connector,
+  onBind,
+}: {
+  connection: Connection;
+  connector: string;
+  /** Binds credentials here, in a dialog; without it, "Bind credentials" leads to the list. */
+  onBind?: () => void;
+}) {
   const url = typeof connection.config.url === 'string' ? connection.config.url : null;
   const eventTypes = Array.isArray(connection.config.eventTypes)
     ? (connection.config.eventTypes as unknown[]).map(String)
     : null;
-  const active = connection.status === 'active';
   return (
     <section class="card" aria-label="Connection">
       <dl class="connection-facts">
@@ -20,7 +29,7 @@ export function ConnectionSummary({ connection, connector }: { connection: Conne
         <div>
           <dt>Status</dt>
           <dd>
-            <StatusBadge status={connection.status} label={active ? 'Active' : 'Revoked'} />
+            <StatusBadge status={connection.status} label={CONNECTION_STATUS_WORDS[connection.status]} />
             {connection.revokedAt ? (
               <span class="muted">
                 {' '}
@@ -29,7 +38,7 @@ export function ConnectionSummary({ connection, connector }: { connection: Conne
             ) : null}
           </dd>
         </div>
-        <ConnectionDeliveryFact connection={connection} />
+        <ConnectionDeliveryFact connection={connection} onBind={onBind} />
         <div>
           <dt>Created</dt>
           <dd>

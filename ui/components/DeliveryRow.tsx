@@ -36,11 +36,28 @@ function LastAndNext({ delivery }: { delivery: Delivery }) {
   );
 }
 
+/** The event: its type (tagged when it is a test) and, under it, its ID, which leads to the delivery's page. */
+function DeliveryEventCell({ delivery, detailHref }: { delivery: Delivery; detailHref: string }) {
+  return (
+    <th scope="row" class="event-cell">
+      <span class="mono event-type">
+        {breakable(delivery.eventType)}
+        {delivery.test ? <span class="tag">test</span> : null}
+      </span>
+      <a class="mono event-id" href={detailHref}>
+        <span class="visually-hidden">Details of </span>
+        {delivery.eventId}
+      </a>
+    </th>
+  );
+}
+
 /** One delivery of the event log and, when expanded, its attempts. */
 export function DeliveryRow({
   delivery,
   expanded,
   onToggle,
+  detailHref,
   canRetry,
   retrying,
   onRetry,
@@ -48,6 +65,8 @@ export function DeliveryRow({
   delivery: Delivery;
   expanded: boolean;
   onToggle: () => void;
+  /** The delivery's own page: payload, each attempt's request and response. */
+  detailHref: string;
   canRetry: boolean;
   retrying: boolean;
   onRetry: () => void;
@@ -68,10 +87,7 @@ export function DeliveryRow({
             <span class="visually-hidden">Show attempts of {delivery.eventId}</span>
           </button>
         </td>
-        <th scope="row" class="mono event-type">
-          {breakable(delivery.eventType)}
-        </th>
-        <td class="mono event-id">{delivery.eventId}</td>
+        <DeliveryEventCell delivery={delivery} detailHref={detailHref} />
         <td>
           <StatusBadge status={delivery.status} label={DELIVERY_STATUS_WORDS[delivery.status]} />
         </td>

@@ -1,24 +1,26 @@
-import type { Delivery, DeliveryStatus } from '../api-types.js';
-import { DELIVERY_COLUMNS, DELIVERY_STATUS_WORDS } from './deliveryLog.js';
+import type { Delivery } from '../api-types.js';
+import { DELIVERY_COLUMNS } from './deliveryLog.js';
 import { DeliveryRow } from './DeliveryRow.js';
 import { DeliveryTableHead } from './DeliveryTableHead.js';
 
 /** A page of the event log: one row per delivery, each with its attempts behind a disclosure. */
 export function DeliveryTable({
   name,
-  status,
+  filtered,
   deliveries,
   expanded,
   onToggle,
+  detailHref,
   canRetry,
   retrying,
   onRetry,
 }: {
   name: string;
-  status: DeliveryStatus | null;
+  filtered: boolean;
   deliveries: Delivery[];
   expanded: Set<string>;
   onToggle: (deliveryId: string) => void;
+  detailHref: (delivery: Delivery) => string;
   canRetry: boolean;
   retrying: boolean;
   onRetry: (delivery: Delivery) => void;
@@ -27,8 +29,7 @@ export function DeliveryTable({
     <div class="table-wrap">
       <table class="deliveries">
         <caption class="visually-hidden">
-          Deliveries to {name}, newest first
-          {status ? `, ${DELIVERY_STATUS_WORDS[status].toLowerCase()} only` : ''}
+          Deliveries to {name}, newest first{filtered ? ', filtered' : ''}
         </caption>
         <DeliveryTableHead />
         <tbody>
@@ -38,6 +39,7 @@ export function DeliveryTable({
               delivery={delivery}
               expanded={expanded.has(delivery.id)}
               onToggle={() => onToggle(delivery.id)}
+              detailHref={detailHref(delivery)}
               canRetry={canRetry}
               retrying={retrying}
               onRetry={() => onRetry(delivery)}

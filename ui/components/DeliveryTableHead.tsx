@@ -6,8 +6,7 @@ export function DeliveryTableHead() {
         <th scope="col" class="disclosure-cell">
           <span class="visually-hidden">Attempts</span>
         </th>
-        <th scope="col">Event type</th>
-        <th scope="col">Event ID</th>
+        <th scope="col">Event</th>
         <th scope="col">Status</th>
         <th scope="col" class="num">
           Attempts

@@ -6,6 +6,8 @@ const TONES: Record<string, 'good' | 'bad' | 'warn' | 'neutral' | 'busy'> = {
   disabled: 'neutral',
   revoked: 'neutral',
   cancelled: 'neutral',
+  skipped: 'neutral',
+  paused: 'warn',
   expired: 'warn',
   degraded: 'warn',
   retrying: 'warn',

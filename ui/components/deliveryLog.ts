@@ -13,7 +13,7 @@ export const DELIVERY_STATUS_WORDS: Record<DeliveryStatus, string> = {
 };
 
 /** The number of columns of the log's table, which the attempts row spans. */
-export const DELIVERY_COLUMNS = 8;
+export const DELIVERY_COLUMNS = 7;
 
 /** Every delivery status, in the order the log's filter offers them. */
 export const DELIVERY_STATUSES = Object.keys(DELIVERY_STATUS_WORDS) as DeliveryStatus[];

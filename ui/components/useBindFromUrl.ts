@@ -30,7 +30,7 @@ export function useBindFromUrl(
     if (!canOperate) return;
     api<Connection>('GET', `/api/v1/integrations/connections/${encodeURIComponent(bindId)}`)
       .then((connection) => {
-        if (mounted.current && connection.status === 'active') {
+        if (mounted.current && connection.status !== 'disabled') {
           open({ kind: 'bind', connection, justCreated: true });
         }
       })

@@ -2,23 +2,19 @@ import { useLocation } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Connection, Connector } from '../api-types.js';
 import { api, withQuery } from '../api.js';
+import { valueOf } from '../connection/configValues.js';
 import { useAction } from '../hooks.js';
-import { initialValue, splitList } from './ConnectionField.js';
+import { initialValue } from './ConnectionField.js';
 
-/** The create body from what was typed: lists split, empty optional fields left out. */
+/** The create body from what was typed: lists split, numbers as numbers, empty optional fields left out. */
 function bodyOf(connector: Connector, displayName: string, values: Record<string, string>) {
   const body: Record<string, unknown> = {
     connectorKey: connector.connectorKey,
     displayName: displayName.trim(),
   };
   for (const field of connector.configFields) {
-    const value = (values[field.name] ?? '').trim();
-    if (field.type === 'array') {
-      const items = splitList(value);
-      if (items.length > 0) body[field.name] = items;
-    } else if (value !== '' || field.required) {
-      body[field.name] = value;
-    }
+    const value = valueOf(field, values[field.name] ?? '');
+    if (value !== undefined) body[field.name] = value;
   }
   return body;
 }

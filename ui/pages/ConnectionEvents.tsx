@@ -1,78 +1,86 @@
 import { useLocation, useRoute } from 'preact-iso';
-import { useId } from 'preact/hooks';
-import type { Connection, Connector, DeliveryStatus, Page } from '../api-types.js';
-import { api, withQuery } from '../api.js';
+import type { Connection, Connector, Page } from '../api-types.js';
+import { api } from '../api.js';
 import { ConnectionEventsFallback } from '../components/ConnectionEventsFallback.js';
-import { ConnectionSummary } from '../components/ConnectionSummary.js';
-import { DELIVERY_STATUSES } from '../components/deliveryLog.js';
-import { DeliveryLogBody } from '../components/DeliveryLogBody.js';
-import { DeliveryLogToolbar } from '../components/DeliveryLogToolbar.js';
-import { ErrorNotice, Notice } from '../components/Notice.js';
 import { PageHeader } from '../components/PageHeader.js';
-import { useDeliveryLog } from '../components/useDeliveryLog.js';
+import { ConnectionActions } from '../connection/ConnectionActions.js';
+import { ConnectionLog } from '../connection/ConnectionLog.js';
+import { ConnectionPageDialogs } from '../connection/ConnectionPageDialogs.js';
+import { ConnectionStatusArea } from '../connection/ConnectionStatusArea.js';
+import { filtersFrom } from '../connection/logFilters.js';
+import { connectionApi, deliveryPage } from '../connection/paths.js';
+import { useConnectionPage } from '../connection/useConnectionPage.js';
+import { useDeliveryLog } from '../connection/useDeliveryLog.js';
 import { useResource } from '../hooks.js';
 import { session } from '../session.js';
 
-const isStatus = (value: string | undefined): value is DeliveryStatus =>
-  DELIVERY_STATUSES.includes(value as DeliveryStatus);
-
-/** A connection's event log (contract §12): filter by status, newest first, attempts, retry. */
-export function ConnectionEventsPage() {
-  const { params } = useRoute();
-  const { query, route } = useLocation();
-  const id = params.id ?? '';
-  const status = isStatus(query.status) ? query.status : null;
-  const cursor = query.cursor ?? null;
-  const filterId = useId();
-  const canOperate = session.value?.user.role !== 'MEMBER';
-  const base = `/api/v1/integrations/connections/${encodeURIComponent(id)}`;
-  const here = `/connections/${encodeURIComponent(id)}/events`;
-
-  const connection = useResource((signal) => api<Connection>('GET', base, { signal }), `connection ${id}`);
-  const catalog = useResource(
+const useCatalog = () =>
+  useResource(
     (signal) => api<Page<Connector>>('GET', '/api/v1/integration-hub/connectors', { signal }),
     'catalog',
   );
-  const log = useDeliveryLog(base, id, status, cursor);
+
+/**
+ * A connection's page (contract §12, §15): what it is and whether it delivers, its event log with
+ * filters kept in the URL, and, for those who may operate it, test, pause and resume, recover, edit.
+ */
+export function ConnectionEventsPage() {
+  const { params } = useRoute();
+  const { query } = useLocation();
+  const id = params.id ?? '';
+  const filters = filtersFrom(query);
+  const cursor = query.cursor ?? null;
+  const canOperate = session.value?.user.role !== 'MEMBER';
+  const base = connectionApi(id);
+
+  const connection = useResource((signal) => api<Connection>('GET', base, { signal }), `connection ${id}`);
+  const catalog = useCatalog();
+  const log = useDeliveryLog(base, id, filters, cursor);
+  const page = useConnectionPage(id, connection, log.log.reload);
   if (connection.error || !connection.data) return <ConnectionEventsFallback error={connection.error} />;
 
   const current = connection.data;
-  const connectorName =
-    catalog.data?.data.find((c) => c.connectorKey === current.connectorKey)?.name ?? current.connectorKey;
-  const { retried, notice } = log.retry;
+  const connector = catalog.data?.data.find((c) => c.connectorKey === current.connectorKey);
+  const connectorName = connector?.name ?? current.connectorKey;
   return (
     <>
       <PageHeader
         title={current.displayName}
-        description={`Event log: every delivery of this ${connectorName} connection, newest first, with each attempt.`}
+        description={`${connectorName} connection: every delivery, newest first, with what was sent and what the receiver answered.`}
         back={{ href: '/connections', label: 'Connections' }}
+        actions={
+          canOperate ? (
+            <ConnectionActions
+              connection={current}
+              editable={Boolean(connector)}
+              testing={page.test.busy}
+              onTest={() => void page.test.send()}
+              onOpen={page.setOpen}
+            />
+          ) : null
+        }
       />
-      <ConnectionSummary connection={current} connector={connectorName} />
-      <section class="stack" aria-labelledby={`${filterId}-title`}>
-        <DeliveryLogToolbar
-          filterId={filterId}
-          status={status}
-          onStatus={(value) => route(withQuery(here, { status: value }))}
-          refreshing={log.refreshing}
-          onRefresh={log.refresh}
-        />
-        {retried ? (
-          <div ref={notice} tabIndex={-1} class="focus-target">
-            <Notice tone="success">
-              The delivery of <span class="mono">{retried}</span> is queued again.
-            </Notice>
-          </div>
-        ) : null}
-        <ErrorNotice error={log.retry.action.error} title="The delivery was not retried." />
-        <DeliveryLogBody
-          log={log}
-          connection={current}
-          status={status}
-          cursor={cursor}
-          here={here}
-          canOperate={canOperate}
-        />
-      </section>
+      <ConnectionStatusArea
+        page={page}
+        connection={current}
+        connectorName={connectorName}
+        canOperate={canOperate}
+        detailHref={(deliveryId) => deliveryPage(id, deliveryId)}
+      />
+      <ConnectionLog
+        log={log}
+        connection={current}
+        filters={filters}
+        cursor={cursor}
+        canOperate={canOperate}
+        onBind={() => page.setOpen('bind')}
+      />
+      <ConnectionPageDialogs
+        page={page}
+        connection={current}
+        connector={connector}
+        onBound={connection.reload}
+      />
     </>
   );
 }

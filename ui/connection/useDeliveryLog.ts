@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Delivery, DeliveryStatus, Page } from '../api-types.js';
 import { api, withQuery } from '../api.js';
+import { useDeliveryRetry } from '../components/useDeliveryRetry.js';
 import { useResource, type Resource } from '../hooks.js';
-import { useDeliveryRetry } from './useDeliveryRetry.js';
+import { filterKey, filterQuery, type LogFilters } from './logFilters.js';
 
 /** While a delivery shown is still on its way, the log refreshes itself this often. */
 const LIVE_REFRESH_MS = 3000;
@@ -22,23 +23,20 @@ function useLiveRefresh(log: Resource<Page<Delivery>>, assumed: number) {
 }
 
 /**
- * One page of a connection's event log (`base` is the connection's API path): which rows show
- * their attempts, a refresh asked for by hand, and retries.
+ * One page of a connection's event log (`base` is the connection's API path) with its filters: which
+ * rows show their attempts, a refresh asked for by hand, and retries.
  */
 export type DeliveryLog = ReturnType<typeof useDeliveryLog>;
 
-export function useDeliveryLog(
-  base: string,
-  id: string,
-  status: DeliveryStatus | null,
-  cursor: string | null,
-) {
+export function useDeliveryLog(base: string, id: string, filters: LogFilters, cursor: string | null) {
+  // A cursor is valid only with the filters it was made with (contract §15): both come from the URL,
+  // which drops the cursor whenever a filter changes.
   const log = useResource(
     (signal) =>
-      api<Page<Delivery>>('GET', withQuery(`${base}/events`, { status, cursor }), {
+      api<Page<Delivery>>('GET', withQuery(`${base}/events`, { ...filterQuery(filters), cursor }), {
         signal,
       }),
-    `log ${id} ${status ?? ''} ${cursor ?? ''}`,
+    `log ${id} ${filterKey(filters)} ${cursor ?? ''}`,
   );
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const [queued, setQueued] = useState<Map<string, string>>(new Map());
