@@ -192,8 +192,12 @@ export async function benchTenant(
   return { session, keySecret: key.body.secret as string, tenantId: tenant.body.id as string };
 }
 
-/** Builds hubgate, so the benchmarks run it as `npm start` does: compiled, from dist/. */
+let built = false;
+
+/** Builds hubgate (once per benchmark run), so the benchmarks run it as `npm start` does: compiled, from dist/. */
 export function buildHubgate(): void {
+  if (built) return;
+  built = true;
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) throw new Error('npm run build failed');
 }
