@@ -14,6 +14,7 @@ import {
   type LogFilters,
   type LogRow,
 } from './log-store.js';
+import { openBoundCredentials, openEvent } from './prepare.js';
 
 /** What an attempt sent (contract §15): method, URL and headers, a credential header's value redacted. */
 export interface AttemptRequest {
@@ -259,21 +260,14 @@ function renderPayload(
   const definition = deps.catalog.get(connection.connector_key);
   // Connectors are files of this build; a connection of one that is not here is a broken deployment.
   if (!definition) throw new Error(`connector ${connection.connector_key} is not in the catalog`);
-  const credentials = connection.credentials_sealed
-    ? (JSON.parse(
-        keyring.open('connection-credentials', connection.credentials_sealed, connection.id),
-      ) as Record<string, string>)
-    : {};
-  const data = JSON.parse(keyring.open('event-payload', row.payload_sealed, row.event_id)) as Record<
-    string,
-    unknown
-  >;
-  const event = {
+  // Only the body is shown: a credential the connector puts in a header or the URL never leaves.
+  const credentials = openBoundCredentials(keyring, connection.credentials_sealed, connection.id);
+  const event = openEvent(keyring, {
     id: row.event_id,
     type: row.event_type,
-    timestamp: new Date(row.created_at).toISOString(),
-    data,
-  };
+    createdAt: row.created_at,
+    payloadSealed: row.payload_sealed,
+  });
   const rendered = definition.render(event, connection.config, credentials);
   return JSON.parse(rendered.body) as Record<string, unknown>;
 }

@@ -6,7 +6,7 @@ import { newId } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
 import { MAX_RECOVERED, recoverRange } from './control.js';
-import { payloadOf } from './publish.js';
+import { newDelivery, payloadOf } from './publish.js';
 import { insertEventGroup, type DeliveryRow, type EventRow } from './store.js';
 
 /** How far back recover reaches (contract §15). */
@@ -114,21 +114,6 @@ function testRows(
     delivery_count: 1,
     created_at: at,
   };
-  const delivery: DeliveryRow = {
-    id: newId('dlv'),
-    tenant_id: scope.tenantId,
-    event_id: eventId,
-    connection_id: connectionId,
-    status: 'pending',
-    attempt_count: 0,
-    next_attempt_at: at,
-    lease_until: null,
-    leased_by: null,
-    created_at: at,
-    updated_at: at,
-    delivered_at: null,
-    test: true,
-    last_response_status: null,
-  };
+  const delivery = newDelivery(scope, eventId, connectionId, at, true);
   return { event, delivery };
 }

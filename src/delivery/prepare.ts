@@ -1,5 +1,5 @@
 import type { ConnectorCatalog } from '../connections/catalog.js';
-import type { ConnectorDefinition, RenderedRequest } from '../connections/connector.js';
+import type { ConnectorDefinition, OutboundEvent, RenderedRequest } from '../connections/connector.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { signatureHeaders } from '../outbound/signing.js';
 import { lostClaim, type ClaimedRow } from './claim.js';
@@ -112,6 +112,27 @@ function sign(
   );
 }
 
+/** The event as it leaves hubgate (contract §7), its data decrypted. */
+export function openEvent(
+  keyring: Opener,
+  event: { id: string; type: string; createdAt: Date | string; payloadSealed: string },
+): OutboundEvent {
+  const data = JSON.parse(keyring.open('event-payload', event.payloadSealed, event.id)) as Record<
+    string,
+    unknown
+  >;
+  return { id: event.id, type: event.type, timestamp: new Date(event.createdAt).toISOString(), data };
+}
+
+/** The connection's bound credentials, decrypted; none when unbound. */
+export function openBoundCredentials(
+  keyring: Opener,
+  sealed: string | null,
+  connectionId: string,
+): Record<string, string> {
+  return sealed ? openCredentials(keyring, sealed, connectionId) : {};
+}
+
 /**
  * Decrypts the credentials and the payload, renders the connector's request and signs it. Throws
  * on a payload or credentials that do not open (a bug or a lost key, not an outage): the caller
@@ -125,16 +146,12 @@ export function prepare(
 ): PreparedRequest {
   const { definition } = send;
   const credentials = openCredentials(keyring, send.credentialsSealed, row.connection_id);
-  const data = JSON.parse(keyring.open('event-payload', row.payload_sealed, row.event_id)) as Record<
-    string,
-    unknown
-  >;
-  const event = {
+  const event = openEvent(keyring, {
     id: row.event_id,
     type: row.type,
-    timestamp: new Date(row.event_created_at).toISOString(),
-    data,
-  };
+    createdAt: row.event_created_at,
+    payloadSealed: row.payload_sealed,
+  });
   const request = definition.render(event, row.config, credentials);
   if (definition.signingSecretField) {
     const field = definition.signingSecretField;

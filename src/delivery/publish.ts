@@ -112,6 +112,32 @@ export async function activeConnectionsOf(
   return byTenant;
 }
 
+/** A new delivery of an event to a connection, due at once (its status is the insert's to decide). */
+export function newDelivery(
+  scope: TenantScope,
+  eventId: string,
+  connectionId: string,
+  at: Date,
+  test = false,
+): DeliveryRow {
+  return {
+    id: newId('dlv'),
+    tenant_id: scope.tenantId,
+    event_id: eventId,
+    connection_id: connectionId,
+    status: 'pending',
+    attempt_count: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    leased_by: null,
+    created_at: at,
+    updated_at: at,
+    delivered_at: null,
+    test,
+    last_response_status: null,
+  };
+}
+
 /** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
 export function eventRows(
   deps: ConnectionDeps,
@@ -137,22 +163,7 @@ export function eventRows(
     delivery_count: targets.length,
     created_at: at,
   };
-  const deliveries: DeliveryRow[] = targets.map((connection) => ({
-    id: newId('dlv'),
-    tenant_id: scope.tenantId,
-    event_id: id,
-    connection_id: connection.id,
-    status: 'pending',
-    attempt_count: 0,
-    next_attempt_at: at,
-    lease_until: null,
-    leased_by: null,
-    created_at: at,
-    updated_at: at,
-    delivered_at: null,
-    test: false,
-    last_response_status: null,
-  }));
+  const deliveries = targets.map((connection) => newDelivery(scope, id, connection.id, at));
   return { event, deliveries };
 }
 

@@ -686,9 +686,11 @@ if (ENGINE === 'postgres') {
 
     test('one firing notice per alert group reaches the webhook channel while two serve and two worker processes evaluate', async (t) => {
       const FAILING = 24; // over ALERT_FAILURE_RATE_MIN_DELIVERIES (20): DeliveryFailureRateHigh fires too
-      // 410 Gone fails a delivery at once (contract §7) and raises DeliveryFailed.
+      // 500s: every attempt fails (DeliveryFailureRateHigh), and each delivery is `failed` once the
+      // 1 s schedule is spent (DeliveryFailed). Not 410: it would pause the connection at once
+      // (contract §15), and the events after it would be skipped, never attempted.
       const target = await startReceiver((_r, _i, res) => {
-        res.statusCode = 410;
+        res.statusCode = 500;
         res.end();
       });
       const pager = await startReceiver();
