@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config.js';
 import { resolveMasterKey } from '../src/crypto/master-key.js';
 
-test('defaults follow contract §1', () => {
+test('defaults follow docs/configuration.md', () => {
   const config = parseConfig({});
   assert.deepEqual(config.database, { kind: 'embedded', dataDir: './data' }, 'embedded database in ./data');
   assert.equal(config.host, '127.0.0.1', 'HOST');

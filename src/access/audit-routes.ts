@@ -20,7 +20,7 @@ export const AuditEntry = Type.Object({
   createdAt: Timestamp,
 });
 
-/** The tenant's audit log (contract §12), newest first. */
+/** The tenant's audit log (docs/api/keys.md), newest first. */
 export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

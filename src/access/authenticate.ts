@@ -24,7 +24,7 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
 
 /**
  * The caller of a request: null when it presents no credential, a 401 when it presents a bad one.
- * An Authorization header wins; cookies are then not even looked at (contract §4).
+ * An Authorization header wins; cookies are then not even looked at (docs/api/authentication.md).
  */
 export async function authenticate(
   request: FastifyRequest,

@@ -7,7 +7,7 @@ import { decide, effectiveScopes } from './decide.js';
 import type { Principal } from './principal.js';
 import { scopeOf, type AccessRule } from './rules.js';
 
-// Either module's READER scope opens discovery (contract §5).
+// Either module's READER scope opens discovery (docs/api/authentication.md).
 const DISCOVERY: AccessRule = {
   class: 'tenant',
   automation: true,
@@ -26,7 +26,7 @@ function scopesOf(principal: Principal): string[] {
   );
 }
 
-/** Health and capabilities for automation (contract §5), computed from the routes' own rules. */
+/** Health and capabilities for automation (docs/api/authentication.md), computed from the routes' own rules. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function automationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

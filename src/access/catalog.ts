@@ -1,12 +1,12 @@
 import { MODULE_KEYS, type ModuleKey, type Role } from '../db/schema.js';
 
-/** The fixed vocabulary of contract §4: modules, levels (ordered) and roles. */
+/** The fixed vocabulary of docs/api/authentication.md: modules, levels (ordered) and roles. */
 export { MODULE_KEYS, type ModuleKey, ROLES, type Role } from '../db/schema.js';
 
 export const LEVELS = ['READER', 'OPERATOR', 'ADMIN'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** Roles with ADMIN level on every entitled module and key management (contract §4). */
+/** Roles with ADMIN level on every entitled module and key management (docs/api/authentication.md). */
 export const KEY_MANAGING_ROLES: readonly Role[] = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN'];
 
 /** Every scope a key can hold, `<module>:<LEVEL>`. */

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { CSRF_COOKIE, SESSION_COOKIE } from './authenticate.js';
 
 /**
- * The two cookies of contract §4: the opaque session (HttpOnly, Lax) and the CSRF token (readable by
+ * The two cookies of docs/api/authentication.md: the opaque session (HttpOnly, Lax) and the CSRF token (readable by
  * the page's scripts, Strict, `__Host-` so no subdomain can set it). Both are Secure: browsers keep
  * Secure cookies on http://localhost, so local development works too.
  */

@@ -16,7 +16,7 @@ export type Decision = { allowed: true; via: Requirement | null } | { allowed: f
 const deny = (problem: HttpProblem): Decision => ({ allowed: false, problem });
 
 /**
- * Whether an authenticated principal may call a route with this rule, as contract §3 orders the
+ * Whether an authenticated principal may call a route with this rule, as docs/api/errors.md orders the
  * checks after CSRF: credential kind vs route class → entitlement → scope or role. Pure, so the gate
  * and the capabilities answer share it and cannot disagree.
  */

@@ -71,7 +71,7 @@ function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boole
 
 /**
  * The access gate: every request to a declared route passes here before its body is read, in the
- * order of contract §3: authenticate → CSRF for sessions → credential kind vs route class →
+ * order of docs/api/errors.md: authenticate → CSRF for sessions → credential kind vs route class →
  * entitlement → scope or role. Rate limits apply per credential as soon as it is known.
  */
 export function registerGate(app: FastifyInstance, deps: GateDeps): void {
@@ -102,7 +102,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
 
     const now = deps.now();
     // An address that has spent its allowance of unauthenticated and failed requests is refused
-    // before its credential costs a lookup, so garbage tokens cannot load the database (§14).
+    // before its credential costs a lookup, so garbage tokens cannot load the database (docs/api/limits.md).
     // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
     const address = addressOf(request);
     const pending = lookups.get(address) ?? 0;
@@ -135,7 +135,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
   });
 }
 
-/** An unsafe method with a session needs the session's CSRF token, from this origin (contract §3). */
+/** An unsafe method with a session needs the session's CSRF token, from this origin (docs/api/errors.md). */
 function checkCsrf(request: FastifyRequest, deps: GateDeps, session: SessionPrincipal): void {
   if (!UNSAFE_METHODS.has(request.method)) return;
   const origin = request.headers.origin;

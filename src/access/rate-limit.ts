@@ -98,7 +98,7 @@ function startSweeper(
 }
 
 /**
- * A fixed one-minute window per credential, shared by every process through PostgreSQL (contract:
+ * A fixed one-minute window per credential, shared by every process through PostgreSQL (docs/api/rate-limits.md:
  * RATE_LIMIT_PER_MINUTE, per credential). A process counts locally and exchanges its count with
  * the shared row at most once per `syncMs` per bucket, so the hot path costs a map lookup, not a
  * write; a bucket's first hit in a window always asks the database, and so does every hit that

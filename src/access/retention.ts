@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * Deletes sign-in failures whose window has passed (they lock nothing any more) and audit entries
- * older than AUDIT_RETENTION_DAYS (contract §14).
+ * older than AUDIT_RETENTION_DAYS (docs/api/limits.md).
  */
 export async function purgeAccessRecords(
   db: Kysely<DB>,

@@ -14,15 +14,15 @@ export interface Requirement {
 export type AccessRule =
   /** No credential needed or looked at. `unlimited` exempts it from the rate limit (health, docs). */
   | { class: 'public'; unlimited?: boolean }
-  /** `Bearer plt_…` only (contract §9). */
+  /** `Bearer plt_…` only (docs/api/platform.md). */
   | { class: 'platform' }
   /** A signed-in person; `roles` narrows it (e.g. the audit log). Never an automation key. */
   | { class: 'session'; roles?: readonly Role[] }
-  /** Key management: sessions of the key-managing roles only (contract §4). */
+  /** Key management: sessions of the key-managing roles only (docs/api/keys.md). */
   | { class: 'key_management' }
   /**
    * A tenant module route. Sessions are governed by role, keys by scope ∩ entitlement; keys only when
-   * `automation` puts the route on the allowlist (contract §5). Any one of `anyOf` suffices.
+   * `automation` puts the route on the allowlist (docs/api/authentication.md). Any one of `anyOf` suffices.
    */
   | { class: 'tenant'; anyOf: readonly Requirement[]; automation: boolean };
 

@@ -68,7 +68,7 @@ export function signInScopeOf(user: { tenantId: string; entitlements: readonly s
 
 /**
  * First-run setup: the tenant it has just created, in the transaction that creates its first user
- * too. No user exists yet to sign in as, and setup runs once: the setup token guards it (§13).
+ * too. No user exists yet to sign in as, and setup runs once: the setup token guards it (docs/operators/setup.md).
  */
 export function setupScopeOf(tenant: { id: string; entitlements: readonly string[] }): TenantScope {
   return scopeOf(tenant.id, tenant.entitlements);
@@ -76,7 +76,7 @@ export function setupScopeOf(tenant: { id: string; entitlements: readonly string
 
 /**
  * The service acting by itself on a tenant's row it has just read (the automatic pause of a failing
- * connection, contract §15): no credential is involved and no module is called, so no entitlements.
+ * connection, docs/api/connections.md): no credential is involved and no module is called, so no entitlements.
  */
 export function systemScopeOf(tenantId: string): TenantScope {
   return scopeOf(tenantId, []);

@@ -59,7 +59,7 @@ export function parsePlatformKeyArgs(args: string[], now: Date): PlatformKeyComm
 }
 
 /**
- * `hubgate platform-key create|list|revoke` (contract §1): the only way platform keys come to be.
+ * `hubgate platform-key create|list|revoke` (docs/operators/deployment.md): the only way platform keys come to be.
  * Prints one JSON value with `print`; the arguments are checked before the database is opened.
  */
 export async function platformKey(

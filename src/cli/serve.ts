@@ -30,7 +30,7 @@ export async function serve(config: Config): Promise<void> {
 }
 
 /**
- * While no user exists, a new one-time setup token and the one line that carries it (contract §13):
+ * While no user exists, a new one-time setup token and the one line that carries it (docs/operators/setup.md):
  * on standard output after the log lines so far, and never through the logger, so that no log
  * pipeline ever keeps it. The only secret serve prints; nothing at all once a user exists.
  */

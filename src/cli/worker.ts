@@ -10,7 +10,7 @@ import { createChannelSender } from '../platform/alerting/senders/index.js';
 import { startHistorySampler } from '../platform/history.js';
 import { closeOnSignal } from './shutdown.js';
 
-/** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (contract §1). */
+/** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (docs/operators/deployment.md). */
 export async function worker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const { database, keyring } = await openStorage(config, logger);

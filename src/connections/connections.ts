@@ -20,7 +20,7 @@ import {
   type ListedConnectionRow,
 } from './store.js';
 
-/** A connection as the API shows it (contract §6): safe metadata only, never a secret. */
+/** A connection as the API shows it (docs/api/connections.md): safe metadata only, never a secret. */
 export interface Connection {
   id: string;
   connectorKey: string;
@@ -101,7 +101,7 @@ export interface ConnectionDeps {
   catalog: ConnectorCatalog;
 }
 
-/** Every URL field a connector declares passes the SSRF policy (contract §8) before anything is stored. */
+/** Every URL field a connector declares passes the SSRF policy (docs/api/connections.md) before anything is stored. */
 export function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
   const policy = deps.ctx.config.delivery;
   for (const field of definition.urlFields) {

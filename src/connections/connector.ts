@@ -1,6 +1,6 @@
 import { Type, type TObject, type TProperties } from 'typebox';
 
-/** An event as it leaves hubgate (contract §7). */
+/** An event as it leaves hubgate (docs/api/events.md). */
 export interface OutboundEvent {
   id: string;
   type: string;
@@ -30,11 +30,11 @@ export interface ConnectorDefinition {
   config: TObject;
   /** Secret fields of `PUT …/credentials`; stored encrypted and never returned. */
   credentials: TObject;
-  /** Fields, of either object, holding URLs that must pass the SSRF policy (contract §8). */
+  /** Fields, of either object, holding URLs that must pass the SSRF policy (docs/api/connections.md). */
   urlFields: readonly string[];
   /**
    * The config field whose URL receives the bound credentials themselves (the `http` connector's
-   * header): when an edit changes that URL's host, the credentials are unbound (contract §15), so a
+   * header): when an edit changes that URL's host, the credentials are unbound (docs/api/connections.md), so a
    * secret is never sent to a host it was not given for.
    */
   credentialsSentTo?: string;
@@ -59,7 +59,7 @@ export interface ConnectorDefinition {
 }
 
 /**
- * Config fields every connector takes, beside its own (contract §15): the throttle. A definition's
+ * Config fields every connector takes, beside its own (docs/api/connections.md): the throttle. A definition's
  * `config` is made with `connectorConfig`, so the catalog, the create and edit bodies and the
  * OpenAPI document all show them.
  */
@@ -81,6 +81,6 @@ export const UrlField = (description: string) =>
   Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description });
 export const RECEIVER_URL = UrlField('https URL that receives events');
 
-/** The event as webhook and HTTP receivers get it (contract §7). */
+/** The event as webhook and HTTP receivers get it (docs/api/events.md). */
 export const eventJson = (event: OutboundEvent): string =>
   JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data });

@@ -51,7 +51,7 @@ const hostOf = (value: unknown): string | null => {
 };
 
 /**
- * Edits a connection (contract §15): its display name and config, the create body's shape with every
+ * Edits a connection (docs/api/connections.md): its display name and config, the create body's shape with every
  * part optional; a field given as null is removed (the connector's default applies). URLs pass the
  * SSRF policy again. Queued deliveries go to the new URL from their next attempt (the worker reads
  * the config when it claims). When the host of the URL that receives the credentials changes, the

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 
-/** An event type as publishers send it (contract §7). */
+/** An event type as publishers send it (docs/api/events.md). */
 export const EVENT_TYPE_PATTERN = '^[a-z0-9_.-]{1,100}$';
 
-/** Bounds of a connection's `eventTypes` (contract §14): each publish runs every pattern once. */
+/** Bounds of a connection's `eventTypes` (docs/api/limits.md): each publish runs every pattern once. */
 const MAX_EVENT_TYPE_PATTERNS = 20;
 const MAX_EVENT_TYPE_PATTERN_LENGTH = 100;
 

@@ -109,7 +109,7 @@ const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } =>
 });
 const tags = ['connections'];
 
-/** Integration connections (contract §6): tenant routes, all on the automation allowlist. */
+/** Integration connections (docs/api/connections.md): tenant routes, all on the automation allowlist. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

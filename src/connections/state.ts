@@ -12,7 +12,7 @@ import {
 } from './connections.js';
 import { updateConnectionRow } from './store.js';
 
-// A connection's states (contract §6, §15): active ⇄ paused, and either → disabled (revoked, final).
+// A connection's states (docs/api/connections.md): active ⇄ paused, and either → disabled (revoked, final).
 // Each change locks the connection's row for update and stops or restarts its deliveries in the
 // same transaction; pause and revoke then wait for the attempts in flight to end before answering,
 // so nothing reaches the receiver after the answer.

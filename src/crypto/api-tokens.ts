@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import { encodeBase62Fixed, randomBase62 } from './base62.js';
 
 /**
- * Bearer secrets of contract §4: `<prefix>` + 32 random base62 characters + 6 base62 characters of
+ * Bearer secrets of docs/api/authentication.md: `<prefix>` + 32 random base62 characters + 6 base62 characters of
  * the CRC32 of the random part. The checksum lets a scanner confirm a leaked token offline and lets
  * us refuse a mistyped one without touching the database.
  */

@@ -1,6 +1,6 @@
 import { randomBase62 } from './base62.js';
 
-/** The ID prefixes of contract §2, plus internal records that never leave the service. */
+/** The ID prefixes of docs/api/conventions.md, plus internal records that never leave the service. */
 export type IdPrefix =
   'ten' | 'usr' | 'key' | 'pkey' | 'con' | 'evt' | 'dlv' | 'chn' | 'pky' | 'aud' | 'ses' | 'rul' | 'ntf';
 

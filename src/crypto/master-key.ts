@@ -18,7 +18,7 @@ function decode(value: string, origin: string): Buffer {
 }
 
 /**
- * HUBGATE_SECRET_KEY as contract §1 has it: taken from the environment when set; in embedded mode
+ * HUBGATE_SECRET_KEY as docs/operators/deployment.md has it: taken from the environment when set; in embedded mode
  * generated once into DATA_DIR (mode 0600) and reused; with PostgreSQL, required, because several
  * processes must share it and a generated one would silently differ between them.
  */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 const OWNER_ONLY_UMASK = 0o077;
 
 /**
- * Contract §14: DATA_DIR and everything in it are readable by the owner only. PGlite creates its
+ * docs/api/limits.md: DATA_DIR and everything in it are readable by the owner only. PGlite creates its
  * files itself, as PostgreSQL does, with the process umask; so the umask of a process that holds an
  * embedded data directory is 077 from now on, for the files the database creates while it runs. What
  * is already there (a directory an older version created, or one copied in with `cp -r`) is tightened

@@ -12,7 +12,7 @@ import { KEEPALIVE_AFTER_MS } from './reconnect.js';
 import type { DB } from './schema.js';
 
 /**
- * Where the data lives. `embedded` and `postgres` come from the environment (contract §1);
+ * Where the data lives. `embedded` and `postgres` come from the environment (docs/operators/deployment.md);
  * `memory` is an embedded database that lives only as long as the process, optionally started from
  * a dump, for tests and benchmarks.
  */

@@ -1,6 +1,6 @@
 /** The first pause after a lost connection: short, so a blip costs a blip. */
 const FIRST_DELAY_MS = 100;
-/** Contract §14: a background connection is tried again at most 5 s after the last try. */
+/** docs/api/limits.md: a background connection is tried again at most 5 s after the last try. */
 export const MAX_RECONNECT_DELAY_MS = 5_000;
 
 /**

@@ -5,7 +5,7 @@ import { pauseConnection, systemOrigin } from '../connections/state.js';
 import type { DB, PausedReason } from '../db/schema.js';
 import type { Outcome } from './outcomes.js';
 
-// Automatic pause (contract §15): a connection pauses itself, reason `failing`, after
+// Automatic pause (docs/api/connections.md): a connection pauses itself, reason `failing`, after
 // `pauseAfterFailures` deliveries in a row ended `failed`, the first of them at least
 // `pauseAfterSeconds` before the last; and at once, reason `gone`, when its receiver answers 410.
 // Each connection keeps its run (`failure_streak`, since `failure_streak_since`): a failed delivery

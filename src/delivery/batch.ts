@@ -6,7 +6,7 @@ import { bodyValidator } from '../http/validation.js';
 import type { EventWriter } from './group-commit.js';
 import { answerOf, payloadOf, publishEvent, type PublishedEvent } from './publish.js';
 
-/** At most this many events in one batch (contract §7). */
+/** At most this many events in one batch (docs/api/events.md). */
 export const MAX_BATCH_EVENTS = 100;
 
 export interface BatchItemError {
@@ -20,7 +20,7 @@ export interface BatchItem {
 }
 
 /**
- * Publishes each event of a batch exactly as if it were published alone (contract §7): the same
+ * Publishes each event of a batch exactly as if it were published alone (docs/api/events.md): the same
  * checks, the same fan-out, the same answer, in the batch's order. Events without an idempotency key
  * cannot affect one another, so they go to the group commit together (with other requests' events):
  * one read of the connections and one statement for all their events and deliveries. Events with a key

@@ -4,12 +4,12 @@ import type { TenantScope } from '../access/scope.js';
 import type { DeliveryControl, HeldClaim } from '../connections/connections.js';
 import type { DB, DeliveryStatus } from '../db/schema.js';
 
-// What a connection's state changes do to its deliveries (contracts §6, §7, §15). Each runs in the
+// What a connection's state changes do to its deliveries (docs/api/connections.md, docs/api/events.md). Each runs in the
 // caller's transaction, after the caller locked the connection's row: pause, resume and revoke lock
 // it for update, recover and retry for share, and every insert of deliveries locks it for share too
 // (store.ts), so a state change and the deliveries it stops or restarts never interleave.
 
-/** Recover takes at most this many deliveries per call (contract §15). */
+/** Recover takes at most this many deliveries per call (docs/api/events.md). */
 export const MAX_RECOVERED = 10_000;
 
 /**
@@ -118,7 +118,7 @@ export function deliveryControl(options: { now: () => Date; maxDrainMs: number }
   };
 }
 
-/** Recover (contract §15): failed or skipped deliveries created in [since, until), at most MAX_RECOVERED. */
+/** Recover (docs/api/events.md): failed or skipped deliveries created in [since, until), at most MAX_RECOVERED. */
 export function recoverRange(
   trx: Kysely<DB>,
   scope: TenantScope,
@@ -129,7 +129,7 @@ export function recoverRange(
   return requeue(trx, scope, connectionId, at, { ...range, limit: MAX_RECOVERED });
 }
 
-/** Manual retry (contract §7): one failed delivery due again now. Returns whether it was failed. */
+/** Manual retry (docs/api/events.md): one failed delivery due again now. Returns whether it was failed. */
 export async function requeueFailed(
   trx: Kysely<DB>,
   scope: TenantScope,

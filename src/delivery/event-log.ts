@@ -16,7 +16,7 @@ import {
 } from './log-store.js';
 import { openBoundCredentials, openEvent } from './prepare.js';
 
-/** What an attempt sent (contract §15): method, URL and headers, a credential header's value redacted. */
+/** What an attempt sent (docs/api/events.md): method, URL and headers, a credential header's value redacted. */
 export interface AttemptRequest {
   method: string;
   url: string;
@@ -77,7 +77,7 @@ function toEntry(row: LogRow, attempts: LogAttemptRow[]): DeliveryLogEntry {
     nextAttemptAt: isoOrNull(row.next_attempt_at),
     deliveredAt: isoOrNull(row.delivered_at),
     test: row.test,
-    // Ordered delivery (contract §16) is not built yet: no delivery waits for another.
+    // Ordered delivery (docs/api/events.md) is not built yet: no delivery waits for another.
     waitingFor: null,
     attempts: attempts.map((a) => ({
       number: a.number,
@@ -93,7 +93,7 @@ function toEntry(row: LogRow, attempts: LogAttemptRow[]): DeliveryLogEntry {
   };
 }
 
-/** The log's query string (contract §7, §15), as the route's schema let it through. */
+/** The log's query string (docs/api/events.md), as the route's schema let it through. */
 export interface LogQuery extends PageQuery {
   status?: string;
   eventType?: string;
@@ -105,9 +105,9 @@ export interface LogQuery extends PageQuery {
 }
 
 /**
- * The delivery log of one connection (contract §7, §15), newest first, narrowed by the filters;
+ * The delivery log of one connection (docs/api/events.md), newest first, narrowed by the filters;
  * the payload is in one delivery's read only. Every filter is checked before the connection is
- * looked up (validation before 404, contract §3), the cursor with them: it carries the filters it
+ * looked up (validation before 404, docs/api/errors.md), the cursor with them: it carries the filters it
  * was made with and is refused with any others.
  */
 export async function connectionEventLog(
@@ -232,7 +232,7 @@ function instant(text: string, name: 'since' | 'until'): Date {
 }
 
 /**
- * One delivery of the connection (contract §15): its log entry and `payload`, the body its
+ * One delivery of the connection (docs/api/events.md): its log entry and `payload`, the body its
  * connector sends, rendered from the event as the worker renders it (prepare.ts). Rendering needs
  * the credentials of some connectors (a Slack webhook's URL is one), but only the body is kept, and
  * no connector puts a credential in the body, so none leaves. An unbound connection renders with none.

@@ -19,7 +19,7 @@ export type LogRow = Pick<
 
 export type LogAttemptRow = Omit<Selectable<DeliveryAttemptsTable>, 'delivery_created_at'>;
 
-/** The log's filters (contract §15) as the query applies them; each is optional. */
+/** The log's filters (docs/api/events.md) as the query applies them; each is optional. */
 export interface LogFilters {
   statuses?: readonly DeliveryStatus[];
   /** `eventType` as a LIKE pattern, `\` escaping `%` and `_`. */

@@ -6,7 +6,7 @@ import { requeueFailed } from './control.js';
 import { findDeliveryRow } from './store.js';
 
 /**
- * Manual retry (contract §7): a failed delivery of an active connection is due again at once; it gets
+ * Manual retry (docs/api/events.md): a failed delivery of an active connection is due again at once; it gets
  * one more attempt (and the retries left in the schedule after its attempt count, none when spent).
  * The connection is locked for share meanwhile, so a pause or revoke either came first (409) or
  * finds the delivery pending and stops it.

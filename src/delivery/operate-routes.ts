@@ -14,7 +14,7 @@ const operator: { access: AccessRule } = {
 };
 const tags = ['events'];
 
-/** Recovering deliveries and sending test events (contract §15). */
+/** Recovering deliveries and sending test events (docs/api/events.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function operateRoutes(deps: ConnectionDeps, announce: () => void): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

@@ -9,7 +9,7 @@ import { MAX_RECOVERED, recoverRange } from './control.js';
 import { newDelivery, payloadOf } from './publish.js';
 import { insertEventGroup, type DeliveryRow, type EventRow } from './store.js';
 
-/** How far back recover reaches (contract §15). */
+/** How far back recover reaches (docs/api/events.md). */
 export const RECOVER_WINDOW_DAYS = 14;
 const DAY_MS = 86_400_000;
 
@@ -22,7 +22,7 @@ function notActive(row: ConnectionRow, doing: string): HttpProblem {
 }
 
 /**
- * Recover (contract §15): the connection's deliveries created in [since, until) with one of
+ * Recover (docs/api/events.md): the connection's deliveries created in [since, until) with one of
  * `statuses` go back to `pending`, oldest first, same IDs, attempts kept; at most MAX_RECOVERED.
  * The connection is locked for share, so a pause or revoke either came first (409) or stops them.
  */
@@ -62,7 +62,7 @@ export async function recoverDeliveries(
 }
 
 /**
- * A test event (contract §15): a real event, signed and sent like any other, to this connection
+ * A test event (docs/api/events.md): a real event, signed and sent like any other, to this connection
  * alone whatever its `eventTypes`, shown in its log with `test: true`. Written while the connection
  * is locked for share, so it is sendable only if the connection was active when it was written.
  */

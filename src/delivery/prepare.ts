@@ -40,7 +40,7 @@ export function previousSecretValid(
   );
 }
 
-/** What an attempt sent, as the event log shows it (contract §15): no credential in it. */
+/** What an attempt sent, as the event log shows it (docs/api/events.md): no credential in it. */
 export interface RequestRecord {
   method: string;
   url: string;
@@ -112,7 +112,7 @@ function sign(
   );
 }
 
-/** The event as it leaves hubgate (contract §7), its data decrypted. */
+/** The event as it leaves hubgate (docs/api/events.md), its data decrypted. */
 export function openEvent(
   keyring: Opener,
   event: { id: string; type: string; createdAt: Date | string; payloadSealed: string },

@@ -19,7 +19,7 @@ export interface Decision {
 }
 
 /**
- * The next state after attempt number `attemptCount + 1` ended with `result` at `now` (contract §7):
+ * The next state after attempt number `attemptCount + 1` ended with `result` at `now` (docs/api/events.md):
  * delivered; retrying after the schedule's delay (a Retry-After honoured, see retry.ts); or failed
  * once the schedule is spent, or at once on 410 Gone, the receiver saying it will never take it.
  */

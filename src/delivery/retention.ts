@@ -4,11 +4,11 @@ import { dropExpiredPartitions, ensurePartitions } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
 import { purgePermits } from './throttle.js';
 
-/** How long an Idempotency-Key answers its first result (contract §7). */
+/** How long an Idempotency-Key answers its first result (docs/api/events.md). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Delivery retention (contract §1 DELIVERY_RETENTION_DAYS) and the partitions it works by: makes the
+ * Delivery retention (docs/configuration.md DELIVERY_RETENTION_DAYS) and the partitions it works by: makes the
  * coming days' partitions, drops whole the days that ended before the cutoff and have nothing left
  * to send, and deletes, in small batches, the expired rows of the default partitions (rows whose day
  * had no partition when they were written) and the idempotency keys past their 24 hours.

@@ -1,6 +1,6 @@
 /**
  * When to try again after failed attempt number `attempt` (1-based), in seconds, or null when the
- * schedule is spent (contract §7): the scheduled delay ±20 % jitter; a Retry-After answer is honoured
+ * schedule is spent (docs/api/events.md): the scheduled delay ±20 % jitter; a Retry-After answer is honoured
  * up to twice the scheduled delay.
  */
 export function retryDelaySeconds(

@@ -1,7 +1,7 @@
 import type { Sender, SendError, SendResult } from '../outbound/sender.js';
 import type { PreparedRequest } from './prepare.js';
 
-/** How an attempt failed (contract §7 `error`): what the sender saw, or a worker that died mid-attempt. */
+/** How an attempt failed (docs/api/events.md `error`): what the sender saw, or a worker that died mid-attempt. */
 export type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
 /**

@@ -3,7 +3,7 @@ import type { DB } from '../db/schema.js';
 import type { ClaimedRow } from './claim.js';
 import type { Outcome } from './outcomes.js';
 
-// The throttle (contract §15): a connection's `maxPerSecond` bounds the attempts that start in each
+// The throttle (docs/api/connections.md): a connection's `maxPerSecond` bounds the attempts that start in each
 // whole second, across every process, by a counter per connection and second in the database. An
 // attempt over the limit is not made: its delivery goes back to wait for a later second (no attempt
 // recorded, none counted), and the log's nextAttemptAt says when. Any window of N whole seconds then

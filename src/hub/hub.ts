@@ -65,7 +65,7 @@ export function describeConnectors(deps: ConnectionDeps) {
   }));
 }
 
-/** Hub overview (contract §6) for the tenant of the scope; counts only, never a secret. */
+/** Hub overview (docs/api/connections.md) for the tenant of the scope; counts only, never a secret. */
 export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
   const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);
@@ -89,7 +89,7 @@ export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
   };
 }
 
-/** Credential readiness (contract §6): per connector, whether credentials can be bound now and why not. */
+/** Credential readiness (docs/api/connections.md): per connector, whether credentials can be bound now and why not. */
 export async function credentialReadiness(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
   const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);

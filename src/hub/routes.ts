@@ -69,7 +69,7 @@ const hubReader: { access: AccessRule } = {
 };
 const tags = ['integration hub'];
 
-/** The connector catalog, hub overview and credential readiness (contract §6). */
+/** The connector catalog, hub overview and credential readiness (docs/api/connections.md). */
 export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

@@ -13,7 +13,7 @@ export interface KeyVerifierTimings {
   lastUsedFlushMs: number;
 }
 
-// Revocation and rotation must reach every process within 1 s (contract §4). A cached answer lives
+// Revocation and rotation must reach every process within 1 s (docs/api/authentication.md). A cached answer lives
 // at most half of that, so even a process that never hears of the change stops trusting it in time,
 // with no dependency on a notification channel staying up. One lookup per key and half-second is
 // what it costs the database under load.

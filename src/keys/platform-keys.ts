@@ -88,7 +88,7 @@ export async function createPlatformKeyWith(
   return { id: row.id, prefix: row.prefix, secret, expiresAt: isoOrNull(row.expires_at) };
 }
 
-/** A new platform key made by the CLI (contract §1), in a transaction of its own. */
+/** A new platform key made by the CLI (docs/operators/deployment.md), in a transaction of its own. */
 export async function createPlatformKey(
   db: Kysely<DB>,
   keyring: Keyring,

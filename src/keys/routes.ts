@@ -45,7 +45,7 @@ export const AllowedScopes = Type.Object({
 const keyManagement = { access: { class: 'key_management' } } as const;
 const tags = ['api keys'];
 
-/** Tenant automation key management: interactive sessions of the key-managing roles (contract §4). */
+/** Tenant automation key management: interactive sessions of the key-managing roles (docs/api/keys.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

@@ -3,7 +3,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { checkAddress, checkUrl, type Cidr, type DestinationPolicy } from './ssrf-policy.js';
 
-/** How an attempt failed (contract §7 `error`). */
+/** How an attempt failed (docs/api/events.md `error`). */
 export type SendError =
   | 'timeout'
   | 'connection_error'
@@ -24,7 +24,7 @@ export interface SendResult {
   durationMs: number;
   /** The answer's first KEPT_BODY_BYTES as UTF-8 text, when the request asked for it (`keepBody`). */
   body?: string;
-  /** What the answer said, for the event log (contract §15); null or absent when no answer came. */
+  /** What the answer said, for the event log (docs/api/events.md); null or absent when no answer came. */
   response?: AnswerRecord | null;
 }
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Standard Webhooks headers (contract §7): `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`
+ * Standard Webhooks headers (docs/api/signatures.md): `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`
  * with the secret's bytes, one signature per valid secret (two during a rotation overlap).
  */
 export function signatureHeaders(

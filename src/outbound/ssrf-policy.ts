@@ -1,15 +1,15 @@
 import ipaddr from 'ipaddr.js';
 
 /**
- * The SSRF policy of contract §8, the only one in the service, as pure functions: no DNS, no
+ * The SSRF policy of docs/api/connections.md, the only one in the service, as pure functions: no DNS, no
  * network. Configuration time calls `checkUrl` on every URL a user gives (scheme, user info, local
  * names, literal addresses). Send time resolves the name itself, checks every resolved address
  * with `checkAddress` and connects to one it checked (pinning), so no DNS answer is trusted twice
  * and a rebinding name cannot slip past. Resolving here would be useless for that reason (the
  * answer may change before the send) and would make configuration depend on the network.
  *
- * The refused ranges are an explicit table rather than ipaddr.js `range()` names: every range §8
- * refuses can be read (and reviewed) below, errors name the exact CIDR that matched, and a change
+ * The refused ranges are an explicit table rather than ipaddr.js `range()` names: every range the policy
+ * refuses (docs/api/connections.md) can be read (and reviewed) below, errors name the exact CIDR that matched, and a change
  * in a library's classification cannot quietly open a range. IPv6 outside global unicast
  * (2000::/3) is refused too, as the three CIDRs that make up the rest of the address space.
  */

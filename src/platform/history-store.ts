@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 
 /**
- * Monitoring history (contract §12) in the database: a row per minute, rolled up from the deliveries
+ * Monitoring history (docs/operators/monitoring.md) in the database: a row per minute, rolled up from the deliveries
  * that ended in it, and the queue depth sampled in it. Not tenant-scoped: platform operators see the
  * whole installation.
  */
@@ -149,7 +149,7 @@ export async function storedMinutes(db: Kysely<DB>, from: Date, to: Date): Promi
   }));
 }
 
-/** The due deliveries now (pending or retrying, due): the queue depth of contract §12. */
+/** The due deliveries now (pending or retrying, due): the queue depth of docs/operators/monitoring.md. */
 export async function dueDeliveries(db: Kysely<DB>, now: Date): Promise<number> {
   const { rows } = await sql<{ due: string | number }>`
     select count(*) as due from deliveries

@@ -14,7 +14,7 @@ import {
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
-/** The most minutes one answer holds (contract §12): a day. */
+/** The most minutes one answer holds (docs/operators/monitoring.md): a day. */
 export const MAX_HISTORY_MINUTES = 1440;
 // A minute is rolled up once it has been over this long: a delivery stamped by another process's
 // clock a little behind still lands in the minute it belongs to.
@@ -58,7 +58,7 @@ export function startHistorySampler(
 }
 
 /**
- * The last `minutes` minutes, oldest first, the last one the current (partial) minute (contract §12).
+ * The last `minutes` minutes, oldest first, the last one the current (partial) minute (docs/operators/monitoring.md).
  * Rolled-up minutes come from their rows; the minutes since (normally the last one or two) are
  * aggregated from the deliveries at the call, so a delivery shows at once. Minutes without
  * deliveries have zero counts and null latencies; a minute nobody sampled has a null queue depth.

@@ -11,7 +11,7 @@ const Count = Type.Integer({ minimum: 0 });
 const NullableCount = Nullable(Count);
 const NullableMs = Nullable(Type.Number({ minimum: 0 }));
 
-/** Contract §9, field for field; see MonitoringSnapshot (monitoring.ts) for when a figure is null. */
+/** docs/operators/monitoring.md, field for field; see MonitoringSnapshot (monitoring.ts) for when a figure is null. */
 const MonitoringSchema = Type.Object({
   generatedAt: Timestamp,
   uptimeSeconds: Type.Integer({ minimum: 0, description: 'Whole seconds since the process started' }),
@@ -81,7 +81,7 @@ export const HistorySchema = Type.Object({
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: monitoring'];
 
-/** GET /api/v1/platform/monitoring and GET /metrics (contract §1, §9); platform keys only. */
+/** GET /api/v1/platform/monitoring and GET /metrics (docs/operators/deployment.md, docs/operators/monitoring.md); platform keys only. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function monitoringRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

@@ -14,7 +14,7 @@ const PING_TIMEOUT_MS = 2_000;
 const READ_TIMEOUT_MS = 5_000;
 
 /**
- * The answer of GET /api/v1/platform/monitoring (contract §9). Every object is always present; a
+ * The answer of GET /api/v1/platform/monitoring (docs/operators/monitoring.md). Every object is always present; a
  * figure that cannot be known is null, never omitted. When the database does not answer, `database`
  * is `{ok: false, latencyMs: null}` and every figure read from it is null (queue counts, delivery
  * counts, ratio and percentiles, tenants, connections); `windowSeconds`, `http` and `process` stay.

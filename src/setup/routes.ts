@@ -8,7 +8,7 @@ import { Nullable, StrictObject } from '../http/schemas.js';
 import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
 import { completeSetup, isSetupRequired, setupDone } from './setup.js';
 
-/** The sign-in answer (contract §4) with the platform key made by setup, its secret shown once. */
+/** The sign-in answer (docs/api/authentication.md) with the platform key made by setup, its secret shown once. */
 export const SetupAnswer = Type.Object({
   ...SignInAnswer.properties,
   platformKey: Type.Object(
@@ -29,7 +29,7 @@ const throttleKeyOf = (request: FastifyRequest): string => `SETUP:${addressBucke
 const publicRoute = { access: { class: 'public' } } as const;
 const tags = ['setup'];
 
-/** First-run setup (contract §13): GET and POST /api/v1/setup. */
+/** First-run setup (docs/operators/setup.md): GET and POST /api/v1/setup. */
 export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

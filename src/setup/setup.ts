@@ -21,7 +21,7 @@ import {
   lockSetup,
 } from './store.js';
 
-/** How long a setup token printed by `serve` stays valid (contract §13). */
+/** How long a setup token printed by `serve` stays valid (docs/operators/setup.md). */
 export const SETUP_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const TOKEN_LENGTH = 32;
 const TOKEN_SHAPE = new RegExp(`^[0-9A-Za-z]{${TOKEN_LENGTH}}$`);
@@ -77,7 +77,7 @@ export interface SetupDone {
 }
 
 /**
- * First-run setup (contract §13). `throttleKey` names the client (its address bucket): ten wrong
+ * First-run setup (docs/operators/setup.md). `throttleKey` names the client (its address bucket): ten wrong
  * tokens from it within 15 minutes and it gets 429, the right token included, as a sign-in does.
  * A wrong token changes nothing but that count; the right one makes, in one transaction, the
  * tenant entitled to every module, its PLATFORM_ADMIN, a platform key named `setup` and a session,
@@ -100,7 +100,7 @@ export async function completeSetup(
   const tokenHash = TOKEN_SHAPE.test(input.token) ? hashOf(ctx.keyring, input.token) : null;
   if (!tokenHash || !(await isLiveSetupToken(ctx.db, tokenHash, now))) {
     // A concurrent setup may have finished since the route's check, and spent every token with
-    // it: that is "already set up", not a wrong token (contract §13: 409 whatever the token).
+    // it: that is "already set up", not a wrong token (docs/operators/setup.md: 409 whatever the token).
     if (await hasAnyUser(ctx.db)) throw setupDone();
     await recordAudit(ctx.db, origin, { action: 'setup.failure', tenantId: null });
     throw wrongToken();

@@ -71,7 +71,7 @@ function answerPage(
     );
 }
 
-/** `GET /api/v1/auth/methods` and SPNEGO sign-in (contract §11). */
+/** `GET /api/v1/auth/methods` and SPNEGO sign-in (docs/operators/sso.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function ssoRoutes(
   ctx: AppContext,
@@ -97,7 +97,7 @@ export function ssoRoutes(
       '/api/v1/auth/sso/negotiate',
       {
         config: { ...publicRoute, openapi: { problems: ['invalid_credentials', 'not_found'] } },
-        // Off is "no such route" (contract §11), before the query is even validated.
+        // Off is "no such route" (docs/operators/sso.md), before the query is even validated.
         onRequest: async () => {
           if (!sso) throw notFound('route');
         },

@@ -16,7 +16,7 @@ const PRINCIPAL_NAME = /^[A-Za-z0-9._+-]{1,64}$/;
 type Refusal = 'token' | 'realm' | 'no_user';
 
 /**
- * Sign-in with the Kerberos ticket the browser sent (contract §11). The principal `name@REALM` is
+ * Sign-in with the Kerberos ticket the browser sent (docs/operators/sso.md). The principal `name@REALM` is
  * the user `name@SSO_SPNEGO_EMAIL_DOMAIN`; anything that does not verify, another realm, or no such
  * user is the one `401 invalid_credentials`, audited with the principal when there is one.
  */

@@ -25,7 +25,7 @@ export function loadWebUi(root = UI_ROOT): WebUi {
 }
 
 /**
- * Paths that are never a page of the UI: the API and its documentation (contract §12), and the
+ * Paths that are never a page of the UI: the API and its documentation (docs/operators/web-ui.md), and the
  * UI's own assets, where a missing file is a 404, not a page.
  */
 const RESERVED = ['/api', '/docs', '/assets'];
@@ -41,7 +41,7 @@ export function isUiPage(method: string, url: string): boolean {
 }
 
 /**
- * The answer to every GET outside the API that no route takes (contract §12): the page itself,
+ * The answer to every GET outside the API that no route takes (docs/operators/web-ui.md): the page itself,
  * never cached, so that a reload or a bookmark of any of the UI's URLs opens the UI, which shows
  * its own "not found". It comes from the not-found route, so an unknown path costs what it did
  * before (the per-address limit, the same hooks); refused URLs (dot segments, bad encoding) and

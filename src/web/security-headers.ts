@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { securityHeaders } from '../http/security-policy.js';
 
 /**
- * The browser-facing headers of contract §12, on every answer: a Content-Security-Policy header
+ * The browser-facing headers of docs/operators/web-ui.md, on every answer: a Content-Security-Policy header
  * (never a `<meta>`) that admits nothing but this origin's own files (no inline script or style, no
  * eval, no third party; images may also be `data:`), no framing by anyone, no Referer, and helmet's
  * other defaults (http/security-policy.ts). They were set by @fastify/helmet, which builds helmet's

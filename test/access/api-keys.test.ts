@@ -45,7 +45,7 @@ describe('key lifecycle', () => {
         'secret',
         'status',
       ],
-      "the created key has other fields than the contract's",
+      'the created key has other fields than docs/api/keys.md lists',
     );
     assert.match(key.id, /^key_[0-9A-Za-z]{22}$/, 'the key ID is not in the key_ + 22 base62 format');
     assert.match(key.secret, /^tnt_[0-9A-Za-z]{38}$/, 'the secret is not in the tnt_ + 38 base62 format');

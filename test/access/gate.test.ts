@@ -44,7 +44,7 @@ async function expectCode(
   if (code) assert.equal(r.body.code, code, `${route[0]} ${route[1]}`);
 }
 
-describe('credential kind vs route class (contract §3)', () => {
+describe('credential kind vs route class (docs/api/errors.md)', () => {
   test('a tenant key on a platform route is 403 platform_key_required', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session, { scopes: ['integrations:ADMIN', 'integration_hub:ADMIN'] });
@@ -107,7 +107,7 @@ describe('entitlement, then scope or role', () => {
       token: h.platformToken,
       body: { entitlements: [] },
     });
-    await new Promise((r) => setTimeout(r, 600)); // past the key cache: within the 1 s of contract §4
+    await new Promise((r) => setTimeout(r, 600)); // past the key cache: within the 1 s of docs/api/authentication.md
     await expectCode(ROUTES.automation, { token: key.secret }, 403, 'entitlement_missing');
     // A session of the same tenant is refused the same way.
     await expectCode(ROUTES.automation, { session }, 403, 'entitlement_missing');

@@ -28,7 +28,7 @@ async function untilNone(count: () => Promise<number>, what: string): Promise<vo
   }
 }
 
-describe('access records are deleted once they no longer matter (contract §14 retention)', () => {
+describe('access records are deleted once they no longer matter (docs/api/limits.md retention)', () => {
   let h: Harness;
   before(async () => {
     // Retention runs beside the workers; every 100 ms here instead of hourly.

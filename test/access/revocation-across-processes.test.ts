@@ -7,7 +7,7 @@ import { startServe, type RunningServer } from '../helpers/cli.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 // Two `hubgate serve` processes on one PostgreSQL database: what one revokes, the other refuses
-// within 1 second (contract §4). PostgreSQL run only: the embedded database is single-process.
+// within 1 second (docs/api/authentication.md). PostgreSQL run only: the embedded database is single-process.
 if (ENGINE === 'postgres') {
   let db: TestDatabase;
   let a: RunningServer;

@@ -28,7 +28,7 @@ const auditActions = async (tenantId: string) =>
   ).map((r) => r.action);
 
 describe('password sign-in', () => {
-  test('sets svc_access and the CSRF cookie exactly as contract §4 says, and answers the user and a CSRF token', async () => {
+  test('sets svc_access and the CSRF cookie exactly as docs/api/authentication.md says, and answers the user and a CSRF token', async () => {
     const tenant = await makeTenant(h);
     const user = await makeUser(h, tenant.id, { role: 'EXECUTIVE' });
     const response = await h.request('POST', '/api/v1/auth/login', {

@@ -5,7 +5,7 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 import { ENGINE } from '../helpers/test-database.js';
 
 // An attacker who sends many guesses at once must not get more than ten checked per window
-// (contract §14): the lock has to hold between reading the count and verifying the password.
+// (docs/api/limits.md): the lock has to hold between reading the count and verifying the password.
 const ATTEMPTS = 100;
 
 async function guess(h: Harness, email: string, i: number): Promise<number> {

@@ -58,7 +58,7 @@ if (ENGINE === 'pglite') {
       assert.deepEqual(
         Object.keys(created).sort(),
         ['expiresAt', 'id', 'prefix', 'secret'],
-        'the contract names these four fields',
+        'docs/operators/deployment.md names these four fields',
       );
       assert.match(created.id, /^pkey_[0-9A-Za-z]{22}$/, 'the ID is a pkey_ ID');
       assert.ok(isWellFormedToken('plt_', created.secret), `a plt_ secret: ${created.secret}`);

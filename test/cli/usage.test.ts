@@ -23,7 +23,7 @@ describe('hubgate usage', () => {
     }
   });
 
-  test('the usage names every command of the contract', () => {
+  test('the usage names every command of docs/operators/deployment.md', () => {
     for (const command of [
       'serve',
       'worker',

@@ -83,7 +83,7 @@ describe('create', () => {
     assert.deepEqual(slack.config, {}, 'a slack connection shows config it was never given');
   });
 
-  test('bad input: 400 naming the field, with the contract code, and nothing stored', async () => {
+  test('bad input: 400 naming the field, with the documented code, and nothing stored', async () => {
     const { tenant, session } = await makeSignedInTenant(h);
     const webhook = (extra: Record<string, unknown>) => ({
       connectorKey: 'webhook',

@@ -27,7 +27,7 @@ import {
 } from '../helpers/operate.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-// Contract §15, the connection's side: edit (PATCH), pause and resume. Receivers listen on 127.0.0.1
+// docs/api/connections.md, the connection's side: edit (PATCH), pause and resume. Receivers listen on 127.0.0.1
 // only; names used as "other hosts" resolve to it through the workers' resolver below.
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',

@@ -409,7 +409,7 @@ describe('delivery', () => {
 });
 
 describe('publishing', () => {
-  test('bad input: the contract codes, nothing enqueued', async (t) => {
+  test('bad input: the documented codes, nothing enqueued', async (t) => {
     const { session } = await makeSignedInTenant(h);
     const receiver = await startReceiver(t);
     const hook = await webhookTo(session, receiver.url());
@@ -503,7 +503,7 @@ describe('publishing', () => {
 
 describe('event log', () => {
   test('pages without gaps or repeats, filters by status, and is 404 for other tenants', async (t) => {
-    // Events 1 and 3 fail every attempt (500; a 410 would pause the connection, contract §15).
+    // Events 1 and 3 fail every attempt (500; a 410 would pause the connection, docs/api/connections.md).
     const receiver = await startReceiver(t, (r, _i, res) => {
       res.statusCode = /"n\.e[13]"/.test(r.body) ? 500 : 200;
       res.end();

@@ -22,7 +22,7 @@ import { startHarness, type Harness, type TestResponse, type TestSession } from 
 import { bindCredentials, CONNECTIONS, createConnection, operate, pause } from '../helpers/operate.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
-// Contract §15, the read side: what each attempt sent and was answered, one delivery's payload, and
+// docs/api/events.md, the read side: what each attempt sent and was answered, one delivery's payload, and
 // the log's filters and their cursors. Receivers listen on 127.0.0.1 only, opened by
 // DELIVERY_ALLOWED_CIDRS; nothing else is contacted.
 const ENV = {

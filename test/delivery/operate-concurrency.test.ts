@@ -7,7 +7,7 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 import { CONNECTIONS, pause, resume } from '../helpers/operate.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-// Contract §15: recover, resume and manual retry racing a worker or each other never send one
+// docs/api/events.md: recover, resume and manual retry racing a worker or each other never send one
 // delivery twice at once and never lose one. Receivers listen on 127.0.0.1 only.
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',

@@ -31,7 +31,7 @@ import {
 import { startReceiver } from '../helpers/receiver.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// Contract §15, the deliveries' side: recover, test events, the automatic pause and the throttle.
+// docs/api/events.md, the deliveries' side: recover, test events, the automatic pause and the throttle.
 // Receivers listen on 127.0.0.1 only, opened by DELIVERY_ALLOWED_CIDRS; nothing else is contacted.
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
@@ -465,7 +465,7 @@ describe('test events', () => {
         `${name}: expected an error at ${path}, got ${JSON.stringify(r.body.errors)}`,
       );
     }
-    // Event data nests at most 64 levels (contract §14); a test event is a real event.
+    // Event data nests at most 64 levels (docs/api/limits.md); a test event is a real event.
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 70; i++) deep = { a: deep };
     const nested = await operate(h, session, w.id, 'test', { data: deep });

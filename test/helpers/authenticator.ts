@@ -10,7 +10,7 @@ import { isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
 import type { Harness, TestResponse, TestSession } from './harness.js';
 
 /**
- * A software authenticator and the browser around it, for API tests of passkeys (contract §10).
+ * A software authenticator and the browser around it, for API tests of passkeys (docs/api/passkeys.md).
  *
  * It does what `navigator.credentials.create()` / `.get()` and a platform authenticator do
  * together: P-256 (ES256) keys from node:crypto, attestation "none" (or "packed" self-attestation),
@@ -342,7 +342,7 @@ export class SoftAuthenticator {
   }
 }
 
-// Through the API, as the web UI does it (contract §10): options from the server, the
+// Through the API, as the web UI does it (docs/api/passkeys.md): options from the server, the
 // authenticator in between, the answer posted back.
 
 export const PASSKEYS = '/api/v1/auth/passkeys';

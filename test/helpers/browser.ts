@@ -61,7 +61,7 @@ async function freePort(): Promise<number> {
 
 /**
  * The real app for a browser: its PUBLIC_URL is `http://localhost:<port>` and it listens on that port,
- * so the pages' requests carry the `Origin` the app accepts for cookie sessions (contract §4) and the
+ * so the pages' requests carry the `Origin` the app accepts for cookie sessions (docs/api/authentication.md) and the
  * browser treats the origin as secure (Secure and `__Host-` cookies over plain HTTP). `baseUrl` (at
  * 127.0.0.1) stays for `request`, which sends no `Origin`.
  */
@@ -231,7 +231,7 @@ const slug = (text: string): string =>
 
 /**
  * Runs axe-core on the page as it is, records every violation (in memory and in
- * `screenshots/a11y/<label>.json`) and fails listing each serious or critical one (contract §12).
+ * `screenshots/a11y/<label>.json`) and fails listing each serious or critical one (docs/contributors/web-ui.md).
  */
 export async function assertNoSeriousViolations(page: Page, label: string): Promise<AccessibilityRecord> {
   const violations = await checkAccessibility(page);

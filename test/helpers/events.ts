@@ -7,12 +7,12 @@ import { waitUntil } from './wait.js';
 
 /** One entry of a connection's delivery log (`GET …/connections/:id/events`). */
 export type Delivery = Static<typeof DeliverySchema>;
-/** One page of a list (contract §2). */
+/** One page of a list (docs/api/conventions.md). */
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
 }
-/** An error answer (contract §3). */
+/** An error answer (docs/api/errors.md). */
 export type Problem = Static<typeof ProblemSchema>;
 /** The answer to `POST /api/v1/integrations/events`. */
 export interface PublishedEvent {

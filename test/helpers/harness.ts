@@ -110,7 +110,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   );
 
   const seen: string[] = [];
-  // Every response a test receives must match the document the app publishes (contract §14).
+  // Every response a test receives must match the document the app publishes (docs/api/limits.md).
   const check = responseCheck(app.swagger());
   return {
     app,

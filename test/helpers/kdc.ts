@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 /**
- * A throwaway MIT Kerberos realm for SSO tests (contract §11), built the way PostgreSQL's
+ * A throwaway MIT Kerberos realm for SSO tests (docs/operators/sso.md), built the way PostgreSQL's
  * `src/test/kerberos` and MIT's own `k5test.py` build theirs: generated `krb5.conf` and `kdc.conf` in a
  * temporary folder, `kdb5_util create -s`, principals from `kadmin.local`, and `krb5kdc -n` in the
  * foreground on a free port of 127.0.0.1. Nothing runs as a system service, nothing reads or writes

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import type { Delivery, Page, Publisher } from './events.js';
 import type { Harness, RequestOptions, TestResponse, TestSession } from './harness.js';
 
-// Helpers for the tests of contract §15 (operating deliveries): reading a connection, its log and its
+// Helpers for the tests of docs/api/events.md (operating deliveries): reading a connection, its log and its
 // audit entries, and the calls that pause, resume, recover and test it, as a tenant makes them.
 
 export const CONNECTIONS = '/api/v1/integrations/connections';
 
-/** A connection as the API shows it (contract §6, with §15's pause fields). */
+/** A connection as the API shows it (docs/api/connections.md, with the pause fields). */
 export interface Connection {
   id: string;
   connectorKey: string;
@@ -22,7 +22,7 @@ export interface Connection {
   pausedReason: 'manual' | 'failing' | 'gone' | null;
 }
 
-/** A log entry with §15's additions, which the schema of the log may not declare yet. */
+/** A log entry with the additions of docs/api/events.md, which the schema of the log may not declare yet. */
 export type OperatedDelivery = Delivery & { test?: boolean };
 
 /** One entry of `GET /api/v1/company/audit-log`. */

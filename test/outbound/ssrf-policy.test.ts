@@ -423,7 +423,7 @@ describe('checkUrl details', () => {
 });
 
 describe('REFUSED_RANGES', () => {
-  test('every row is a parseable CIDR with a name, and the table covers every range of §8', () => {
+  test('every row is a parseable CIDR with a name, and the table covers every range of docs/api/connections.md', () => {
     for (const { cidr, name } of REFUSED_RANGES) {
       assert.doesNotThrow(() => ipaddr.parseCIDR(cidr), `${cidr}: a refused range that cannot be parsed`);
       assert.ok(name.length > 0, cidr);

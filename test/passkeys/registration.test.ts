@@ -50,7 +50,7 @@ describe('passkey registration options', () => {
   });
   after(() => h.close());
 
-  test('are the bare creation options of contract §10: RP ID, ES256 and RS256, resident key required, UV preferred', async () => {
+  test('are the bare creation options of docs/api/passkeys.md: RP ID, ES256 and RS256, resident key required, UV preferred', async () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('POST', OPTIONS, { session, body: {} });
     assert.equal(r.status, 200, r.text);
@@ -150,7 +150,7 @@ describe('passkey registration options', () => {
       'csrf_failed',
     );
 
-    // Verify: the CSRF check comes before the body is looked at (contract §3's order).
+    // Verify: the CSRF check comes before the body is looked at (the order of docs/api/errors.md).
     const options = await offer(h, session);
     const response = newAuthenticator().register(options);
     assertProblem(await h.request('POST', VERIFY, { ...cookieOnly, body: { response } }), 403, 'csrf_failed');
@@ -175,7 +175,7 @@ describe('passkey registration', () => {
   });
   after(() => h.close());
 
-  test('answers 201 with the record of contract §10, named "Passkey" when the AAGUID says nothing', async () => {
+  test('answers 201 with the record of docs/api/passkeys.md, named "Passkey" when the AAGUID says nothing', async () => {
     const { session } = await makeSignedInTenant(h);
     const startedAt = Date.now();
     const options = await offer(h, session);
@@ -253,7 +253,7 @@ describe('passkey registration', () => {
       const r = await h.request('POST', VERIFY, { session, body: { response, name } });
       assertProblem(r, 400, 'validation_failed');
     }
-    // An unknown field is refused too (contract §3).
+    // An unknown field is refused too (docs/api/errors.md).
     const response = newAuthenticator().register(await offer(h, session));
     assertProblem(
       await h.request('POST', VERIFY, { session, body: { response, nickname: 'x' } }),

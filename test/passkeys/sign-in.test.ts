@@ -107,7 +107,7 @@ describe('passkey sign-in', () => {
   });
   after(() => h.close());
 
-  test('answers the sign-in answer of §4 with authMethod "passkey" and sets the session cookies', async () => {
+  test('answers the sign-in answer of docs/api/authentication.md with authMethod "passkey" and sets the session cookies', async () => {
     const { tenant, user, session: adminSession, authenticator } = await userWithPasskey(h);
     const { answer } = await passkeySignIn(h, authenticator, {
       address: newAddress(),
@@ -381,7 +381,7 @@ describe('passkey sign-in', () => {
     );
     assert.equal(r.headers.getSetCookie().length, 0, 'a cross-site passkey sign-in sets cookies');
 
-    // CSRF is checked before validation (contract §3): a cross-site post is 403 whatever its body,
+    // CSRF is checked before validation (docs/api/errors.md): a cross-site post is 403 whatever its body,
     // here and on password sign-in.
     for (const path of [`${PASSKEYS}/login/verify`, `${PASSKEYS}/login/options`, '/api/v1/auth/login']) {
       const junk = await h.request('POST', path, {

@@ -8,7 +8,7 @@ import { startReceiver, type Received } from '../helpers/receiver.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// Receivers listen on 127.0.0.1 only; a 410 fails a delivery at once (contract §7).
+// Receivers listen on 127.0.0.1 only; a 410 fails a delivery at once (docs/api/events.md).
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
@@ -138,7 +138,7 @@ describe('GET /api/v1/platform/monitoring/history', () => {
     await makeWebhookConnection(h, session, gone.url(), { eventTypes: ['history.gone'] });
     const start = totals(await history('?minutes=5'));
     for (const type of ['history.ok', 'history.ok', 'history.gone']) await publishEvent(h, session, { type });
-    // Within 15 s (contract §12); here, as soon as the workers have sent them.
+    // Within 15 s (docs/operators/monitoring.md); here, as soon as the workers have sent them.
     let now = start;
     const points = await waitUntil(
       async () => {

@@ -10,7 +10,7 @@ import { startHarness, type Harness, type TestSession } from '../helpers/harness
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE } from '../helpers/test-database.js';
 
-// One retry, an hour later: a 500 leaves a delivery `retrying`; a 410 fails one at once (contract §7).
+// One retry, an hour later: a 500 leaves a delivery `retrying`; a 410 fails one at once (docs/api/events.md).
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',

@@ -11,7 +11,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.js';
 
 // Receivers listen on 127.0.0.1 only. One retry, an hour later: a 500 leaves a delivery `retrying`
-// for the whole file, a 410 fails one at once (contract §7), and a held answer keeps one in flight.
+// for the whole file, a 410 fails one at once (docs/api/events.md), and a held answer keeps one in flight.
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',

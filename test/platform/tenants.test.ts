@@ -228,7 +228,7 @@ describe('users', () => {
     assert.match(
       row.password_hash ?? '',
       /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/,
-      "the password is not hashed with Argon2id at the contract's cost",
+      'the password is not hashed with Argon2id at the cost docs/api/platform.md states',
     );
     assert.ok(
       await verifyPassword(row.password_hash ?? '', password),
@@ -241,7 +241,7 @@ describe('users', () => {
     assertNoLeak(h, [password]);
   });
 
-  test('every role of contract §4 can be created', async () => {
+  test('every role of docs/api/authentication.md can be created', async () => {
     const tenant = await makeTenant(h);
     for (const role of ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER']) {
       const user = await makeUser(h, tenant.id, { role });

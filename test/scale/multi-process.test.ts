@@ -10,8 +10,9 @@ import { startReceiver, type Received } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
 // `hubgate serve` and `hubgate worker` processes on one PostgreSQL database, under load: what the
-// contract promises must hold for the processes together, not just for each one alone (rate limits,
-// revocation §4, at-least-once delivery §7, one alert notice per group §9/§14). PostgreSQL run only:
+// docs promise must hold for the processes together, not just for each one alone (rate limits,
+// revocation: docs/api/authentication.md; at-least-once delivery: docs/api/events.md; one alert
+// notice per group: docs/operators/alerting.md). PostgreSQL run only:
 // the embedded database belongs to one process.
 if (ENGINE === 'postgres') {
   const secretKey = randomBytes(32);
@@ -561,7 +562,7 @@ if (ENGINE === 'postgres') {
     });
 
     test('a key revoked through one serve process is refused by the other within 1 s, while both are under publish load', async (t) => {
-      // Contract §4: "Revocation and rotation take effect on every instance within 1 second"; README
+      // docs/api/authentication.md: "A revoked or rotated-out secret stops working on every process within one second"; README
       // (Key cache): "the process that revokes forgets at once".
       const BOUND_MS = 1_000;
       const receiver = await startReceiver();
@@ -688,7 +689,7 @@ if (ENGINE === 'postgres') {
       const FAILING = 24; // over ALERT_FAILURE_RATE_MIN_DELIVERIES (20): DeliveryFailureRateHigh fires too
       // 500s: every attempt fails (DeliveryFailureRateHigh), and each delivery is `failed` once the
       // 1 s schedule is spent (DeliveryFailed). Not 410: it would pause the connection at once
-      // (contract §15), and the events after it would be skipped, never attempted.
+      // (docs/api/connections.md), and the events after it would be skipped, never attempted.
       const target = await startReceiver((_r, _i, res) => {
         res.statusCode = 500;
         res.end();

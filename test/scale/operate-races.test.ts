@@ -10,8 +10,8 @@ import { startServe, startWorker, type RunningServer } from '../helpers/cli.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// Operating a connection while events pour in through several processes (contract §6 revoke, §7, §15
-// pause, resume, throttle, automatic pause): the answer to revoke or pause is a line in time. Nothing
+// Operating a connection while events pour in through several processes (docs/api/connections.md: revoke,
+// pause, resume, throttle, automatic pause; docs/api/events.md): the answer to revoke or pause is a line in time. Nothing
 // reaches the receiver after it, whatever was being published, grouped, claimed or sent meanwhile in
 // any process; deliveries that had not gone are cancelled (revoke) or skipped (pause), and a throttle
 // holds for the processes together. `hubgate serve` ×2 and `hubgate worker` ×1 on one PostgreSQL
@@ -735,7 +735,7 @@ if (ENGINE === 'postgres') {
         assert.deepEqual(
           duplicates.map(([id, n]) => `${id} ×${n}`),
           [],
-          'each replayed delivery arrives once at a healthy receiver (the contract is at least once: a duplicate here is reported)',
+          'each replayed delivery arrives once at a healthy receiver (delivery is at least once, docs/api/events.md: a duplicate here is reported)',
         );
         assert.deepEqual(
           unexpected,
@@ -750,7 +750,7 @@ if (ENGINE === 'postgres') {
         assert.deepEqual(
           allDuplicates.map(([id, n]) => `${id} ×${n}`),
           [],
-          'no event reached the healthy receiver twice over the round (reported: the contract is at least once)',
+          'no event reached the healthy receiver twice over the round (reported: delivery is at least once, docs/api/events.md)',
         );
       });
     }

@@ -16,7 +16,7 @@ import {
   type KerberosModule,
 } from '../helpers/kdc.js';
 
-// The SPNEGO acceptor that GET /api/v1/auth/sso/negotiate (contract §11) will be built on, checked
+// The SPNEGO acceptor that GET /api/v1/auth/sso/negotiate (docs/operators/sso.md) will be built on, checked
 // against a real KDC with no app in between: what the `kerberos` module answers for a good token and
 // for each way a token can be wrong, and how the MIT library takes its settings from the environment.
 

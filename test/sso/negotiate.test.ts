@@ -15,7 +15,7 @@ import {
   type KerberosModule,
 } from '../helpers/kdc.js';
 
-// Enterprise single sign-on (contract §11) end to end: the real app on a real port, a throwaway MIT
+// Enterprise single sign-on (docs/operators/sso.md) end to end: the real app on a real port, a throwaway MIT
 // realm, and tickets made by curl --negotiate or by the `kerberos` module's client in this process.
 
 const NEGOTIATE = '/api/v1/auth/sso/negotiate';

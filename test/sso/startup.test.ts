@@ -11,7 +11,7 @@ import { startHarness } from '../helpers/harness.js';
 import { kerberosSkipReason, startKdc, TEST_REALM, useKerberosEnv, type Kdc } from '../helpers/kdc.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 
-// Single sign-on fails fast (contract §11): a configuration it cannot use stops start-up with one
+// Single sign-on fails fast (docs/operators/sso.md): a configuration it cannot use stops start-up with one
 // line naming the variable, in parseConfig, in buildApp, and through the real `hubgate serve`.
 
 const SSO = { SSO_SPNEGO_KEYTAB: '/etc/krb5.keytab', SSO_SPNEGO_EMAIL_DOMAIN: 'example.com' };

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Notices are grouped (contract §14): one per channel and `(alertname, tenantId)` group, holding the
+// Notices are grouped (docs/api/limits.md): one per channel and `(alertname, tenantId)` group, holding the
 // alerts it tells of, instead of one per alert (issue: hardening).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Passkeys (contract §10): what verifying a WebAuthn assertion needs, never anything that could sign,
+// Passkeys (docs/api/passkeys.md): what verifying a WebAuthn assertion needs, never anything that could sign,
 // and the single-use challenges of the ceremonies, kept in the database so any process can finish
 // a ceremony another one started.
 export async function up(db: Kysely<unknown>): Promise<void> {

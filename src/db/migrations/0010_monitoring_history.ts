@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Monitoring history (contract §12): one row per minute with the deliveries that ended in it, their
+// Monitoring history (docs/operators/monitoring.md): one row per minute with the deliveries that ended in it, their
 // latency percentiles and the queue depth sampled in it, so a day of history is 1,440 small rows
 // whatever the traffic. Kept as long as deliveries are.
 export async function up(db: Kysely<unknown>): Promise<void> {

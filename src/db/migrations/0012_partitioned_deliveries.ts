@@ -118,7 +118,7 @@ async function createDayPartitions(db: Kysely<unknown>): Promise<void> {
 
 async function createIdempotencyKeys(db: Kysely<unknown>): Promise<void> {
   const run = runner(db);
-  // An Idempotency-Key answers its first event's result for 24 hours (contract §7).
+  // An Idempotency-Key answers its first event's result for 24 hours (docs/api/events.md).
   await run(sql`create table event_idempotency_keys (
     tenant_id text not null references tenants (id) on delete cascade,
     key text not null,

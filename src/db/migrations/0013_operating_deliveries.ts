@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Operating deliveries (contract §15): pausing a connection (by hand, or by itself when its receiver
+// Operating deliveries (docs/api/connections.md): pausing a connection (by hand, or by itself when its receiver
 // fails for long or answers 410), the run of failed deliveries that decides the automatic pause, test
 // deliveries, what each attempt sent and was answered, the last answer's status for the log's filter,
 // and the per-second counters of the throttle (`maxPerSecond`).

@@ -1,0 +1,125 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
+import type { ConnectionDeps } from '../connections/connections.js';
+import { eventTypeMatches } from '../connections/event-types.js';
+import { newId } from '../crypto/ids.js';
+import type { ConnectionsTable, DB } from '../db/schema.js';
+import type { DeliveryRow, EventRow } from './store.js';
+
+// An event's fan-out, shared by a publish with an idempotency key (publish.ts) and the group commit
+// of those without (group-commit.ts): which connections are candidates, and the event's row with one
+// delivery row for each connection that takes its type.
+
+export type TargetRow = Pick<
+  Selectable<ConnectionsTable>,
+  | 'id'
+  | 'status'
+  | 'connector_key'
+  | 'config'
+  | 'credentials_sealed'
+  | 'previous_credentials_sealed'
+  | 'previous_valid_until'
+>;
+// What a fan-out reads of a connection: what matching needs, and what sending needs (direct dispatch).
+const TARGET_COLUMNS = [
+  'id',
+  'status',
+  'connector_key',
+  'config',
+  'credentials_sealed',
+  'previous_credentials_sealed',
+  'previous_valid_until',
+] as const;
+
+/**
+ * The tenant's active or paused, credential-bound connections: the candidates for a fan-out. A
+ * paused one gets its deliveries recorded as `skipped` (docs/api/connections.md); which status each delivery
+ * gets is decided by the insert, which reads the connection again under a lock (store.ts).
+ */
+export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<TargetRow[]> {
+  return db
+    .selectFrom('connections')
+    .select(TARGET_COLUMNS)
+    .where('tenant_id', '=', scope.tenantId)
+    .where('status', 'in', ['active', 'paused'])
+    .where('credentials_sealed', 'is not', null)
+    .execute();
+}
+
+/** The candidate connections of several tenants at once (a group commit's read). */
+export async function activeConnectionsOf(
+  db: Kysely<DB>,
+  scopes: readonly TenantScope[],
+): Promise<Map<string, TargetRow[]>> {
+  const byTenant = new Map<string, TargetRow[]>();
+  const tenantIds = [...new Set(scopes.map((s) => s.tenantId))];
+  if (tenantIds.length === 0) return byTenant;
+  const rows = await db
+    .selectFrom('connections')
+    .select(['tenant_id', ...TARGET_COLUMNS])
+    .where('tenant_id', 'in', tenantIds)
+    .where('status', 'in', ['active', 'paused'])
+    .where('credentials_sealed', 'is not', null)
+    .execute();
+  for (const { tenant_id, ...row } of rows) {
+    const list = byTenant.get(tenant_id) ?? [];
+    list.push(row);
+    byTenant.set(tenant_id, list);
+  }
+  return byTenant;
+}
+
+/** A new delivery of an event to a connection, due at once (its status is the insert's to decide). */
+export function newDelivery(
+  scope: TenantScope,
+  eventId: string,
+  connectionId: string,
+  at: Date,
+  test = false,
+): DeliveryRow {
+  return {
+    id: newId('dlv'),
+    tenant_id: scope.tenantId,
+    event_id: eventId,
+    connection_id: connectionId,
+    status: 'pending',
+    attempt_count: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    leased_by: null,
+    created_at: at,
+    updated_at: at,
+    delivered_at: null,
+    test,
+    last_response_status: null,
+  };
+}
+
+/** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
+export function eventRows(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  at: Date,
+  type: string,
+  payload: string,
+  connections: readonly TargetRow[],
+): { event: EventRow; deliveries: DeliveryRow[] } {
+  const { ctx, catalog } = deps;
+  const targets = connections.filter((connection) => {
+    const definition = catalog.get(connection.connector_key);
+    if (!definition || !catalog.isEnabled(definition.key)) return false;
+    const patterns = connection.config.eventTypes as string[] | undefined;
+    return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
+  });
+  const id = newId('evt');
+  const event: EventRow = {
+    id,
+    tenant_id: scope.tenantId,
+    type,
+    payload_sealed: ctx.keyring.seal('event-payload', payload, id),
+    delivery_count: targets.length,
+    created_at: at,
+  };
+  const deliveries = targets.map((connection) => newDelivery(scope, id, connection.id, at));
+  return { event, deliveries };
+}
