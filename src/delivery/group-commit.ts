@@ -2,7 +2,7 @@ import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import type { ClaimedRow } from './claim.js';
 import type { Dispatch } from './dispatch.js';
-import { activeConnectionsOf, eventRows, type TargetRow } from './publish.js';
+import { activeConnectionsOf, eventRows, type TargetRow } from './fan-out.js';
 import { insertEventGroup, type DeliveryRow, type EventRow, type ScopedEvent } from './store.js';
 import { createTurnBatcher } from './turn-batch.js';
 

@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
 import { type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
-import { eventTypeMatches } from '../connections/event-types.js';
-import { newId } from '../crypto/ids.js';
-import type { ConnectionsTable, DB } from '../db/schema.js';
-import { nestingDepth } from '../http/json-body.js';
-import { fieldProblem, HttpProblem } from '../http/problem.js';
+import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
+import { HttpProblem } from '../http/problem.js';
+import { activeConnections, eventRows } from './fan-out.js';
 import type { EventWriter } from './group-commit.js';
 import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 import {
@@ -15,13 +12,13 @@ import {
   insertEventGroup,
   insertIdempotencyKey,
   releaseIdempotencyKey,
-  type DeliveryRow,
   type EventRow,
 } from './store.js';
 
+// The delivery row of a test event is made as a published one's (operate.ts).
+export { newDelivery } from './fan-out.js';
+
 export const MAX_DATA_BYTES = 256 * 1024;
-/** Contract §14; `data` itself is the first level. */
-const MAX_DATA_DEPTH = 64;
 
 export interface PublishedEvent {
   id: string;
@@ -43,128 +40,13 @@ function isUniqueViolation(error: unknown): boolean {
 
 /** The event's data as stored, after the checks of contract §7 and §14 (depth, then size). */
 export function payloadOf(data: Record<string, unknown>): string {
-  if (nestingDepth(data) > MAX_DATA_DEPTH) {
-    throw fieldProblem('data', `nests deeper than ${MAX_DATA_DEPTH} levels`);
-  }
+  // `data` itself is the first level.
+  if (nestingDepth(data) > MAX_JSON_DEPTH) throw nestingProblem('data');
   const payload = JSON.stringify(data);
   if (Buffer.byteLength(payload) > MAX_DATA_BYTES) {
     throw new HttpProblem('payload_too_large', 'data is larger than 256 KiB.');
   }
   return payload;
-}
-
-export type TargetRow = Pick<
-  Selectable<ConnectionsTable>,
-  | 'id'
-  | 'status'
-  | 'connector_key'
-  | 'config'
-  | 'credentials_sealed'
-  | 'previous_credentials_sealed'
-  | 'previous_valid_until'
->;
-// What a fan-out reads of a connection: what matching needs, and what sending needs (direct dispatch).
-const TARGET_COLUMNS = [
-  'id',
-  'status',
-  'connector_key',
-  'config',
-  'credentials_sealed',
-  'previous_credentials_sealed',
-  'previous_valid_until',
-] as const;
-
-/**
- * The tenant's active or paused, credential-bound connections: the candidates for a fan-out. A
- * paused one gets its deliveries recorded as `skipped` (contract §15); which status each delivery
- * gets is decided by the insert, which reads the connection again under a lock (store.ts).
- */
-export function activeConnections(db: Kysely<DB>, scope: TenantScope): Promise<TargetRow[]> {
-  return db
-    .selectFrom('connections')
-    .select(TARGET_COLUMNS)
-    .where('tenant_id', '=', scope.tenantId)
-    .where('status', 'in', ['active', 'paused'])
-    .where('credentials_sealed', 'is not', null)
-    .execute();
-}
-
-/** The candidate connections of several tenants at once (a group commit's read). */
-export async function activeConnectionsOf(
-  db: Kysely<DB>,
-  scopes: readonly TenantScope[],
-): Promise<Map<string, TargetRow[]>> {
-  const byTenant = new Map<string, TargetRow[]>();
-  const tenantIds = [...new Set(scopes.map((s) => s.tenantId))];
-  if (tenantIds.length === 0) return byTenant;
-  const rows = await db
-    .selectFrom('connections')
-    .select(['tenant_id', ...TARGET_COLUMNS])
-    .where('tenant_id', 'in', tenantIds)
-    .where('status', 'in', ['active', 'paused'])
-    .where('credentials_sealed', 'is not', null)
-    .execute();
-  for (const { tenant_id, ...row } of rows) {
-    const list = byTenant.get(tenant_id) ?? [];
-    list.push(row);
-    byTenant.set(tenant_id, list);
-  }
-  return byTenant;
-}
-
-/** A new delivery of an event to a connection, due at once (its status is the insert's to decide). */
-export function newDelivery(
-  scope: TenantScope,
-  eventId: string,
-  connectionId: string,
-  at: Date,
-  test = false,
-): DeliveryRow {
-  return {
-    id: newId('dlv'),
-    tenant_id: scope.tenantId,
-    event_id: eventId,
-    connection_id: connectionId,
-    status: 'pending',
-    attempt_count: 0,
-    next_attempt_at: at,
-    lease_until: null,
-    leased_by: null,
-    created_at: at,
-    updated_at: at,
-    delivered_at: null,
-    test,
-    last_response_status: null,
-  };
-}
-
-/** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
-export function eventRows(
-  deps: ConnectionDeps,
-  scope: TenantScope,
-  at: Date,
-  type: string,
-  payload: string,
-  connections: readonly TargetRow[],
-): { event: EventRow; deliveries: DeliveryRow[] } {
-  const { ctx, catalog } = deps;
-  const targets = connections.filter((connection) => {
-    const definition = catalog.get(connection.connector_key);
-    if (!definition || !catalog.isEnabled(definition.key)) return false;
-    const patterns = connection.config.eventTypes as string[] | undefined;
-    return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
-  });
-  const id = newId('evt');
-  const event: EventRow = {
-    id,
-    tenant_id: scope.tenantId,
-    type,
-    payload_sealed: ctx.keyring.seal('event-payload', payload, id),
-    delivery_count: targets.length,
-    created_at: at,
-  };
-  const deliveries = targets.map((connection) => newDelivery(scope, id, connection.id, at));
-  return { event, deliveries };
 }
 
 /**

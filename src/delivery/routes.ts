@@ -80,7 +80,7 @@ export const DeliveryDetailSchema = Type.Object({
 
 const STATUS_NAMES = STATUSES.join('|');
 
-/** The log's filters (contract §15), each optional; a cursor is valid only with the filters it was made with. */
+/** The log's filters (docs/api/events.md), each optional; a cursor is valid only with the filters it was made with. */
 const LogQuery = StrictObject({
   ...PageQueryFields,
   status: Type.Optional(
@@ -126,9 +126,26 @@ const EventFields = {
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON object of at most 256 KiB' }),
 };
 const EventBody = StrictObject(EventFields);
-const BatchEventSchema = StrictObject({
+const BatchEventFields = {
   ...EventFields,
   idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+};
+/** One event of a batch, as each is checked at run time (batch.ts), so that one refused is refused alone. */
+const BatchEventSchema = StrictObject(BatchEventFields);
+/**
+ * The batch body as the document shows it: the envelope the route checks, with each event's schema.
+ * A separate object from the one compiled for the check, so that its name ($id) is the document's.
+ */
+const DocumentedBatchBody = StrictObject({
+  events: Type.Array(
+    StrictObject(BatchEventFields, {
+      $id: 'BatchEvent',
+      description:
+        'An event as published alone. One that does not match is refused on its own: its answer is ' +
+        '`{"error":{"status":400,"code":"validation_failed",…}}` and the others are published.',
+    }),
+    { minItems: 1, maxItems: MAX_BATCH_EVENTS },
+  ),
 });
 
 const PublishedSchema = Type.Object({
@@ -143,7 +160,7 @@ const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
 });
 const tags = ['events'];
 
-/** Publishing events and reading a connection's delivery log (contract §7). */
+/** Publishing events and reading a connection's delivery log (docs/api/events.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function deliveryRoutes(
   deps: ConnectionDeps,
@@ -185,7 +202,7 @@ export function deliveryRoutes(
     app.post(
       '/api/v1/integrations/events/batch',
       {
-        config: rule('OPERATOR'),
+        config: { ...rule('OPERATOR'), openapi: { body: DocumentedBatchBody } },
         schema: {
           tags,
           summary: 'Publish up to 100 events, each as if published alone',

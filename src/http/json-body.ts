@@ -2,14 +2,28 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { fieldProblem, HttpProblem } from './problem.js';
-import { printable, textProblem } from './text.js';
+import { NOT_UTF8, printable, textProblem } from './text.js';
 
 /**
- * How deep any request body may nest. Everything that walks a parsed body recursively
- * (JSON.stringify on the way to the database overflows its stack at ~4,500 levels, the text check,
- * ajv) is then safe; no schema of the API comes near it (event `data` is held to 64 below it).
+ * How deep JSON a client sends may nest, `{}` being one level: the one limit of the API
+ * (docs/api/errors.md). Event `data`, the only free-form JSON a body takes, is held to it where it
+ * is checked (delivery/publish.ts); every other field has a schema that nests far less.
  */
-const MAX_BODY_DEPTH = 128;
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Bodies nested far past the limit are refused as they are read, before they are parsed: then
+ * everything that walks a parsed body recursively (JSON.stringify on the way to the database
+ * overflows its stack at ~4,500 levels, the text check, ajv) is safe. Twice the limit leaves room
+ * for the envelope around free-form JSON (a batch's `events[i].data`), so that an event nested just
+ * past the limit is refused on its own, as if published alone; either way the refusal states the
+ * one limit (it is passed by anything refused here).
+ */
+const SCAN_DEPTH = 2 * MAX_JSON_DEPTH;
+
+/** The 400 for JSON nested past the limit, naming the field it is under. */
+export const nestingProblem = (field: string) =>
+  fieldProblem(field, `nests deeper than ${MAX_JSON_DEPTH} levels`);
 
 const MAYBE_NOT_TEXT = /\\u(?:0000|d[89a-f])/i;
 const QUOTE = 0x22;
@@ -52,7 +66,7 @@ function isEscaped(text: string, quoteAt: number): boolean {
   return backslashes % 2 === 1;
 }
 
-/** Levels of objects and arrays in a parsed value (`{}` is one); bounded by MAX_BODY_DEPTH for bodies. */
+/** Levels of objects and arrays in a parsed value (`{}` is one); bounded by SCAN_DEPTH for bodies. */
 export function nestingDepth(value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;
   let deepest = 0;
@@ -116,9 +130,9 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
       done(null, undefined);
       return;
     }
-    const tooDeep = nestingPastLimit(text, MAX_BODY_DEPTH);
+    const tooDeep = nestingPastLimit(text, SCAN_DEPTH);
     if (tooDeep) {
-      done(fieldProblem(tooDeep.field, `nests deeper than ${MAX_BODY_DEPTH} levels`), undefined);
+      done(nestingProblem(tooDeep.field), undefined);
       return;
     }
     const parsed = parseRefusingPrototypeKeys(text);
@@ -132,7 +146,7 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
     const problem =
       replacedBytes || MAYBE_NOT_TEXT.test(text)
         ? (textProblem(parsed, 'body', { replacedBytes }) ??
-          (replacedBytes ? fieldProblem('body', 'is not UTF-8') : undefined))
+          (replacedBytes ? fieldProblem('body', NOT_UTF8) : undefined))
         : undefined;
     done(problem ?? null, problem ? undefined : parsed);
   });

@@ -7,7 +7,16 @@ import { fieldProblem, type HttpProblem } from './problem.js';
 const NOT_TEXT = /[\0\p{Cs}]/u;
 // A body that was not UTF-8 was decoded with U+FFFD for each bad sequence: there, it marks the field.
 const NOT_TEXT_OR_REPLACED = /[\0\p{Cs}\uFFFD]/u;
-const MESSAGE = 'must be valid Unicode text without U+0000';
+
+export const NOT_UTF8 = 'is not valid UTF-8';
+
+/** What is wrong with a string `bad` matched, in words: the first bad character decides. */
+function whatIsWrong(text: string, bad: RegExp): string {
+  const char = bad.exec(text)?.[0];
+  if (char === '\0') return 'must not contain U+0000';
+  if (char === '\uFFFD') return NOT_UTF8;
+  return 'must not contain an unpaired surrogate (half of a UTF-16 pair alone)';
+}
 
 /** A name as it may appear in an error path: the bad characters themselves never go back out. */
 export const printable = (name: string) => name.replace(/[\0\p{Cs}]/gu, '\uFFFD');
@@ -25,12 +34,12 @@ export function textProblem(
   const bad = options.replacedBytes ? NOT_TEXT_OR_REPLACED : NOT_TEXT;
   // One path, pushed and popped on the way: the walk visits every value of a megabyte body.
   const path: string[] = [];
-  const found = (): HttpProblem => {
+  const found = (text: string): HttpProblem => {
     const names = context === 'body' ? path : [context, ...path];
-    return fieldProblem(names.join('.') || context, MESSAGE);
+    return fieldProblem(names.join('.') || context, whatIsWrong(text, bad));
   };
   const walk = (node: unknown): HttpProblem | undefined => {
-    if (typeof node === 'string') return bad.test(node) ? found() : undefined;
+    if (typeof node === 'string') return bad.test(node) ? found(node) : undefined;
     if (node === null || typeof node !== 'object') return undefined;
     const entries: Iterable<[string | number, unknown]> = Array.isArray(node)
       ? node.entries()
@@ -38,7 +47,7 @@ export function textProblem(
     for (const [key, child] of entries) {
       if (typeof key === 'string' && bad.test(key)) {
         path.push(printable(key));
-        return found();
+        return found(key);
       }
       path.push(String(key));
       const problem = walk(child);

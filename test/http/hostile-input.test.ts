@@ -184,6 +184,56 @@ describe('text in bodies', () => {
     }
   });
 
+  test('the refusal says what is wrong: U+0000, an unpaired surrogate, or bytes that are not UTF-8', async () => {
+    const expected = (bad: string) =>
+      bad.includes('\u0000')
+        ? 'must not contain U+0000'
+        : 'must not contain an unpaired surrogate (half of a UTF-16 pair alone)';
+    for (const bad of BAD_STRINGS) {
+      const what = JSON.stringify(bad);
+      const asValue = await h.request('POST', '/api/v1/platform/tenants', {
+        token: h.platformToken,
+        body: { name: bad, entitlements: [] },
+      });
+      assertProblem(asValue, 400, 'validation_failed', `value ${what}`);
+      assert.deepEqual(
+        asValue.body.errors,
+        [{ path: 'name', message: expected(bad) }],
+        `value ${what}: the refusal does not say what is wrong with the text`,
+      );
+      assert.equal(asValue.body.detail, `name: ${expected(bad)}`, `value ${what}: the detail says otherwise`);
+      const asKey = await h.request('POST', '/api/v1/integrations/events', {
+        session,
+        body: { type: 'order.created', data: { [bad]: 1 } },
+      });
+      assertProblem(asKey, 400, 'validation_failed', `key ${what}`);
+      assert.equal(
+        asKey.body.errors?.[0]?.message,
+        expected(bad),
+        `key ${what}: the refusal does not say what is wrong with the key`,
+      );
+    }
+    const query = await h.request('GET', '/api/v1/platform/tenants?cursor=a%00b', { token: h.platformToken });
+    assert.equal(
+      query.body.errors?.[0]?.message,
+      'must not contain U+0000',
+      'a NUL in a query string is refused with another message',
+    );
+    const bytes = await h.request('POST', '/api/v1/platform/tenants', {
+      token: h.platformToken,
+      rawBody: Buffer.concat([
+        Buffer.from('{"entitlements":[],"name":"a'),
+        Buffer.from([0xed, 0xa0, 0x80, 0x22, 0x7d]),
+      ]),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.deepEqual(
+      bytes.body.errors,
+      [{ path: 'name', message: 'is not valid UTF-8' }],
+      'bytes that are not UTF-8 (an encoded surrogate) are refused with another message',
+    );
+  });
+
   test('sign-in with a NUL gives one 400 whether or not the account exists', async () => {
     const user = await makeUser(h, tenantId);
     const answers = [];
@@ -595,6 +645,51 @@ describe('nesting', () => {
       assertProblem(response, 400, 'validation_failed', `${levels} levels`);
       assert.equal(response.body.errors?.[0]?.path, 'data', `${levels} levels: the error does not name data`);
     }
+  });
+
+  test('every refusal for nesting names the one limit, 64 levels, however deep and wherever', async () => {
+    const message = 'nests deeper than 64 levels';
+    for (const levels of [65, 129, 5_000]) {
+      const data = `${'{"a":'.repeat(levels - 1)}{"leaf":true}${'}'.repeat(levels - 1)}`;
+      const alone = await h.request('POST', '/api/v1/integrations/events', {
+        session,
+        rawBody: `{"type":"order.created","data":${data}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.deepEqual(
+        alone.body.errors,
+        [{ path: 'data', message }],
+        `event data ${levels} levels deep is refused with another limit`,
+      );
+      const tenant = await h.request('POST', '/api/v1/platform/tenants', {
+        token: h.platformToken,
+        rawBody: `{"entitlements":[],"name":${data}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(tenant.status, 400, `a tenant name ${levels} levels deep is not refused`);
+      if (levels > 128)
+        assert.deepEqual(
+          tenant.body.errors,
+          [{ path: 'name', message }],
+          `a body ${levels} levels deep is refused with another limit`,
+        );
+    }
+    // In a batch, an event nested past the limit is refused on its own, as if published alone.
+    const batch = await h.request('POST', '/api/v1/integrations/events/batch', {
+      session,
+      body: {
+        events: [
+          { type: 'order.created', data: nested(65) },
+          { type: 'order.created', data: {} },
+        ],
+      },
+    });
+    assert.equal(batch.status, 202, `a batch with one event nested too deep is refused whole: ${batch.text}`);
+    assert.deepEqual(
+      batch.body.data[0],
+      { error: { status: 400, code: 'validation_failed', detail: `events.0.data: ${message}` } },
+      'the batch event nested too deep is not refused on its own with the one limit',
+    );
   });
 
   test('no body nesting crashes the process: arrays and objects half a million deep are 400', async () => {

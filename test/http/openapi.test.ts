@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import addFormatsModule from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { LEVELS, MODULE_KEYS } from '../../src/access/catalog.js';
 import { registerOpenApi } from '../../src/access/openapi.js';
-import { makeSignedInTenant } from '../helpers/factories.js';
+import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { responseCheck } from '../helpers/openapi-check.js';
 
@@ -303,4 +305,161 @@ test('a body the document cannot name fails at start-up, not on the first GET of
     /not a named schema/,
     'an unnamed oneOf branch passes start-up and would fail only on the first GET of the document',
   );
+});
+
+/**
+ * A schema of the document as a predicate, its `$ref`s resolved against the document's components
+ * (as test/helpers/openapi-check.ts checks answers).
+ */
+function documentedCheck(schema: unknown): (value: unknown) => boolean {
+  const ajv = (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(
+    new Ajv2020({ strict: false, validateSchema: false }),
+  );
+  ajv.addSchema({ components: doc.components }, 'components.json');
+  const validate = ajv.compile(
+    JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"components.json#/components/')),
+  );
+  return (value) => validate(value);
+}
+
+/**
+ * For each value: the document allows it exactly when validation does. `refused` asks the running
+ * service whether it refused the value as invalid.
+ */
+async function assertSameVerdicts(
+  what: string,
+  schema: unknown,
+  values: readonly unknown[],
+  refused: (values: readonly unknown[]) => Promise<boolean[]>,
+): Promise<void> {
+  const allows = documentedCheck(schema);
+  const byService = await refused(values);
+  const disagreements = values.flatMap((value, i) => {
+    const documented = allows(value) ? 'allows' : 'forbids';
+    const service = byService[i] ? 'refuses' : 'takes';
+    return (documented === 'allows') === (service === 'takes')
+      ? []
+      : [`${JSON.stringify(value)}: the document ${documented} it, the service ${service} it`];
+  });
+  assert.deepEqual(disagreements, [], `${what}: the document and validation disagree`);
+}
+
+const RULES = '/api/v1/platform/alerting/rules';
+
+test('If-Match is documented exactly as validation takes it: revisions, bare or quoted, or *', async () => {
+  const parameter = (doc.paths[RULES].put.parameters as any[]).find(
+    (p) => p.in === 'header' && p.name === 'if-match',
+  );
+  assert.ok(parameter, 'the rules PUT does not document its If-Match header');
+  assert.equal(typeof parameter.schema.pattern, 'string', 'If-Match is documented as any string');
+  const values = [
+    '3',
+    '"3"',
+    '"7777", 3',
+    '1,"2",3',
+    '*',
+    '1234567890',
+    '12345678901',
+    'abc',
+    '"1',
+    'W/"1"',
+    '-1',
+    ',',
+    '',
+    '1,,2',
+    '"1",',
+    '*, 1',
+    '1 2',
+    '1.5',
+    '**',
+  ];
+  await assertSameVerdicts('If-Match', parameter.schema, values, async (all) => {
+    const body = { defaults: { channelIds: [], repeatIntervalSeconds: 3600 }, rules: [] };
+    const verdicts: boolean[] = [];
+    for (const value of all) {
+      const response = await h.request('PUT', RULES, {
+        token: h.platformToken,
+        body,
+        headers: { 'if-match': String(value) },
+      });
+      assert.ok([200, 400, 409].includes(response.status), `If-Match ${value}: ${response.text}`);
+      verdicts.push(response.status === 400 && response.body.errors?.[0]?.path === 'headers.if-match');
+    }
+    return verdicts;
+  });
+});
+
+test('the batch publish body documents each event: type, data, idempotencyKey and nothing else', async () => {
+  const body = bodyOf('/api/v1/integrations/events/batch', 'post');
+  const item = resolve(body.properties.events.items);
+  assert.deepEqual(
+    Object.keys(item.properties ?? {}).sort(),
+    ['data', 'idempotencyKey', 'type'],
+    'a batch event is not documented with its fields',
+  );
+  assert.deepEqual([...(item.required ?? [])].sort(), ['data', 'type'], 'the required event fields differ');
+  assert.equal(item.additionalProperties, false, 'a batch event is documented as taking unknown fields');
+  assert.equal(typeof item.properties.type.pattern, 'string', "a batch event's type has no pattern");
+  const { session } = await makeSignedInTenant(h);
+  const values = [
+    { type: 'order.created', data: {} },
+    { type: 'order.created', data: { nested: [1, { a: null }] }, idempotencyKey: 'key-1' },
+    { type: 'Order', data: {} },
+    { type: 'x'.repeat(101), data: {} },
+    { type: '', data: {} },
+    { type: 'order.created', data: [] },
+    { type: 'order.created', data: 'text' },
+    { type: 'order.created' },
+    { data: {} },
+    { type: 'order.created', data: {}, extra: 1 },
+    { type: 'order.created', data: {}, idempotencyKey: '' },
+    { type: 'order.created', data: {}, idempotencyKey: 'k'.repeat(256) },
+    { type: 'order.created', data: {}, idempotencyKey: 5 },
+    'order.created',
+    null,
+    [],
+  ];
+  await assertSameVerdicts('batch events', item, values, async (all) => {
+    const response = await h.request('POST', '/api/v1/integrations/events/batch', {
+      session,
+      body: { events: all },
+    });
+    assert.equal(response.status, 202, `the batch of sample events is refused whole: ${response.text}`);
+    return (response.body.data as any[]).map((answer) => answer.error?.code === 'validation_failed');
+  });
+});
+
+test("the webhook signing secret's 24–64 bytes are in its documented pattern, not only in words", async () => {
+  const credentials = bodyOf('/api/v1/integrations/connections/{id}/credentials', 'put');
+  const branch = (credentials.oneOf as any[]).map(resolve).find((b) => b.properties?.signingSecret);
+  assert.ok(branch, 'no credentials schema documents the signing secret');
+  const schema = branch.properties.signingSecret;
+  assert.equal(typeof schema.pattern, 'string', 'the signing secret is documented without a pattern');
+  const secret = (bytes: number) => `whsec_${Buffer.alloc(bytes, 0xa5).toString('base64')}`;
+  const values = [
+    ...[0, 1, 16, 23, 24, 25, 26, 27, 32, 48, 62, 63, 64, 65, 66, 100].map(secret),
+    secret(25).replace(/=+$/, ''),
+    secret(32).replace(/=+$/, ''),
+    `${secret(24)}=`,
+    `${secret(24)}A`,
+    `sk_${Buffer.alloc(32).toString('base64')}`,
+    `whsec_${'!'.repeat(44)}`,
+    `whsec_${Buffer.alloc(32).toString('base64url')}`,
+    ` ${secret(32)}`,
+  ];
+  const { session } = await makeSignedInTenant(h);
+  const connection = await makeWebhookConnection(h, session, 'https://receiver.example.com/hook');
+  await assertSameVerdicts('signingSecret', schema, values, async (all) => {
+    const verdicts: boolean[] = [];
+    for (const value of all) {
+      const response = await h.request(
+        'PUT',
+        `/api/v1/integrations/connections/${connection.id}/credentials`,
+        { session, body: { signingSecret: value } },
+      );
+      assert.ok([200, 400].includes(response.status), `signingSecret ${value}: ${response.text}`);
+      verdicts.push(response.status === 400 && response.body.errors?.[0]?.path === 'signingSecret');
+    }
+    return verdicts;
+  });
 });

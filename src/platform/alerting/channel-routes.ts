@@ -106,6 +106,13 @@ const DocumentedPatchBody = StrictObject({
   ),
 });
 
+/** `GRAFANA baseUrl with serviceAccountToken; …`: what a changed destination must be given again. */
+const BOUND_SECRETS = CHANNEL_KINDS.flatMap((kind) =>
+  Object.entries(CHANNEL_KIND_DEFINITIONS[kind].destinationSecrets ?? {}).map(
+    ([destination, secrets]) => `${kind} \`${destination}\` with \`${secrets.join('`, `')}\``,
+  ),
+).join('; ');
+
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
@@ -173,6 +180,11 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
         schema: {
           tags,
           summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
+          description:
+            'A config field the channel’s kind does not have is 400, whatever its value. Changing a ' +
+            `destination while a secret bound to it is stored (${BOUND_SECRETS}) needs that secret in ` +
+            'the same PATCH (a value, or null to remove it), else 400 naming it: a stored secret is never ' +
+            'sent to a host it was not given for.',
           params: IdParams,
           body: StrictObject({
             name: Type.Optional(Name),

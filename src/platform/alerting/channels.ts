@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { recordAudit, type AuditOrigin } from '../../access/audit.js';
 import type { AppContext } from '../../context.js';
 import { isIdOf, newId } from '../../crypto/ids.js';
@@ -98,6 +99,38 @@ function checkDestinations(
   }
 }
 
+/** A PATCH's config names fields of the channel's kind only, whatever their value (`null` included). */
+function refuseUnknown(definition: ChannelKindDefinition, given: Config): void {
+  const known = new Set(Object.keys(definition.config.properties));
+  const unknown = Object.keys(given).filter((field) => !known.has(field));
+  if (unknown.length === 0) return;
+  const message = 'is not a known field';
+  throw new HttpProblem('validation_failed', `config.${unknown[0]}: ${message}`, {
+    errors: unknown.map((field) => ({ path: `config.${field}`, message })),
+  });
+}
+
+/**
+ * A PATCH that moves a destination while a secret bound to it is stored must give that secret again
+ * (a value, or null to remove it): the stored one was given for the old host, and must never go to
+ * the new one. A destination said again unchanged (a form sends every field it shows) moves nothing.
+ */
+function refuseMovedSecrets(definition: ChannelKindDefinition, stored: Config, patch: Config): void {
+  const errors: Array<{ path: string; message: string }> = [];
+  for (const [destination, secrets] of Object.entries(definition.destinationSecrets ?? {})) {
+    if (!(destination in patch) || isDeepStrictEqual(patch[destination], stored[destination])) continue;
+    for (const secret of secrets) {
+      if (stored[secret] === undefined || secret in patch) continue;
+      errors.push({
+        path: `config.${secret}`,
+        message: `must be given again when ${destination} changes: a stored secret never goes to another destination`,
+      });
+    }
+  }
+  const [first] = errors;
+  if (first) throw new HttpProblem('validation_failed', `${first.path}: ${first.message}`, { errors });
+}
+
 function refuseGenerated(definition: ChannelKindDefinition, given: Config): void {
   for (const field of Object.keys(definition.generated ?? {})) {
     if (field in given)
@@ -193,7 +226,8 @@ export async function getChannel(ctx: AppContext, id: string): Promise<Channel> 
 
 /**
  * Changes what the body names; omitted fields stay as they are, and `null` removes an optional one.
- * The merged config is checked whole, as at creation.
+ * Fields the kind does not have are refused, `null` or not. The merged config is checked whole, as
+ * at creation, and a destination that changes needs the secrets bound to it given again.
  */
 export async function patchChannel(
   ctx: AppContext,
@@ -210,13 +244,16 @@ export async function patchChannel(
     }
     const definition = CHANNEL_KIND_DEFINITIONS[row.kind];
     const patch = body.config ?? {};
+    refuseUnknown(definition, patch);
     refuseGenerated(definition, patch);
-    const config = openChannel(ctx, row).config;
+    const stored = openChannel(ctx, row).config;
+    const config = { ...stored };
     for (const [field, value] of Object.entries(patch)) {
       if (value === null) delete config[field];
       else config[field] = value;
     }
     checkConfig(definition, config);
+    refuseMovedSecrets(definition, stored, patch);
     checkDestinations(definition, config, ctx.config.delivery);
     const updated: ChannelRow = {
       ...row,

@@ -1,9 +1,8 @@
 import type { ChannelRow } from './channel-store.js';
 import { DATABASE_UNAVAILABLE, type Condition } from './conditions.js';
 import { fingerprintOf } from './fingerprint.js';
-import { NoticePlans, type ChannelState, type Waiting } from './notice-plans.js';
+import { NoticePlans, type ChannelState, type GroupNotice, type Waiting } from './notice-plans.js';
 import type { AlertInstance } from './notification.js';
-import type { GroupNotice } from './outbox.js';
 import { routeAlert, type RoutingDocument } from './rules.js';
 
 // The alert engine's decisions, apart from the reads that feed them and the writes that follow: pure

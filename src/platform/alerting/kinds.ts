@@ -21,6 +21,14 @@ export interface ChannelKindDefinition {
   urlFields: readonly string[];
   /** Field holding a bare host name or address (EMAIL's SMTP server). */
   hostField?: string;
+  /**
+   * The secrets that go to a destination, by the field naming it: a PATCH that changes the
+   * destination while one of them is stored must give it again (or remove it), so that a stored
+   * secret is never sent to a host it was not given for (docs/operators/alerting.md). WEBHOOK and
+   * SLACK have none: their URL is itself the secret, and the WEBHOOK signing secret signs but is
+   * never sent.
+   */
+  destinationSecrets?: Readonly<Record<string, readonly string[]>>;
 }
 
 // Values that end up in an SMTP command: no line breaks or other control characters, refused when
@@ -62,6 +70,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     secretFields: ['smtpPassword'],
     urlFields: [],
     hostField: 'smtpHost',
+    destinationSecrets: { smtpHost: ['smtpPassword'] },
   },
   WEBHOOK: {
     kind: 'WEBHOOK',
@@ -88,6 +97,7 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     }),
     secretFields: ['serviceAccountToken'],
     urlFields: ['baseUrl'],
+    destinationSecrets: { baseUrl: ['serviceAccountToken'] },
   },
   HTTP: {
     kind: 'HTTP',
@@ -108,5 +118,6 @@ export const CHANNEL_KIND_DEFINITIONS: Readonly<Record<ChannelKind, ChannelKindD
     }),
     secretFields: ['url', 'headers'],
     urlFields: ['url'],
+    destinationSecrets: { url: ['headers'] },
   },
 };

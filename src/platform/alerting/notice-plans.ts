@@ -1,7 +1,13 @@
 import type { AlertStatus } from '../../db/schema.js';
 import { groupKeyOf } from './fingerprint.js';
 import type { AlertInstance } from './notification.js';
-import type { GroupNotice } from './outbox.js';
+
+/** What a channel is to be told of one group: the alerts, firing first (queued by outbox.ts). */
+export interface GroupNotice {
+  groupKey: string;
+  channelId: string;
+  alerts: AlertInstance[];
+}
 
 /** What a channel was last told of an alert, and when. */
 export type ChannelState = { status: AlertStatus; at: Date };

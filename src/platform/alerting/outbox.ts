@@ -13,18 +13,12 @@ import {
 } from './alerts-store.js';
 import { allChannelRows, recordChannelAttempt, type ChannelRow } from './channel-store.js';
 import { openChannel } from './channels.js';
+import type { GroupNotice } from './notice-plans.js';
 import type { AlertInstance, ChannelSender, ChannelSendResult } from './notification.js';
 
 // Alertmanager's webhook has `truncatedAlerts` for this: a notice lists at most this many alerts
 // (firing first), and says how many more its group has.
 const MAX_ALERTS_PER_NOTICE = 100;
-
-/** What a channel is to be told of one group: the alerts, firing first. */
-export interface GroupNotice {
-  groupKey: string;
-  channelId: string;
-  alerts: AlertInstance[];
-}
 
 const stored = (alert: AlertInstance): NoticeAlert => ({
   fingerprint: alert.fingerprint,

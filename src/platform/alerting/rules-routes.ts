@@ -12,7 +12,13 @@ import {
   MAX_DOCUMENT_PROGRAM_SIZE,
   MAX_PATTERN_PROGRAM_SIZE,
 } from './matchers.js';
-import { parseIfMatch, readRoutingDocument, replaceRoutingDocument, type RoutingDocument } from './rules.js';
+import {
+  IF_MATCH_PATTERN,
+  parseIfMatch,
+  readRoutingDocument,
+  replaceRoutingDocument,
+  type RoutingDocument,
+} from './rules.js';
 
 // Bounds of one document: generous for a platform's handful of alerts, small enough that routing an
 // alert (every rule, every matcher) stays trivial.
@@ -115,7 +121,16 @@ export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             `compiles to at most ${MAX_PATTERN_PROGRAM_SIZE} RE2 instructions; the distinct ones of a document ` +
             `hold at most ${MAX_DOCUMENT_PATTERN_LENGTH} characters and ${MAX_DOCUMENT_PROGRAM_SIZE} instructions ` +
             'in all (else 400 naming the first expression over).',
-          headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200 })) }),
+          headers: Type.Object({
+            'if-match': Type.Optional(
+              Type.String({
+                maxLength: 200,
+                pattern: IF_MATCH_PATTERN,
+                description:
+                  'the revision (an integer) bare or quoted as the ETag sends it, a comma-separated list of them, or *',
+              }),
+            ),
+          }),
           body: StrictObject({
             defaults: DefaultsSchema,
             rules: Type.Array(RuleInputSchema, { maxItems: MAX_RULES }),

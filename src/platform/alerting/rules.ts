@@ -142,25 +142,30 @@ function channelReferences(input: RoutingInput): Array<{ path: string; id: strin
 const failed = (errors: FieldError[]): HttpProblem =>
   new HttpProblem('validation_failed', `${errors[0]?.path}: ${errors[0]?.message}`, { errors });
 
+// A revision as If-Match carries it: bare (`3`) or as the entity tag GET sends (`"3"`).
+const REVISION = '(?:[0-9]{1,10}|"[0-9]{1,10}")';
+
 /**
- * `If-Match` as sent: the revision bare or quoted (`3`, `"3"`), a list of them, or `*`.
- * Returns the revisions it accepts (null: any), or undefined when the header is absent.
+ * `If-Match` as the rules PUT takes it, for the route schema (validation and the OpenAPI document
+ * alike): `*`, or one revision or more, bare or quoted, separated by commas.
+ */
+export const IF_MATCH_PATTERN = `^(?:\\*|${REVISION}(?:[ \\t]*,[ \\t]*${REVISION})*)$`;
+const IF_MATCH = new RegExp(IF_MATCH_PATTERN, 'u');
+
+/**
+ * `If-Match` as sent: the revisions it accepts (null: any, for `*`), or undefined when the header is
+ * absent. The route schema refuses anything else first; this says the same for any other caller.
  */
 export function parseIfMatch(header: string | undefined): number[] | null | undefined {
   if (header === undefined) return undefined;
-  const candidates = header
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part.length > 0);
-  if (candidates.includes('*')) return null;
-  const revisions = candidates.map((part) => {
-    const match = /^(?:"(\d{1,10})"|(\d{1,10}))$/.exec(part);
-    return match ? Number(match[1] ?? match[2]) : Number.NaN;
-  });
-  if (revisions.length === 0 || revisions.some((n) => !Number.isSafeInteger(n))) {
-    throw fieldProblem('headers.if-match', 'is not a revision (an integer, bare or quoted, or *)');
+  if (!IF_MATCH.test(header)) {
+    throw fieldProblem(
+      'headers.if-match',
+      'is not a revision (an integer, bare or quoted, a list of them, or *)',
+    );
   }
-  return revisions;
+  if (header === '*') return null;
+  return header.split(',').map((part) => Number(part.trim().replaceAll('"', '')));
 }
 
 /**

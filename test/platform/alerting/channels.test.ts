@@ -529,3 +529,192 @@ describe('changing, testing and deleting channels', () => {
     assertNoLeak(h, ['zzsecret']);
   });
 });
+
+describe('a stored secret is never sent to a destination it was not given for', () => {
+  const patch = (id: string, body: unknown) =>
+    h.request('PATCH', `${CHANNELS}/${id}`, { token: h.platformToken, body });
+  const read = async (id: string) => {
+    const response = await h.request('GET', `${CHANNELS}/${id}`, { token: h.platformToken });
+    assert.equal(response.status, 200, `the channel cannot be read: ${response.text}`);
+    const { lastAttempt: _attempt, ...channel } = response.body;
+    return channel;
+  };
+
+  /** A refused PATCH: 400 naming the secret field, and nothing written (the channel, the audit log). */
+  async function assertRefused(id: string, body: unknown, secretField: string): Promise<void> {
+    const before = await read(id);
+    const audits = await count('audit_log');
+    const refused = await patch(id, body);
+    assert.equal(refused.status, 400, `${JSON.stringify(body)} was not refused: ${refused.text}`);
+    assert.equal(
+      refused.body.code,
+      'validation_failed',
+      `${JSON.stringify(body)} was refused for another reason than validation`,
+    );
+    assert.deepEqual(
+      refused.body.errors.map((e: { path: string }) => e.path),
+      [`config.${secretField}`],
+      `${JSON.stringify(body)}: the refusal does not name config.${secretField} alone`,
+    );
+    assert.deepEqual(
+      await read(id),
+      before,
+      `${JSON.stringify(body)}: the refused PATCH changed the channel`,
+    );
+    assert.equal(await count('audit_log'), audits, `${JSON.stringify(body)}: the refused PATCH was audited`);
+  }
+
+  test('GRAFANA: a new baseUrl needs its serviceAccountToken in the same PATCH; the old token never goes to it', async (t) => {
+    const oldToken = 'glsa_old-token-7f3a9c';
+    const newToken = 'glsa_new-token-c41d02';
+    const first = await startReceiver(t);
+    const second = await startReceiver(t);
+    const created = await create({
+      name: 'grafana',
+      kind: 'GRAFANA',
+      config: { baseUrl: first.url('/grafana'), tags: ['hubgate'], serviceAccountToken: oldToken },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+
+    await assertRefused(id, { config: { baseUrl: second.url('/grafana') } }, 'serviceAccountToken');
+    // Said again unchanged (as a form sends every field it shows), the URL needs no token.
+    const same = await patch(id, { name: 'grafana 2', config: { baseUrl: first.url('/grafana') } });
+    assert.equal(same.status, 200, `repeating the stored baseUrl is refused: ${same.text}`);
+
+    const tested = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    assert.equal(tested.body.ok, true, `the test after the refused PATCH failed: ${tested.text}`);
+    const [atFirst] = await first.waitFor(1);
+    assert.equal(
+      atFirst?.headers.authorization,
+      `Bearer ${oldToken}`,
+      'after the refused PATCH, the test did not go to the old receiver with the old token',
+    );
+    assert.equal(second.received.length, 0, 'the refused PATCH sent something to the new receiver');
+
+    const moved = await patch(id, {
+      config: { baseUrl: second.url('/grafana'), serviceAccountToken: newToken },
+    });
+    assert.equal(moved.status, 200, `a new baseUrl with its token is refused: ${moved.text}`);
+    assert.equal(moved.body.config.baseUrl, second.url('/grafana'), 'the new baseUrl was not stored');
+    const again = await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    assert.equal(again.body.ok, true, `the test to the new receiver failed: ${again.text}`);
+    const [atSecond] = await second.waitFor(1);
+    assert.equal(
+      atSecond?.headers.authorization,
+      `Bearer ${newToken}`,
+      'the new receiver did not get the new token',
+    );
+    assert.ok(
+      second.received.every((r) => !JSON.stringify(r).includes(oldToken)),
+      'the old token reached the new receiver',
+    );
+    assert.equal(first.received.length, 1, 'the old receiver got something after the channel moved');
+    assertNoLeak(h, [oldToken, newToken]);
+  });
+
+  test('HTTP: a new url needs its secret headers again when some are stored', async (t) => {
+    const oldHeader = 'Token old-header-9b1e44';
+    const newHeader = 'Token new-header-2d7c85';
+    const first = await startReceiver(t);
+    const second = await startReceiver(t);
+    const created = await create({
+      name: 'http',
+      kind: 'HTTP',
+      config: { url: first.url('/notify'), headers: { authorization: oldHeader } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+
+    await assertRefused(id, { config: { url: second.url('/notify') } }, 'headers');
+    await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    const [atFirst] = await first.waitFor(1);
+    assert.equal(atFirst?.headers.authorization, oldHeader, 'the old receiver did not get the old header');
+    assert.equal(second.received.length, 0, 'the refused PATCH sent something to the new receiver');
+
+    const moved = await patch(id, {
+      config: { url: second.url('/notify'), headers: { authorization: newHeader } },
+    });
+    assert.equal(moved.status, 200, `a new url with its headers is refused: ${moved.text}`);
+    await h.request('POST', `${CHANNELS}/${id}/test`, { token: h.platformToken });
+    const [atSecond] = await second.waitFor(1);
+    assert.equal(atSecond?.headers.authorization, newHeader, 'the new receiver did not get the new header');
+    assert.ok(
+      second.received.every((r) => !JSON.stringify(r).includes(oldHeader)),
+      'the old header reached the new receiver',
+    );
+
+    // Removing the headers in the same PATCH is giving them too: nothing stored goes anywhere new.
+    const cleared = await patch(id, { config: { url: first.url('/plain'), headers: null } });
+    assert.equal(cleared.status, 200, `a new url with the headers removed is refused: ${cleared.text}`);
+    assert.deepEqual(cleared.body.secretFields, ['url'], 'removing the headers left them stored');
+    // With no headers stored there is nothing to give again.
+    const bare = await patch(id, { config: { url: second.url('/plain') } });
+    assert.equal(bare.status, 200, `a new url without stored headers is refused: ${bare.text}`);
+    assertNoLeak(h, [oldHeader, newHeader]);
+  });
+
+  test('EMAIL: a new smtpHost needs its smtpPassword again when one is stored', async () => {
+    const password = 'smtp-pw-5e0f1b';
+    const created = await create({
+      name: 'mail',
+      kind: 'EMAIL',
+      config: {
+        to: ['ops@example.com'],
+        from: 'hubgate@example.com',
+        smtpHost: 'smtp.example.com',
+        smtpPort: 587,
+        smtpPassword: password,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+
+    await assertRefused(id, { config: { smtpHost: 'smtp.elsewhere.example' } }, 'smtpPassword');
+    const port = await patch(id, { config: { smtpHost: 'smtp.example.com', smtpPort: 465 } });
+    assert.equal(port.status, 200, `a new port on the same host is refused: ${port.text}`);
+    const moved = await patch(id, {
+      config: { smtpHost: 'smtp.elsewhere.example', smtpPassword: 'smtp-pw-new-77a0c3' },
+    });
+    assert.equal(moved.status, 200, `a new host with its password is refused: ${moved.text}`);
+    assert.equal(moved.body.config.smtpHost, 'smtp.elsewhere.example', 'the new SMTP host was not stored');
+    assert.deepEqual(moved.body.secretFields, ['smtpPassword'], 'the new password was not stored');
+    assertNoLeak(h, [password, 'smtp-pw-new-77a0c3']);
+  });
+
+  test('unknown config fields are refused whatever their value, null included; nothing is written', async () => {
+    const created = await create({
+      name: 'slack',
+      kind: 'SLACK',
+      config: { webhookUrl: 'https://hooks.example.com/T/B/unknown-fields' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+    for (const value of [null, 1, 'x', {}]) {
+      const before = await read(id);
+      const audits = await count('audit_log');
+      const refused = await patch(id, { config: { foo: value } });
+      assert.equal(
+        refused.status,
+        400,
+        `config.foo = ${JSON.stringify(value)} was accepted: ${refused.text}`,
+      );
+      assert.equal(
+        refused.body.code,
+        'validation_failed',
+        `config.foo = ${JSON.stringify(value)}: wrong code`,
+      );
+      assert.equal(
+        refused.body.errors[0].path,
+        'config.foo',
+        `config.foo = ${JSON.stringify(value)}: the refusal does not name config.foo`,
+      );
+      assert.deepEqual(await read(id), before, `config.foo = ${JSON.stringify(value)} changed the channel`);
+      assert.equal(await count('audit_log'), audits, `config.foo = ${JSON.stringify(value)} was audited`);
+    }
+    // Another kind's field is unknown to this one too.
+    const other = await patch(id, { config: { smtpPassword: null } });
+    assert.equal(other.status, 400, `another kind's field was accepted: ${other.text}`);
+    assert.equal(other.body.errors[0].path, 'config.smtpPassword', 'the refusal does not name the field');
+  });
+});
