@@ -6,7 +6,8 @@ import { newId } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
 import { MAX_RECOVERED, recoverRange } from './control.js';
-import { newDelivery, payloadOf } from './publish.js';
+import { newDelivery } from './fan-out.js';
+import { payloadOf } from './publish.js';
 import { insertEventGroup, type DeliveryRow, type EventRow } from './store.js';
 
 /** How far back recover reaches (docs/api/events.md). */

@@ -16,7 +16,6 @@ import {
 } from './store.js';
 
 // The delivery row of a test event is made as a published one's (operate.ts).
-export { newDelivery } from './fan-out.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
 
