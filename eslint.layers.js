@@ -14,6 +14,7 @@ export const LAYERS = [
   ['tenants/', 'keys/', 'platform/'],
   ['connections/'],
   ['delivery/'],
+  ['people/'],
   ['hub/', 'sign-in/'],
   ['passkeys/', 'sso/', 'setup/'],
   ['web/'],

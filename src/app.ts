@@ -13,6 +13,7 @@ import { loadConnectorCatalog } from './connections/catalog.js';
 import { connectionRoutes } from './connections/routes.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
+import { limitPasswordHashing } from './crypto/passwords.js';
 import type { Database } from './db/database.js';
 import { leaseDuration } from './delivery/claim.js';
 import { deliveryControl } from './delivery/control.js';
@@ -25,6 +26,7 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
 import { createMetrics, registerHttpMetrics } from './http/metrics.js';
+import { HttpProblem } from './http/problem.js';
 import { generateRequestId } from './http/request-id.js';
 import { registerTextChecks } from './http/text.js';
 import {
@@ -46,6 +48,8 @@ import { keyRoutes } from './keys/routes.js';
 import { errorFields } from './logger.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { passkeyRoutes } from './passkeys/routes.js';
+import { createInvitationMailer } from './people/mailer.js';
+import { peopleRoutes } from './people/routes.js';
 import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
@@ -54,6 +58,7 @@ import { createChannelSender } from './platform/alerting/senders/index.js';
 import { startHistorySampler } from './platform/history.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
 import { setupRoutes } from './setup/routes.js';
+import { invitationRoutes } from './sign-in/invitation-routes.js';
 import { sessionRoutes } from './sign-in/routes.js';
 import { openAcceptor } from './sso/kerberos.js';
 import { ssoRoutes } from './sso/routes.js';
@@ -122,6 +127,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerNodeAnswers(app);
 
+  // Process-wide (docs/decisions/0050-password-hashing-bounded.md): a refusal is a 503 with Retry-After.
+  limitPasswordHashing({
+    concurrency: config.passwordHashConcurrency,
+    busy: () =>
+      new HttpProblem('unavailable', 'Too many passwords are being checked at once; try again shortly.', {
+        headers: { 'retry-after': '1' },
+      }),
+  });
   const db = deps.database.kysely;
   const logBackgroundError = (error: unknown) =>
     deps.logger.warn(errorFields(error), 'background write failed');
@@ -182,6 +195,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(keyRoutes(ctx, tenantKeys));
   await app.register(automationRoutes(ctx));
   await app.register(auditRoutes(ctx));
+  const mailer = createInvitationMailer(config.mail, deps.logger, config.delivery.timeoutMs);
+  app.addHook('onClose', () => mailer.close());
+  await app.register(peopleRoutes({ ctx, mailer }));
+  await app.register(invitationRoutes(ctx));
   await app.register(tenantRoutes(ctx));
   await app.register(monitoringRoutes(ctx));
   const alertSender = createChannelSender({

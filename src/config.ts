@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ConfigError, parseValues, SERVICE_NAME, SETTINGS, type Values } from './config/table.js';
 import type { Cidr } from './outbound/ssrf-policy.js';
 
@@ -29,7 +30,7 @@ export interface Config {
   };
   rateLimitPerMinute: number;
   bodyLimitBytes: number;
-  /** Time a client has to send a whole request, headers and body (slow clients, contract §14). */
+  /** Time a client has to send a whole request, headers and body (slow clients, docs/api/limits.md). */
   requestTimeoutMs: number;
   /** Audit entries older than this are deleted. */
   auditRetentionDays: number;
@@ -41,8 +42,12 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Connector keys the platform has switched off: no new connections or credentials, no deliveries. */
   disabledConnectors: string[];
-  /** Enterprise single sign-on over SPNEGO (contract §11); null: off. */
+  /** Enterprise single sign-on over SPNEGO (docs/operators/sso.md); null: off. */
   sso: SsoConfig | null;
+  /** Argon2 hashes and checks at once in this process; more wait up to 2 s, then 503. */
+  passwordHashConcurrency: number;
+  /** Outgoing e-mail (invitations); null: none is sent. */
+  mail: MailConfig | null;
   alerts: {
     /** How often the alert conditions are evaluated (by one process at a time). */
     evaluationIntervalMs: number;
@@ -67,6 +72,12 @@ export interface SsoConfig {
   principal: string;
   /** Only principals of this realm are accepted; null: any realm the keytab's key is trusted by. */
   realm: string | null;
+}
+
+export interface MailConfig {
+  /** `smtp://` or `smtps://`, with its credentials: never logged. */
+  smtpUrl: string;
+  from: string;
 }
 
 /** Fixed: not read from the environment. */
@@ -116,7 +127,7 @@ function alerts(values: Values): Config['alerts'] {
 }
 
 /**
- * The environment of contract §1 (every variable: config/table.ts, docs/configuration.md), read once
+ * The environment of docs/operators/deployment.md (every variable: config/table.ts, docs/configuration.md), read once
  * at start-up. Throws ConfigError with one line that names the offending variable.
  */
 export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
@@ -148,5 +159,9 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
     disabledConnectors: values.CONNECTORS_DISABLED,
     sso: sso(values, publicUrl),
     alerts: alerts(values),
+    passwordHashConcurrency: values.PASSWORD_HASH_CONCURRENCY ?? availableParallelism(),
+    mail: values.SMTP_URL
+      ? { smtpUrl: values.SMTP_URL, from: values.SMTP_FROM ?? `hubgate@${publicUrl.hostname}` }
+      : null,
   };
 }

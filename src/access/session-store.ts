@@ -91,6 +91,45 @@ export async function revokeSessionRow(
     .execute();
 }
 
+/** When a session of the user last started: what the tenant's people list shows (docs/api/people.md). */
+export async function recordSignInTime(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ last_sign_in_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .execute();
+}
+
+/**
+ * Revokes the user's live sessions, those that started with `authMethod` only when it is given,
+ * all but `exceptSessionId` when it is given; answers how many ended. Every request looks its
+ * session up in the database (no cache), so they end at once, in every process.
+ */
+export async function revokeUserSessionRows(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  at: Date,
+  which: { authMethod?: string; exceptSessionId?: string } = {},
+): Promise<number> {
+  let query = db
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null);
+  if (which.authMethod !== undefined) query = query.where('auth_method', '=', which.authMethod);
+  if (which.exceptSessionId !== undefined) query = query.where('id', '!=', which.exceptSessionId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** How long a failed sign-in counts against its account (contract §4). */
 export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
@@ -126,4 +165,13 @@ export async function reserveSignInAttempt(
 
 export async function clearFailures(db: Kysely<DB>, account: string): Promise<void> {
   await db.deleteFrom('sign_in_failures').where('account', '=', account).execute();
+}
+
+/**
+ * Gives back one check reserved at `at` that never happened or needs no counting (the password
+ * was never verified; a lookup that found what it asked for): one row, the other failures stay.
+ */
+export async function releaseReservation(db: Kysely<DB>, account: string, at: Date): Promise<void> {
+  await sql`delete from sign_in_failures where ctid = (
+    select ctid from sign_in_failures where account = ${account} and failed_at = ${at} limit 1)`.execute(db);
 }

@@ -5,14 +5,24 @@ import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import type { SessionPrincipal } from './principal.js';
 import type { TenantScope } from './scope.js';
-import { findLiveSession, insertSession, revokeSessionRow, touchSession } from './session-store.js';
+import {
+  findLiveSession,
+  insertSession,
+  recordSignInTime,
+  revokeSessionRow,
+  revokeUserSessionRows,
+  touchSession,
+} from './session-store.js';
 
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 // Idle expiry is tracked to the minute: last_seen_at is written at most once a minute per session.
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
-/** A new server-side session; the token goes to the cookie and only its hash is stored. */
+/**
+ * A new server-side session; the token goes to the cookie and only its hash is stored. The user's
+ * last sign-in becomes `at`, in the same transaction (`db`).
+ */
 export async function startSession(
   db: Kysely<DB>,
   ctx: AppContext,
@@ -34,6 +44,7 @@ export async function startSession(
     expires_at: expiresAt,
     revoked_at: null,
   });
+  await recordSignInTime(db, scope, userId, at);
   return { sessionId, token, expiresAt };
 }
 
@@ -67,4 +78,19 @@ export async function resolveSession(
 
 export function endSession(ctx: AppContext, scope: TenantScope, sessionId: string, at: Date): Promise<void> {
   return revokeSessionRow(ctx.db, scope, sessionId, at);
+}
+
+/**
+ * Ends a user's sessions at once (every request reads its session from the database): those that
+ * started with `authMethod` when it is given, all but `exceptSessionId` when it is given. Answers
+ * how many ended; `db` is the transaction of the change that ends them.
+ */
+export function endUserSessions(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  at: Date,
+  which: { authMethod?: string; exceptSessionId?: string } = {},
+): Promise<number> {
+  return revokeUserSessionRows(db, scope, userId, at, which);
 }

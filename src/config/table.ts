@@ -15,7 +15,14 @@ import {
 
 export class ConfigError extends Error {}
 
-export const GROUPS = ['Storage', 'Server and access', 'Delivery', 'Alerts', 'Single sign-on'] as const;
+export const GROUPS = [
+  'Storage',
+  'Server and access',
+  'Delivery',
+  'Alerts',
+  'Single sign-on',
+  'E-mail',
+] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** One environment variable: how it is read, what it is when unset, and what it means to an operator. */
@@ -60,8 +67,18 @@ export const SERVICE_NAME = new RegExp(`^[A-Za-z][A-Za-z0-9-]*@${DNS_LABEL}(\\.$
 // At least two labels: a bare `localhost` as a user's e-mail domain is a typo, not a domain.
 const DOMAIN_NAME = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})+$`);
 
+/** A mail server's URL: smtp or smtps, a host, an optional port; user and password as its owner wrote them. */
+const smtpUrl: Parser<string> = {
+  expects: 'an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587',
+  parse(raw) {
+    if (!/^smtps?:\/\/[^\s/?#]+\/?$/.test(raw) || !URL.canParse(raw)) return { ok: false };
+    const url = new URL(raw);
+    return url.hostname === '' ? { ok: false } : { ok: true, value: raw };
+  },
+};
+
 const seconds = (example: string) => list(integer({ min: 0 }), `whole seconds such as ${example}`);
-const [STORAGE, SERVER, DELIVERY, ALERTS, SSO] = GROUPS;
+const [STORAGE, SERVER, DELIVERY, ALERTS, SSO, EMAIL] = GROUPS;
 
 /**
  * The environment of contract §1, the single source of `parseConfig` (config.ts), its error messages
@@ -130,6 +147,12 @@ export const SETTINGS = {
     parser: integer({ min: 1, max: 1_000_000_000, unit: 'requests' }),
     default: '600',
     doc: 'Requests per one-minute window for each credential (key or session), counted across every process. Requests without a valid credential, and sign-ins, count against it per client address.',
+  }),
+  PASSWORD_HASH_CONCURRENCY: optional({
+    group: SERVER,
+    parser: integer({ min: 1, max: 1_024, unit: 'hashes' }),
+    unset: 'the number of CPUs',
+    doc: 'Password hashes and checks (Argon2id: sign-in, setup, accepting an invitation) running at once in each process. More wait, at most 2 s, then get `503 unavailable` with `Retry-After`, so a burst of sign-ins cannot slow every other request down.',
   }),
   AUDIT_RETENTION_DAYS: setting({
     group: SERVER,
@@ -265,6 +288,19 @@ export const SETTINGS = {
     parser: matching(/^[A-Za-z0-9._-]+$/, 'a Kerberos realm such as EXAMPLE.COM'),
     unset: 'any realm',
     doc: 'Accept only principals of this realm. Set it when your realm trusts others, or their users would sign in as users of your e-mail domain too.',
+  }),
+  SMTP_URL: optional({
+    group: EMAIL,
+    parser: smtpUrl,
+    unset: 'unset: no e-mail is sent',
+    doc: 'The mail server invitations are sent through, as `smtp://user:password@host:port` (STARTTLS when the server offers it; port 587 unless given) or `smtps://…` (TLS from the start; port 465 unless given); user and password percent-encoded. Unset, an invitation is only a link shown to whoever made it. A failed send is logged and never fails the invitation.',
+    secret: true,
+  }),
+  SMTP_FROM: optional({
+    group: EMAIL,
+    parser: matching(/^[^\s@<>",;]+@[^\s@<>",;]+$/, 'an e-mail address such as hub@example.com'),
+    unset: '`hubgate@` the host of `PUBLIC_URL`',
+    doc: 'The sender of the e-mail hubgate sends (`From` and the envelope sender).',
   }),
 } satisfies Record<string, Setting<unknown>>;
 

@@ -8,13 +8,16 @@ type OptionalTimestamp = ColumnType<Date | null, Date | string | null | undefine
 
 // Text columns that hold one of a fixed set. The sets live here, with the rows, so a row read back is
 // typed without a cast; access/catalog and platform/alerting/kinds export them to the domains.
-/** The modules a tenant can be entitled to (contract §4). */
+/** The modules a tenant can be entitled to (docs/api/authentication.md). */
 export const MODULE_KEYS = ['integrations', 'integration_hub'] as const;
 export type ModuleKey = (typeof MODULE_KEYS)[number];
-/** A person's role in their tenant (contract §4). */
+/** A person's role in their tenant (docs/api/authentication.md). */
 export const ROLES = ['COMPANY_IT_ADMIN', 'EXECUTIVE', 'PLATFORM_ADMIN', 'MEMBER'] as const;
 export type Role = (typeof ROLES)[number];
-/** The five alert channel kinds (contract §9). */
+/** `invited` until the invitation is accepted, then `active` (docs/api/people.md). */
+export const USER_STATUSES = ['active', 'invited'] as const;
+export type UserStatus = (typeof USER_STATUSES)[number];
+/** The five alert channel kinds (docs/operators/alerting.md). */
 export const CHANNEL_KINDS = ['EMAIL', 'WEBHOOK', 'SLACK', 'GRAFANA', 'HTTP'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
@@ -40,6 +43,19 @@ export interface UsersTable {
   /** The WebAuthn user handle (base64url), one per user, made with the first passkey offer. */
   webauthn_user_id: Generated<string | null>;
   created_at: Timestamp;
+  status: Generated<UserStatus>;
+  /** When a session of theirs last started, by any way of signing in. */
+  last_sign_in_at: OptionalTimestamp;
+}
+
+/** An invitation link (docs/api/people.md): a keyed hash of its token, never the token; single use. */
+export interface InvitationsTable {
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: OptionalTimestamp;
 }
 
 export interface PlatformKeysTable {
@@ -101,14 +117,14 @@ export interface SignInFailuresTable {
   failed_at: Timestamp;
 }
 
-/** First-run setup tokens (contract §13): a keyed hash of each, never the token. */
+/** First-run setup tokens (docs/operators/setup.md): a keyed hash of each, never the token. */
 export interface SetupTokensTable {
   token_hash: string;
   created_at: Timestamp;
   expires_at: Timestamp;
 }
 
-/** A passkey (contract §10): the public half and what verifying its assertions needs. */
+/** A passkey (docs/api/passkeys.md): the public half and what verifying its assertions needs. */
 export interface PasskeysTable {
   id: string;
   tenant_id: string;
@@ -137,7 +153,7 @@ export interface WebauthnChallengesTable {
   expires_at: Timestamp;
 }
 
-/** A minute of monitoring history (contract §12); null where nothing was measured. */
+/** A minute of monitoring history (docs/operators/monitoring.md); null where nothing was measured. */
 export interface MonitoringMinutesTable {
   minute: Timestamp;
   delivered: number | null;
@@ -159,7 +175,7 @@ export interface RateLimitWindowsTable {
   hits: Generated<number>;
 }
 
-/** A connection's state (contract §6, §15): `disabled` (revoked) is final. */
+/** A connection's state (docs/api/connections.md): `disabled` (revoked) is final. */
 export const CONNECTION_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 /** Why a connection is paused: by hand, failing for long, or its receiver said 410 Gone. */
@@ -203,7 +219,7 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
-/** A publish's Idempotency-Key and the answer it gave, for 24 hours (contract §7). */
+/** A publish's Idempotency-Key and the answer it gave, for 24 hours (docs/api/events.md). */
 export interface EventIdempotencyKeysTable {
   tenant_id: string;
   key: string;
@@ -238,7 +254,7 @@ export interface DeliveriesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   delivered_at: Timestamp | null;
-  /** A test delivery (contract §15), made by `POST …/test` for this connection alone. */
+  /** A test delivery (docs/api/events.md), made by `POST …/test` for this connection alone. */
   test: Generated<boolean>;
   /** The answer's status of the last attempt, for the log's `responseStatus` filter. */
   last_response_status: Generated<number | null>;
@@ -358,6 +374,7 @@ export interface DB {
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;
+  invitations: InvitationsTable;
   platform_keys: PlatformKeysTable;
   audit_log: AuditLogTable;
   sessions: SessionsTable;

@@ -9,6 +9,7 @@ import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { SessionPrincipal } from '../access/principal.js';
 import type { TenantScope } from '../access/scope.js';
+import { endUserSessions } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
@@ -236,7 +237,9 @@ export const getPasswordSignIn = async (
 
 /**
  * "Where enabled, passkeys replace password-only flows" (contract §10): the user turns password
- * sign-in off, only while they hold a passkey to sign in with instead.
+ * sign-in off, only while they hold a passkey to sign in with instead. Turning it off ends their
+ * other sessions that began with a password, at once (docs/api/authentication.md): whoever knew the
+ * password is signed out with it. The session that turns it off stays, whatever began it.
  */
 export async function switchPasswordSignIn(
   ctx: AppContext,
@@ -255,12 +258,18 @@ export async function switchPasswordSignIn(
       );
     if (was !== enabled) {
       await setPasswordSignIn(trx, scope, session.userId, enabled);
+      const ended = enabled
+        ? 0
+        : await endUserSessions(trx, scope, session.userId, origin.at, {
+            authMethod: 'password',
+            exceptSessionId: session.sessionId,
+          });
       await recordAudit(trx, origin, {
         action: 'user.password_sign_in.update',
         tenantId: scope.tenantId,
         targetType: 'user',
         targetId: session.userId,
-        metadata: { enabled },
+        metadata: { enabled, ...(!enabled && { passwordSessionsEnded: ended }) },
       });
     }
     return { enabled };

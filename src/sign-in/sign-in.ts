@@ -1,13 +1,25 @@
 import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { signInScopeOf, type TenantScope } from '../access/scope.js';
-import { clearFailures, reserveSignInAttempt, SIGN_IN_FAILURE_WINDOW_MS } from '../access/session-store.js';
+import {
+  clearFailures,
+  releaseReservation,
+  reserveSignInAttempt,
+  SIGN_IN_FAILURE_WINDOW_MS,
+} from '../access/session-store.js';
 import { startSession } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
-import { decoyPasswordHash, verifyPassword } from '../crypto/passwords.js';
+import {
+  decoyPasswordHash,
+  hashPassword,
+  isPasswordHashingBusy,
+  verifyPassword,
+} from '../crypto/passwords.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
-import { findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
+import { activateInvitedUser, findInvitation, useInvitation } from '../people/invitations.js';
+import type { InvitationLookup } from '../people/schemas.js';
+import { findUserById, findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
 
 const MAX_FAILURES = 10;
 
@@ -39,6 +51,25 @@ export async function reserveAttempt(
 /** Forgets the failures of `account`, with `db` the transaction of the success that clears them. */
 export const clearAttempts = (db: Kysely<DB>, account: string): Promise<void> => clearFailures(db, account);
 
+/**
+ * Runs `check` (a password hash or verification) for the attempt reserved for `account` at `now`.
+ * When the process's bound on hashing refuses it (503), nothing was checked: the reservation is
+ * given back, so a burst of load cannot lock an account out.
+ */
+async function hashingFor<T>(
+  db: Kysely<DB>,
+  account: string,
+  now: Date,
+  check: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (isPasswordHashingBusy(error)) await releaseReservation(db, account, now);
+    throw error;
+  }
+}
+
 export interface SignedIn {
   user: User;
   /** The signed-in user's tenant: what the sign-in answer reads its tenant with. */
@@ -66,7 +97,9 @@ export async function signInWithPassword(
 
   const user = await findUserForSignIn(ctx, account);
   const hash = user?.passwordHash ?? null;
-  const ok = await verifyPassword(hash ?? (await decoyPasswordHash()), input.password);
+  const ok = await hashingFor(ctx.db, account, now, async () =>
+    verifyPassword(hash ?? (await decoyPasswordHash()), input.password),
+  );
   const refuse = async (reason: string) =>
     recordAudit(ctx.db, origin, {
       action: 'sign_in.failure',
@@ -127,4 +160,81 @@ export async function startSignedInSession(
     scope,
     ...session,
   };
+}
+
+const invalidInvitation = (): HttpProblem =>
+  new HttpProblem('invalid_credentials', 'This invitation link is wrong, used or expired.');
+const TOO_MANY_INVITATION_TRIES = 'Too many wrong invitation links from this address; try again later.';
+
+/**
+ * What an invitation link is for, before the person chooses a password (docs/api/people.md).
+ * `throttleKey` names the client (its address bucket): wrong tokens count as sign-in failures do,
+ * ten within 15 minutes and it gets 429; a token that works is not counted.
+ */
+export async function lookUpInvitation(
+  ctx: AppContext,
+  now: Date,
+  throttleKey: string,
+  token: string,
+): Promise<InvitationLookup> {
+  await reserveAttempt(ctx.db, throttleKey, now, TOO_MANY_INVITATION_TRIES);
+  const found = await findInvitation(ctx.db, ctx.keyring, token, now);
+  if (!found) throw invalidInvitation();
+  await releaseReservation(ctx.db, throttleKey, now);
+  return { email: found.email, tenant: { name: found.tenantName }, expiresAt: found.expiresAt.toISOString() };
+}
+
+/** Thrown inside the transaction of an accept to undo it: the invitation was not usable after all. */
+class InvitationRefused extends Error {}
+
+/**
+ * Accepting an invitation (docs/api/people.md) is the invited person's first sign-in: the link is
+ * used up, they become `active` with the password they chose, and a password session starts, all
+ * in one transaction. An unknown, used or expired token is `401 invalid_credentials`, counted per
+ * client address as `lookUpInvitation` counts; the password is hashed only for a live invitation.
+ */
+export async function signInWithInvitation(
+  ctx: AppContext,
+  origin: AuditOrigin,
+  throttleKey: string,
+  input: { token: string; password: string },
+): Promise<SignedIn> {
+  const now = origin.at;
+  await reserveAttempt(ctx.db, throttleKey, now, TOO_MANY_INVITATION_TRIES);
+  const refuse = async () => {
+    await recordAudit(ctx.db, origin, {
+      action: 'sign_in.failure',
+      tenantId: null,
+      metadata: { method: 'invitation', reason: 'invalid_invitation' },
+    });
+    return invalidInvitation();
+  };
+  if (!(await findInvitation(ctx.db, ctx.keyring, input.token, now))) throw await refuse();
+
+  // Hashing is slow on purpose; done before the transaction so no connection waits on it.
+  const passwordHash = await hashingFor(ctx.db, throttleKey, now, () => hashPassword(input.password));
+  try {
+    return await ctx.db.transaction().execute(async (trx) => {
+      const used = await useInvitation(trx, ctx.keyring, input.token, now);
+      const user = used && (await findUserById(trx, used.userId));
+      if (!user || user.status !== 'invited') throw new InvitationRefused();
+      // The token verified and names this person: their tenant is the one this sign-in acts for.
+      const scope = signInScopeOf(user);
+      if (!(await activateInvitedUser(trx, scope, user.id, passwordHash))) throw new InvitationRefused();
+      const actor: AuditOrigin = { ...origin, actorType: 'user', actorId: user.id };
+      await recordAudit(trx, actor, {
+        action: 'user.activate',
+        tenantId: scope.tenantId,
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { email: user.email, role: user.role },
+      });
+      await clearAttempts(trx, throttleKey);
+      return startSignedInSession(trx, ctx, scope, origin, user, 'password', { invitation: true });
+    });
+  } catch (error) {
+    // Used or removed between the look and the transaction (a concurrent accept won).
+    if (error instanceof InvitationRefused) throw await refuse();
+    throw error;
+  }
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
-import type { DB, ModuleKey, TenantsTable, UsersTable } from '../db/schema.js';
+import type { DB, ModuleKey, TenantsTable, UsersTable, UserStatus } from '../db/schema.js';
 import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -70,12 +70,13 @@ async function insertEntitlementRows(
     .execute();
 }
 
+/** What a new user row is given; the rest takes the column defaults (`status` is `active` unless said). */
+export type NewUserRow = Pick<UserRow, 'id' | 'email' | 'role' | 'password_hash' | 'created_at'> & {
+  status?: UserStatus;
+};
+
 /** Inserts a user; false when the e-mail address is taken (by any tenant: e-mail is global). */
-export async function insertUserRow(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  row: Omit<UserRow, 'tenant_id' | 'password_sign_in_enabled' | 'webauthn_user_id'>,
-): Promise<boolean> {
+export async function insertUserRow(db: Kysely<DB>, scope: TenantScope, row: NewUserRow): Promise<boolean> {
   const inserted = await db
     .insertInto('users')
     .values({ ...row, tenant_id: scope.tenantId })
@@ -100,8 +101,9 @@ const signInUsers = (db: Kysely<DB>) =>
       ),
     );
 
-export function findUserRowByEmail(db: Kysely<DB>, email: string): Promise<SignInUserRow | undefined> {
-  return signInUsers(db).where('u.email', '=', email).executeTakeFirst();
+/** An active user by e-mail address: an invited one has no way to sign in until they accept. */
+export function findActiveUserRowByEmail(db: Kysely<DB>, email: string): Promise<SignInUserRow | undefined> {
+  return signInUsers(db).where('u.email', '=', email).where('u.status', '=', 'active').executeTakeFirst();
 }
 
 export function findUserRowById(db: Kysely<DB>, userId: string): Promise<SignInUserRow | undefined> {

@@ -6,14 +6,14 @@ import { platformScopeOf, type TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import { hashPassword } from '../crypto/passwords.js';
-import type { DB } from '../db/schema.js';
+import type { DB, UserStatus } from '../db/schema.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
   anyUserRow,
   entitlementsOf,
+  findActiveUserRowByEmail,
   findTenantRow,
-  findUserRowByEmail,
   findUserRowById,
   insertTenant,
   insertUserRow,
@@ -156,22 +156,27 @@ export async function createUser(
  * A new user of an existing tenant and its audit row, written with `db` (the caller's transaction);
  * the password is hashed by the caller, outside any transaction. A taken e-mail address is a 409.
  * `id` when the caller needs it before (first-run setup's audit rows name the new user as actor).
+ * An invited user (docs/api/people.md) has no password until they accept their invitation.
  */
 export async function createUserWith(
   db: Kysely<DB>,
   scope: TenantScope,
   origin: AuditOrigin,
-  input: { email: string; role: Role; passwordHash: string; id?: string },
+  input: { email: string; role: Role; id?: string } & (
+    { passwordHash: string; status?: 'active' } | { passwordHash: null; status: 'invited' }
+  ),
 ): Promise<User> {
   const email = normalizeEmail(input.email);
   const id = input.id ?? newId('usr');
   const { tenantId } = scope;
+  const status: UserStatus = input.status ?? 'active';
   const inserted = await insertUserRow(db, scope, {
     id,
     email,
     role: input.role,
     password_hash: input.passwordHash,
     created_at: origin.at,
+    status,
   });
   if (!inserted) throw new HttpProblem('conflict', 'A user with this e-mail address already exists.');
   await recordAudit(db, origin, {
@@ -179,7 +184,7 @@ export async function createUserWith(
     tenantId,
     targetType: 'user',
     targetId: id,
-    metadata: { email, role: input.role },
+    metadata: { email, role: input.role, ...(status === 'invited' && { status }) },
   });
   return { id, email, role: input.role, tenantId };
 }
@@ -194,6 +199,7 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 
 /** A user as sign-in finds them, before any scope exists: what each way of signing in checks. */
 export interface SignInUser extends User {
+  status: UserStatus;
   passwordHash: string | null;
   passwordSignInEnabled: boolean;
   /** The WebAuthn user handle, null before their first passkey offer. */
@@ -207,15 +213,19 @@ const toSignInUser = (row: SignInUserRow): SignInUser => ({
   email: row.email,
   role: row.role,
   tenantId: row.tenant_id,
+  status: row.status,
   passwordHash: row.password_hash,
   passwordSignInEnabled: row.password_sign_in_enabled,
   webauthnUserId: row.webauthn_user_id,
   entitlements: row.entitlements,
 });
 
-/** The user an e-mail address signs in as, with what password sign-in needs; undefined if none. */
+/**
+ * The active user an e-mail address signs in as, with what password sign-in needs; undefined if
+ * none. An invited user is none: they sign in first by accepting their invitation.
+ */
 export async function findUserForSignIn(ctx: AppContext, email: string): Promise<SignInUser | undefined> {
-  const row = await findUserRowByEmail(ctx.db, normalizeEmail(email));
+  const row = await findActiveUserRowByEmail(ctx.db, normalizeEmail(email));
   return row && toSignInUser(row);
 }
 

@@ -8,6 +8,7 @@ import { MODULE_KEYS, SCOPES } from '../../src/access/catalog.js';
 import { decide } from '../../src/access/decide.js';
 import type { DeclaredRoute } from '../../src/access/gate.js';
 import type { Principal } from '../../src/access/principal.js';
+import { randomBase62 } from '../../src/crypto/base62.js';
 import { authenticatorsFor, PASSKEYS, registerPasskey } from '../helpers/authenticator.js';
 import { inDays, makeKey, makeSignedInTenant, makeWebhookConnection, signIn } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
@@ -55,6 +56,7 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/integrations/connections/:id/events/:deliveryId': (a) => a.deliveryId,
   '/api/v1/company/api-keys/:id': (a) => a.keyId,
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
+  '/api/v1/company/users/:id': (a) => a.userId,
 };
 
 /**
@@ -85,6 +87,11 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
   'POST /api/v1/company/api-keys/:id/rotate': () => ({}),
   'POST /api/v1/auth/passkeys/registration/verify': (b) => registrationBody(b),
   'PUT /api/v1/auth/password-sign-in': () => ({ enabled: true }),
+  'POST /api/v1/company/users': () => ({
+    email: `b-invited-${randomBase62(8).toLowerCase()}@example.com`,
+    role: 'MEMBER',
+  }),
+  'PATCH /api/v1/company/users/:id': () => ({ role: 'MEMBER' }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */

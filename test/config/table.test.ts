@@ -28,6 +28,8 @@ const EXAMPLES: Record<Name, Example> = {
   TRUST_PROXY: { value: '10.0.0.0/8' },
   REQUEST_TIMEOUT_MS: { value: '5000' },
   RATE_LIMIT_PER_MINUTE: { value: '60' },
+  // Not the default on any machine this runs on: the default is the number of CPUs.
+  PASSWORD_HASH_CONCURRENCY: { value: '997' },
   AUDIT_RETENTION_DAYS: { value: '90' },
   LOG_LEVEL: { value: 'warn' },
   DELIVERY_ALLOW_HTTP: { value: 'true' },
@@ -59,6 +61,8 @@ const EXAMPLES: Record<Name, Example> = {
     value: 'EXAMPLE.COM',
     with: { SSO_SPNEGO_KEYTAB: '/k', SSO_SPNEGO_EMAIL_DOMAIN: 'example.com' },
   },
+  SMTP_URL: { value: 'smtp://hub:p%40ss@mail.example.com:587' },
+  SMTP_FROM: { value: 'people@example.com', with: { SMTP_URL: 'smtp://mail.example.com' } },
 };
 
 const examples = new Map<string, Example>(Object.entries(EXAMPLES));

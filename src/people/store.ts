@@ -1,0 +1,196 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { KEY_MANAGING_ROLES } from '../access/catalog.js';
+import type { TenantScope } from '../access/scope.js';
+import type { DB, InvitationsTable, Role, UsersTable } from '../db/schema.js';
+import { newestFirstPage, type Cursor } from '../http/pagination.js';
+
+// The tenant's people and their invitations. Every query of people takes the scope and filters on
+// its tenant; an invitation found by its token hash is tenant-agnostic by nature (the token names
+// the tenant, as a session token does).
+
+export type PersonRow = Pick<
+  Selectable<UsersTable>,
+  'id' | 'email' | 'role' | 'status' | 'created_at' | 'last_sign_in_at' | 'password_sign_in_enabled'
+> & { passkeys: number };
+
+const peopleOf = (db: Kysely<DB>, scope: TenantScope) =>
+  db
+    .selectFrom('users as u')
+    .select([
+      'u.id',
+      'u.email',
+      'u.role',
+      'u.status',
+      'u.created_at',
+      'u.last_sign_in_at',
+      'u.password_sign_in_enabled',
+      sql<number>`(select count(*) from passkeys p where p.user_id = u.id)::int`.as('passkeys'),
+    ])
+    .where('u.tenant_id', '=', scope.tenantId);
+
+/** One page of the tenant's people, newest first; `limit + 1` rows so the caller can tell whether more exist. */
+export function listPersonRows(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  limit: number,
+  after: Cursor | undefined,
+): Promise<PersonRow[]> {
+  return newestFirstPage(peopleOf(db, scope), limit, after, 'u').execute();
+}
+
+export function findPersonRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<PersonRow | undefined> {
+  return peopleOf(db, scope).where('u.id', '=', userId).executeTakeFirst();
+}
+
+/**
+ * Locks the tenant's active users who may manage keys, until the end of the transaction, and
+ * answers them. Every change to who those are (a role change, a removal) takes this lock first, so
+ * two of them cannot both see "one other manager is left" and both go through: the second waits,
+ * then reads the rows as the first left them (PostgreSQL re-checks a locked row that changed).
+ * In ID order, so two lockers never hold part of the set each. `FOR NO KEY UPDATE`, not `FOR
+ * UPDATE`: sign-ins (a session row pointing at the user) take a key share lock and need not wait.
+ */
+export function lockActiveManagers(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+): Promise<{ id: string; role: Role }[]> {
+  return trx
+    .selectFrom('users')
+    .select(['id', 'role'])
+    .where('tenant_id', '=', scope.tenantId)
+    .where('status', '=', 'active')
+    .where('role', 'in', KEY_MANAGING_ROLES)
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+}
+
+/** The person, locked until the end of the transaction (taken after `lockActiveManagers`). */
+export function lockPersonRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<{ id: string; email: string; role: Role; status: 'active' | 'invited' } | undefined> {
+  return trx
+    .selectFrom('users')
+    .select(['id', 'email', 'role', 'status'])
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+}
+
+export async function setRoleRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  role: Role,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ role })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .execute();
+}
+
+/** Deletes the person; their sessions, passkeys and invitations go with them (foreign keys cascade). */
+export async function deletePersonRow(trx: Kysely<DB>, scope: TenantScope, userId: string): Promise<void> {
+  await trx.deleteFrom('users').where('tenant_id', '=', scope.tenantId).where('id', '=', userId).execute();
+}
+
+/**
+ * Makes an invited person active with the password they chose; false when they are not (any more)
+ * an invited person of the tenant.
+ */
+export async function activateInvitedRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  passwordHash: string,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('users')
+    .set({ status: 'active', password_hash: passwordHash })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .where('status', '=', 'invited')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export type InvitationRow = Selectable<InvitationsTable>;
+
+/** A new invitation for the person; the ones made before for them are deleted: one link works. */
+export async function replaceInvitationRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  row: Omit<InvitationRow, 'tenant_id' | 'used_at'>,
+): Promise<void> {
+  await trx
+    .deleteFrom('invitations')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('user_id', '=', row.user_id)
+    .execute();
+  await trx
+    .insertInto('invitations')
+    .values({ ...row, tenant_id: scope.tenantId })
+    .execute();
+}
+
+export interface LiveInvitation {
+  userId: string;
+  tenantId: string;
+  email: string;
+  tenantName: string;
+  expiresAt: Date;
+}
+
+/** The invitation behind a token hash, while it is unused and unexpired, with its person and tenant. */
+export async function findLiveInvitationRow(
+  db: Kysely<DB>,
+  tokenHash: string,
+  now: Date,
+): Promise<LiveInvitation | undefined> {
+  const row = await db
+    .selectFrom('invitations as i')
+    .innerJoin('users as u', 'u.id', 'i.user_id')
+    .innerJoin('tenants as t', 't.id', 'i.tenant_id')
+    .select(['i.user_id', 'i.tenant_id', 'i.expires_at', 'u.email', 't.name'])
+    .where('i.token_hash', '=', tokenHash)
+    .where('i.used_at', 'is', null)
+    .where('i.expires_at', '>', now)
+    .where('u.status', '=', 'invited')
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    userId: row.user_id,
+    tenantId: row.tenant_id,
+    email: row.email,
+    tenantName: row.name,
+    expiresAt: new Date(row.expires_at),
+  };
+}
+
+/**
+ * Uses the invitation up: the one statement that finds it unused and unexpired also marks it
+ * used, so of two requests presenting the same token exactly one gets it back.
+ */
+export function useInvitationRow(
+  trx: Kysely<DB>,
+  tokenHash: string,
+  now: Date,
+): Promise<{ user_id: string; tenant_id: string } | undefined> {
+  return trx
+    .updateTable('invitations')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['user_id', 'tenant_id'])
+    .executeTakeFirst();
+}
