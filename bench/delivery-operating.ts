@@ -18,7 +18,7 @@ import {
 } from './support.js';
 
 /**
- * Operating deliveries (contract §15), on each engine of BENCH_ENGINES (default `pglite,postgres`),
+ * Operating deliveries (docs/api/events.md), on each engine of BENCH_ENGINES (default `pglite,postgres`),
  * every figure beside its reference in the same run:
  * - inspection: the single-publish throughput case (INSPECT_EVENTS events from CONCURRENCY
  *   publishers, until each has reached the receiver) with DELIVERY_RESPONSE_BODY_BYTES=0 and with the

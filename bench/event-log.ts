@@ -17,7 +17,7 @@ import { freshDatabase } from './support.js';
  * A connection's event log (GET …/connections/:id/events) on a PostgreSQL database holding
  * BENCH_DELIVERIES (default 200,000) deliveries of one connection spread over the last 20 days (a
  * partition a day, 38 of them as retention keeps), and half as many of a second connection of the
- * same tenant: each filter of contract §15 alone and in combinations, the first page and a page in
+ * same tenant: each filter of docs/api/events.md alone and in combinations, the first page and a page in
  * the middle of the matches, with the indexes the plan read (`BENCH_PLANS=1` prints each plan whole),
  * beside two references of the same run.
  */

@@ -6,7 +6,7 @@ import {
 import { programSizeBound } from '../src/platform/alerting/program-size.js';
 
 /**
- * The worst inputs the limits of contract §14 allow for user-supplied patterns, shared by
+ * The worst inputs the limits of docs/api/limits.md allow for user-supplied patterns, shared by
  * bench/patterns.ts and the tests that hold hubgate to "milliseconds" with them.
  */
 

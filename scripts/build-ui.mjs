@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the web UI into dist/ui: one script and one stylesheet with content hashes in their names
 // (served immutable), and index.html that names them (served no-cache). Nothing is fetched at run
-// time and nothing is inline, so the page runs under a CSP of 'self' only (contract §12).
+// time and nothing is inline, so the page runs under a CSP of 'self' only (docs/operators/web-ui.md).
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';

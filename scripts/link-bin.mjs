@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm links the bins of dependencies into node_modules/.bin, never the project's own. Linking ours
-// there makes `npx hubgate …` run this checkout's CLI (contract §1) instead of looking in the registry.
+// there makes `npx hubgate …` run this checkout's CLI (docs/operators/deployment.md) instead of looking in the registry.
 import { chmodSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -79,12 +79,13 @@ export interface AppDeps {
 }
 
 // Longer than the idle timeout of the usual load balancers in front (60 s), so they never send on
-// a connection this end is closing; shorter than the 75 s of contract §14.
+// a connection this end is closing; under the 75 s ceiling that docs/api/limits.md
+// promises for idle keep-alive connections.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /**
  * A client has `requestTimeoutMs` to send its headers and body, then gets 408 and the connection
- * is closed (contract §14). Node looks for such requests on an interval, every 30 s by default.
+ * is closed (docs/api/limits.md). Node looks for such requests on an interval, every 30 s by default.
  */
 function slowClientLimits(requestTimeoutMs: number) {
   const limits = {
@@ -120,7 +121,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     genReqId: generateRequestId,
     // One access line per request, written by registerAccessLog, instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
-    // Requests the router cannot place end as problem details like any other (contract §14).
+    // Requests the router cannot place end as problem details like any other (docs/api/limits.md).
     rewriteUrl: rewriteUnplaceable,
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError(deps.logger, metrics),

@@ -130,7 +130,7 @@ export async function revokeUserSessionRows(
   return Number(result.numUpdatedRows);
 }
 
-/** How long a failed sign-in counts against its account (contract §4). */
+/** How long a failed sign-in counts against its account (docs/api/authentication.md). */
 export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
 export type SignInReservation = { reserved: true } | { reserved: false; oldestFailure: Date | null };

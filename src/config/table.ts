@@ -81,7 +81,7 @@ const seconds = (example: string) => list(integer({ min: 0 }), `whole seconds su
 const [STORAGE, SERVER, DELIVERY, ALERTS, SSO, EMAIL] = GROUPS;
 
 /**
- * The environment of contract §1, the single source of `parseConfig` (config.ts), its error messages
+ * The environment of docs/operators/deployment.md, the single source of `parseConfig` (config.ts), its error messages
  * and docs/configuration.md (`npm run docs:config`). Read in this order; the first bad value stops
  * start-up.
  */

@@ -35,7 +35,7 @@ interface Waiting {
  * that statement commits. A draft never waits for a timer: it is written at the next turn of the
  * event loop when fewer than `maxInFlight` groups are being written, so a request alone costs what
  * it did; under load drafts gather while earlier groups are in flight, and the group size follows
- * the load by itself. Events without a key are independent (contract §7), so sharing a statement
+ * the load by itself. Events without a key are independent (docs/api/events.md), so sharing a statement
  * changes nothing a client can see; if a group's statement fails, each of its events is written
  * alone, so one event's problem (its tenant deleted meanwhile) never fails another request.
  */

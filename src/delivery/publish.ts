@@ -37,7 +37,7 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
 }
 
-/** The event's data as stored, after the checks of contract §7 and §14 (depth, then size). */
+/** The event's data as stored, after the checks of docs/api/events.md and docs/api/limits.md (depth, then size). */
 export function payloadOf(data: Record<string, unknown>): string {
   // `data` itself is the first level.
   if (nestingDepth(data) > MAX_JSON_DEPTH) throw nestingProblem('data');
@@ -50,7 +50,7 @@ export function payloadOf(data: Record<string, unknown>): string {
 
 /**
  * Records an event and one pending delivery per active, credential-bound connection of the tenant
- * whose connector and `eventTypes` take its type, in one transaction (contract §7). With an
+ * whose connector and `eventTypes` take its type, in one transaction (docs/api/events.md). With an
  * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing.
  * Without one, the event goes through the group commit (`writer`) with other requests' events.
  */

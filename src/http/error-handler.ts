@@ -7,7 +7,7 @@ import { validationProblem } from './validation.js';
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const RETRY_AFTER_UNAVAILABLE_SECONDS = '5';
 
-/** Fastify's own errors that carry a meaning of the contract. */
+/** Fastify's own errors that have a code of docs/api/errors.md. */
 function fromFastifyError(error: FastifyError): HttpProblem | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -28,7 +28,7 @@ function fromFastifyError(error: FastifyError): HttpProblem | undefined {
   return undefined;
 }
 
-/** The RFC 9457 body of contract §3. */
+/** The RFC 9457 body of docs/api/errors.md. */
 export function problemBody(problem: HttpProblem, requestId: string) {
   return {
     type: 'about:blank',
@@ -47,7 +47,7 @@ export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyR
 }
 
 /**
- * A Fastify or plugin error with a client status that has no meaning of its own in the contract
+ * A Fastify or plugin error with a client status that has no meaning of its own in docs/api/errors.md
  * (FST_ERR_ROUTE_MISSING_CONTENT_TYPE, @fastify/static's 403 for a path it will not serve): still
  * the client's fault, never a 500. A path refused is answered as one that does not exist.
  */
@@ -62,7 +62,7 @@ function fromClientStatus(error: FastifyError): HttpProblem | undefined {
 export type UnmatchedAnswer = (request: FastifyRequest, reply: FastifyReply) => boolean;
 
 /**
- * The one place that shapes an error response (contract §3). A request no route takes is a 404,
+ * The one place that shapes an error response (docs/api/errors.md). A request no route takes is a 404,
  * unless `answerUnmatched` serves it (the web UI's pages).
  */
 export function registerErrorHandling(app: FastifyInstance, answerUnmatched?: UnmatchedAnswer): void {

@@ -8,7 +8,7 @@ const READY_TIMEOUT_MS = 2_000;
 
 /**
  * A ping that every caller arriving while one is in flight shares: a burst of readiness checks
- * from many addresses must not take a pooled connection per request (contract §14).
+ * from many addresses must not take a pooled connection per request (docs/api/limits.md).
  */
 function sharedPing(ctx: { database: Database }): () => Promise<number> {
   let inFlight: Promise<number> | undefined;
@@ -18,7 +18,7 @@ function sharedPing(ctx: { database: Database }): () => Promise<number> {
     }));
 }
 
-/** Liveness and readiness for load balancers and orchestrators (contract §1); no credential. */
+/** Liveness and readiness for load balancers and orchestrators (docs/operators/deployment.md); no credential. */
 export function healthRoutes(ctx: { database: Database }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ping = sharedPing(ctx);
@@ -39,7 +39,7 @@ export function healthRoutes(ctx: { database: Database }): FastifyPluginAsyncTyp
       '/readyz',
       {
         // A ping per request: limited per client address like any unauthenticated request, so a
-        // flood from one address costs no database work once its allowance is spent (§14).
+        // flood from one address costs no database work once its allowance is spent (docs/api/limits.md).
         config: { access: { class: 'public' } },
         schema: {
           tags: ['health'],

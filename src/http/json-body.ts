@@ -79,7 +79,7 @@ export function nestingDepth(value: unknown): number {
  * `constructor` key holding a `prototype` key, anywhere, so that no such key ever reaches an object
  * the service merges or copies. It says only "forbidden": the text is then parsed once more,
  * keeping those keys as inert own properties, only to tell JSON that does not parse (`invalid_json`)
- * from parseable JSON with a refused key (`validation_failed` naming it, contract §3). That second
+ * from parseable JSON with a refused key (`validation_failed` naming it, docs/api/errors.md). That second
  * value is walked and dropped, never handed on.
  */
 function parseRefusingPrototypeKeys(text: string): unknown {

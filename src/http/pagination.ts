@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { isIdOf, type IdPrefix } from '../crypto/ids.js';
 import { HttpProblem } from './problem.js';
 
-/** `?limit=` and `?cursor=` of contract §2; spread into a route's querystring schema. */
+/** `?limit=` and `?cursor=` of docs/api/conventions.md; spread into a route's querystring schema. */
 const DEFAULT_PAGE_SIZE = 20;
 
 export const PageQueryFields = {
@@ -26,7 +26,7 @@ export interface Cursor {
 /**
  * The filters a page was read with, each given one by its name and its value in one spelling (a
  * list sorted, a time as `toISOString` writes it), so that two requests meaning the same filter
- * give the same record. A cursor binds them (contract §15): it is valid only with exactly these.
+ * give the same record. A cursor binds them (docs/api/events.md): it is valid only with exactly these.
  * Lists without filters pass none, and their cursors are what they always were.
  */
 export type PageFilters = Readonly<Record<string, string>>;
@@ -34,7 +34,7 @@ export type PageFilters = Readonly<Record<string, string>>;
 const NO_FILTERS: PageFilters = {};
 
 // The filters' digest in a cursor: 22 base64url characters (132 bits) of SHA-256. Not a secret and
-// not a signature (a client may write any position it likes, contract §2); it only tells a cursor
+// not a signature (a client may write any position it likes, docs/api/conventions.md); it only tells a cursor
 // made with other filters, which would page through another list.
 const DIGEST_LENGTH = 22;
 const DIGEST = new RegExp(`^[A-Za-z0-9_-]{${DIGEST_LENGTH}}$`);

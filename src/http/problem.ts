@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes of contract §3, each with its one HTTP status and title. Domain
+ * The closed set of error codes of docs/api/errors.md, each with its one HTTP status and title. Domain
  * code throws `new HttpProblem(code, detail)`; only http/error-handler.ts turns it into a body.
  */
 export const PROBLEMS = {
@@ -18,8 +18,8 @@ export const PROBLEMS = {
   password_sign_in_disabled: { status: 403, title: 'Password sign-in disabled' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
-  // Not in contract §3's table: §14 lets a request that never finishes arriving end in 408, and
-  // every error is problem details, so the 408 needs a code of its own.
+  // A code of our own beside the specification's: a request that never finishes arriving ends in 408
+  // (docs/api/limits.md), and every error is problem details, so the 408 needs a code too.
   request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

@@ -8,7 +8,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const isoOrNull = (value: Date | string | null): string | null =>
   value === null ? null : new Date(value).toISOString();
 
-/** A request body object: unknown fields are refused (contract §3). */
+/** A request body object: unknown fields are refused (docs/api/errors.md). */
 export const StrictObject = <T extends TProperties>(properties: T, options: TObjectOptions = {}) =>
   Type.Object(properties, { additionalProperties: false, ...options });
 

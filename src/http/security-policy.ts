@@ -1,5 +1,5 @@
 /**
- * The browser-facing policy of contract §12, in one place: every answer that passes Fastify carries
+ * The browser-facing policy of docs/operators/web-ui.md, in one place: every answer that passes Fastify carries
  * these headers (web/security-headers.ts), and the answers written before routing, straight to the
  * socket (http/unplaceable.ts), carry the policy's core lines.
  */

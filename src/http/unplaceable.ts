@@ -10,7 +10,7 @@ import { newRequestId, requestIdOf } from './request-id.js';
 import { SECURITY_HEADER_LINES } from './security-policy.js';
 
 /**
- * Requests the router cannot place (contract §14) are answered by the not-found route, so that
+ * Requests the router cannot place (docs/api/limits.md) are answered by the not-found route, so that
  * they pass the same hooks as any request: X-Request-Id, the per-address limit, the access log and
  * the metrics. What the router refused is remembered per request and answered there.
  */
@@ -124,7 +124,7 @@ function clientProblem(code: string | undefined): HttpProblem {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new HttpProblem('request_timeout', 'The request did not arrive in time.');
     case 'HPE_HEADER_OVERFLOW':
-      // A URL too long to read is a malformed URL (contract §14), and headers that large are no better.
+      // A URL too long to read is a malformed URL (docs/api/limits.md), and headers that large are no better.
       return new HttpProblem(
         'validation_failed',
         `The request line and headers are longer than ${maxHeaderSize} bytes.`,

@@ -7,7 +7,7 @@ import { HttpProblem, type FieldError } from './problem.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const BASE: Options = {
-  // Unknown fields are an error (contract §3), never silently dropped.
+  // Unknown fields are an error (docs/api/errors.md), never silently dropped.
   removeAdditional: false,
   useDefaults: true,
   allErrors: false,
@@ -65,7 +65,7 @@ function decimalIntegers(schema: FastifySchema, check: ValidateFunction): Valida
   return validate;
 }
 
-/** ajv's findings as the one 400 of contract §3, each naming the field (`url`, `scopes.0`, `query.limit`). */
+/** ajv's findings as the one 400 of docs/api/errors.md, each naming the field (`url`, `scopes.0`, `query.limit`). */
 export function validationProblem(issues: Partial<ErrorObject>[], context: string): HttpProblem {
   const errors: FieldError[] = issues.map((issue) => {
     const params = (issue.params ?? {}) as Record<string, unknown>;

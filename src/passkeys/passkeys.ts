@@ -46,7 +46,7 @@ export const toPasskeyRecord = (row: Omit<PasskeyRow, 'tenant_id'>, userHandle: 
 });
 
 /**
- * The options for `navigator.credentials.create()` (contract §10): a discoverable credential, so
+ * The options for `navigator.credentials.create()` (docs/api/passkeys.md): a discoverable credential, so
  * sign-in needs no e-mail; the user's passkeys excluded, so the same authenticator is not
  * registered twice; the challenge kept for this session only.
  */
@@ -236,7 +236,7 @@ export const getPasswordSignIn = async (
 });
 
 /**
- * "Where enabled, passkeys replace password-only flows" (contract §10): the user turns password
+ * "Where enabled, passkeys replace password-only flows" (docs/api/passkeys.md): the user turns password
  * sign-in off, only while they hold a passkey to sign in with instead. Turning it off ends their
  * other sessions that began with a password, at once (docs/api/authentication.md): whoever knew the
  * password is signed out with it. The session that turns it off stays, whatever began it.

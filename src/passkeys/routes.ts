@@ -30,10 +30,10 @@ const tags = ['passkeys'];
 const signedIn = { access: { class: 'session' } } as const;
 const publicRoute = { access: { class: 'public' } } as const;
 
-/** Passkeys (contract §10): registration from a session, sign-in without one, the password switch. */
+/** Passkeys (docs/api/passkeys.md): registration from a session, sign-in without one, the password switch. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function passkeyRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  // Before the body is read, so a cross-site post is 403 whatever it holds (contract §3's order).
+  // Before the body is read, so a cross-site post is 403 whatever it holds (the order of docs/api/errors.md).
   const refuseCrossSite = async (request: FastifyRequest) =>
     refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 
 /**
- * A passkey as the API shows it to its owner (contract §10, plus `credentialId` and `userHandle`,
+ * A passkey as the API shows it to its owner (docs/api/passkeys.md, plus `credentialId` and `userHandle`,
  * which are not secret: registration options hand both to the same user). A page needs them for the
  * WebAuthn Signal API, to tell the authenticator which passkeys still work here. Never the public key.
  */
@@ -90,7 +90,7 @@ export const LoginVerifyBody = StrictObject({ response: AuthenticationCredential
 export const PasswordSignIn = StrictObject({ enabled: Type.Boolean() });
 export type PasswordSignIn = Static<typeof PasswordSignIn>;
 
-// The options are SimpleWebAuthn's JSON, passed to the browser as they are (contract §10: "bare").
+// The options are SimpleWebAuthn's JSON, passed to the browser as they are (docs/api/passkeys.md: "bare").
 export const CreationOptions = Type.Object(
   {
     challenge: Type.String(),

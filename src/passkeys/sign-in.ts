@@ -16,7 +16,7 @@ import { CEREMONY_TIMEOUT_MS, relyingPartyOf } from './relying-party.js';
 import { findPasskeyByCredential, recordPasskeyUse, type PasskeyRow } from './store.js';
 
 /**
- * The options for `navigator.credentials.get()` (contract §10): no `allowCredentials`, so the
+ * The options for `navigator.credentials.get()` (docs/api/passkeys.md): no `allowCredentials`, so the
  * browser offers the passkeys it holds for this site and no e-mail address is asked first.
  */
 export async function signInOptions(ctx: AppContext): Promise<PublicKeyCredentialRequestOptionsJSON> {
@@ -62,7 +62,7 @@ async function verifyAssertion(
 }
 
 /**
- * Sign-in with a passkey. Every refusal is the one `401 invalid_credentials` of contract §10, so
+ * Sign-in with a passkey. Every refusal is the one `401 invalid_credentials` of docs/api/passkeys.md, so
  * an answer says nothing about which check failed; the audit entry says it, for the tenant's admins.
  */
 export async function signInWithPasskey(

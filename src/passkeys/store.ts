@@ -159,7 +159,7 @@ export function deletePasskeyRow(
 /**
  * Records a verified use. The counter moves only forward, checked in the same statement, so two
  * assertions raced with counters read before either landed cannot both pass; an authenticator
- * that keeps no counter reports 0 every time and stays at 0 (contract §10). False: refused.
+ * that keeps no counter reports 0 every time and stays at 0 (docs/api/passkeys.md). False: refused.
  */
 export async function recordPasskeyUse(
   db: Kysely<DB>,

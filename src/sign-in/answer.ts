@@ -21,8 +21,8 @@ const TenantSchema = Type.Object({
 });
 
 /**
- * "The sign-in answer" of contract §4: what every way of signing in returns with its cookies
- * (password sign-in, first-run setup §13).
+ * "The sign-in answer" of docs/api/authentication.md: what every way of signing in returns with its cookies
+ * (password sign-in, first-run setup docs/operators/setup.md).
  */
 export const SignInAnswer = Type.Object({
   user: UserSchema,

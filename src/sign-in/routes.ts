@@ -14,7 +14,7 @@ import { signInWithPassword } from './sign-in.js';
 
 const tags = ['sign-in'];
 
-/** Password sign-in, the session, sign-out (contract §4). */
+/** Password sign-in, the session, sign-out (docs/api/authentication.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
@@ -26,7 +26,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           access: { class: 'public' },
           openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
         },
-        // Before the body is read, so a cross-site post is 403 whatever it holds (contract §3's order).
+        // Before the body is read, so a cross-site post is 403 whatever it holds (the order of docs/api/errors.md).
         onRequest: async (request) => refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin),
         schema: {
           tags,
@@ -52,7 +52,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'The signed-in user, their tenant and a CSRF token',
           response: {
-            // The sign-in answer without `expiresAt` (contract §4).
+            // The sign-in answer without `expiresAt` (docs/api/authentication.md).
             200: Type.Omit(SignInAnswer, ['expiresAt']),
           },
         },

@@ -24,7 +24,7 @@ import { findUserById, findUserForSignIn, normalizeEmail, type User } from '../t
 const MAX_FAILURES = 10;
 
 /**
- * Reserves one check of a secret guessed for `account` (a password; a setup token, §13), counted as
+ * Reserves one check of a secret guessed for `account` (a password; a setup token, docs/operators/setup.md), counted as
  * a failure until a success clears it (`clearAttempts`): ten failures within 15 minutes and the
  * account answers `429 rate_limited`, with Retry-After, until the oldest of them leaves the window.
  */
@@ -80,7 +80,7 @@ export interface SignedIn {
 }
 
 /**
- * Password sign-in (contract §4). An unknown address and a wrong password get the same answer in
+ * Password sign-in (docs/api/authentication.md). An unknown address and a wrong password get the same answer in
  * about the same time (a decoy hash is verified); ten failures for one address within 15 minutes
  * lock that address, known or not, so the lock does not reveal which addresses exist.
  */
@@ -92,7 +92,7 @@ export async function signInWithPassword(
   const account = normalizeEmail(input.email);
   const now = origin.at;
   // The check is reserved before the password is verified, so concurrent guesses cannot all pass
-  // the count first (contract §14); a success clears it with the other failures.
+  // the count first (docs/api/limits.md); a success clears it with the other failures.
   await reserveAttempt(ctx.db, account, now, 'Too many failed sign-ins for this account; try again later.');
 
   const user = await findUserForSignIn(ctx, account);
@@ -112,7 +112,7 @@ export async function signInWithPassword(
     await refuse('invalid_credentials');
     throw new HttpProblem('invalid_credentials', 'The e-mail address or password is wrong.');
   }
-  // A correct password of a user who signs in with passkeys only (contract §10). It stays counted
+  // A correct password of a user who signs in with passkeys only (docs/api/passkeys.md). It stays counted
   // as a failure: the answer tells a guesser the password was right, so guessing stays limited.
   if (!user.passwordSignInEnabled) {
     await refuse('password_sign_in_disabled');

@@ -36,7 +36,7 @@ const UserSchema = Type.Object({
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: tenants'];
 
-/** Tenants, their entitlements and their users: platform-operator routes of contract §9. */
+/** Tenants, their entitlements and their users: platform-operator routes of docs/api/platform.md. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

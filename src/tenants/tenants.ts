@@ -189,7 +189,7 @@ export async function createUserWith(
   return { id, email, role: input.role, tenantId };
 }
 
-/** Whether the database holds any user at all: until it does, first-run setup is open (§13). */
+/** Whether the database holds any user at all: until it does, first-run setup is open (docs/operators/setup.md). */
 export function hasAnyUser(db: Kysely<DB>): Promise<boolean> {
   return anyUserRow(db);
 }

@@ -479,7 +479,7 @@ describe('lists: limit and cursor', () => {
     }
   });
 
-  test('a bad cursor is 400 before the list owner is looked up (validation before 404, §3)', async () => {
+  test('a bad cursor is 400 before the list owner is looked up (validation before 404, docs/api/errors.md)', async () => {
     const unknown = '/api/v1/integrations/connections/con_AAAAAAAAAAAAAAAAAAAAAA/events';
     const response = await h.request(
       'GET',

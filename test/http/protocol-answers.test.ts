@@ -8,7 +8,7 @@ import { waitUntil } from '../helpers/wait.js';
 /**
  * What Node's HTTP layer answers by itself, before any route (CONNECT, a missing Host, an unknown
  * Expect, an oversized head), seen from a raw socket: each must still be a problem details answer
- * with X-Request-Id, one access line and one count, like any request (contract §2, §3, §14).
+ * with X-Request-Id, one access line and one count, like any request (docs/api/conventions.md, docs/api/errors.md, docs/api/limits.md).
  */
 let h: Harness;
 before(async () => {

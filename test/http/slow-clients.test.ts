@@ -44,7 +44,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LOGIN_HEAD = (length: number) =>
   `POST /api/v1/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
 
-describe('slow clients are cut off after REQUEST_TIMEOUT_MS (contract §14)', () => {
+describe('slow clients are cut off after REQUEST_TIMEOUT_MS (docs/api/limits.md)', () => {
   let h: Harness;
   let port: number;
   const clients: Array<ReturnType<typeof rawClient>> = [];

@@ -15,7 +15,8 @@ const FiringAlertSchema = Type.Object({
 
 /**
  * The alerts firing now, as Alertmanager's `GET /api/v2/alerts?active=true` lists them: what the
- * operator console shows beside the charts. Not in contract §9; platform keys only, like its routes.
+ * operator console shows beside the charts. An addition of ours to the platform routes
+ * (docs/operators/alerting.md); platform keys only, like the other alerting routes.
  */
 export function alertsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -48,7 +48,7 @@ const ChannelSchema = Type.Object({
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    "the kind's fields (contract §9), secret ones included; EMAIL: to[], from, smtpHost, smtpPort, " +
+    "the kind's fields (docs/operators/alerting.md), secret ones included; EMAIL: to[], from, smtpHost, smtpPort, " +
     'smtpUser?, smtpPassword?; WEBHOOK: url; SLACK: webhookUrl; GRAFANA: baseUrl, tags[], ' +
     'serviceAccountToken; HTTP: url, method?, headers?',
 });
@@ -117,7 +117,7 @@ const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
 
-/** Alerting channels (contract §9): secret fields write-only, every change audited. */
+/** Alerting channels (docs/operators/alerting.md): secret fields write-only, every change audited. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebox {
   const { ctx } = deps;

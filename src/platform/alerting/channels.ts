@@ -22,7 +22,7 @@ import type { ChannelSender, ChannelSendResult, OpenChannel } from './notificati
 import { channelIdsInUse, readRoutingDocument } from './rules.js';
 
 /**
- * A channel as the API shows it (contract §9): secret fields only by name. `lastAttempt` is added
+ * A channel as the API shows it (docs/operators/alerting.md): secret fields only by name. `lastAttempt` is added
  * for the operator console (Grafana's contact points show the same): the channel's latest
  * notification or test, whether it was taken, and why not.
  */
@@ -61,7 +61,7 @@ export function toChannel(row: ChannelRow): Channel {
 
 const validators = new Map<ChannelKind, (value: unknown) => { config: Config }>();
 
-/** The kind's whole config, checked as `config.*` fields with the one 400 of contract §3. */
+/** The kind's whole config, checked as `config.*` fields with the one 400 of docs/api/errors.md. */
 function checkConfig(definition: ChannelKindDefinition, config: Config): void {
   let validate = validators.get(definition.kind);
   if (!validate) {
@@ -79,7 +79,7 @@ function checkConfig(definition: ChannelKindDefinition, config: Config): void {
 const fieldError = (code: 'validation_failed' | 'destination_forbidden', field: string, message: string) =>
   new HttpProblem(code, `config.${field}: ${message}`, { errors: [{ path: `config.${field}`, message }] });
 
-/** Every destination of the channel through the SSRF policy (contract §8), at configuration time. */
+/** Every destination of the channel through the SSRF policy (docs/api/connections.md), at configuration time. */
 function checkDestinations(
   definition: ChannelKindDefinition,
   config: Config,

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { DB } from '../../db/schema.js';
 import { quoted } from './quote.js';
 
-/** A condition that holds now: the alert it raises, before routing (contract §9 labels). */
+/** A condition that holds now: the alert it raises, before routing (docs/operators/alerting.md labels). */
 export interface Condition {
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -15,7 +15,7 @@ const DELIVERY_FAILED_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 /**
  * DeliveryFailed, one per connection: a delivery to it reached `failed` in the last 24 hours and no
  * later delivery to it succeeded (nor was it revoked). It resolves when one does. A paused connection
- * keeps it: a 410 raises it (contract §7) as well as ConnectionPaused (§15).
+ * keeps it: a 410 raises it (docs/api/events.md) as well as ConnectionPaused (docs/api/connections.md).
  */
 async function deliveryFailed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
   const since = new Date(now.getTime() - DELIVERY_FAILED_LOOKBACK_MS);
@@ -59,7 +59,7 @@ const PAUSE_WORDS: Record<string, string> = {
 };
 
 /**
- * ConnectionPaused (contract §15), one per connection that paused itself (reason `failing` or
+ * ConnectionPaused (docs/api/connections.md), one per connection that paused itself (reason `failing` or
  * `gone`; a pause by hand is the tenant's own doing): it fires while the connection stays paused and
  * resolves when it is resumed or revoked.
  */

@@ -9,7 +9,7 @@ export function fingerprintOf(labels: Record<string, string>): string {
 }
 
 /**
- * The labels notices are grouped by (contract §14: one notice per channel per evaluation for each
+ * The labels notices are grouped by (docs/api/limits.md: one notice per channel per evaluation for each
  * `(alertname, tenantId)`), as Alertmanager's `group_by`; an alert without a tenant is platform-wide.
  */
 export function groupLabelsOf(labels: Record<string, string>): Record<string, string> {

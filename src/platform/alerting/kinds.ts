@@ -8,7 +8,7 @@ export { CHANNEL_KINDS, type ChannelKind } from '../../db/schema.js';
 /**
  * One channel kind, whole: the fields of its `config` (secret and not), which of them are secret
  * (write-only, stored sealed), which hubgate generates, and which hold destinations that must pass
- * the SSRF policy (contract §8) when configured and again at every send.
+ * the SSRF policy (docs/api/connections.md) when configured and again at every send.
  */
 export interface ChannelKindDefinition {
   kind: ChannelKind;

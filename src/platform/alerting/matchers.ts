@@ -59,7 +59,7 @@ function cachedPattern(value: string): RE2JS | string {
 const SLICE_MS = 10;
 
 /**
- * What compiling costs is bounded before anything is compiled, from the text (contract §14: nothing a
+ * What compiling costs is bounded before anything is compiled, from the text (docs/api/limits.md: nothing a
  * client sends may cost more than its own request), and the same for values RE2 refuses. Measured on
  * this machine (2 cores, warm; ×2–3 when busy), the costliest per unit:
  * - parsing: ~35 µs per character of case-folded Unicode classes (`(?i)\pL\pL…`), so a value of

@@ -35,8 +35,8 @@ const byStart = (a: AlertInstance, b: AlertInstance) =>
   a.startsAt.getTime() - b.startsAt.getTime() || (a.fingerprint < b.fingerprint ? -1 : 1);
 
 /**
- * One evaluation's notices: at most one per channel and `(alertname, tenantId)` group (contract
- * §14), as Alertmanager's group_by. A group is told again when, for that channel:
+ * One evaluation's notices: at most one per channel and `(alertname, tenantId)` group
+ * (docs/api/limits.md), as Alertmanager's group_by. A group is told again when, for that channel:
  * - an alert it heard fire resolved: at once (resolved is recorded now, and heard last);
  * - the repeat interval passed since it last heard of the group;
  * - alerts fire it has not heard: once an evaluation finds the same new alerts as the one before

@@ -35,7 +35,7 @@ export interface OpenChannel {
   config: Record<string, unknown>;
 }
 
-/** The answer of `POST …/channels/:id/test` (contract §9), and of every send. */
+/** The answer of `POST …/channels/:id/test` (docs/operators/alerting.md), and of every send. */
 export interface ChannelSendResult {
   ok: boolean;
   /** The HTTP status, or the SMTP reply code; null when no answer came. */

@@ -32,7 +32,7 @@ const MAX_QUOTED = 200;
 
 /**
  * Text a tenant wrote (a display name, an event type), as it may appear in an operator
- * notification (contract §14): a JSON string literal, with markup characters escaped as well
+ * notification (docs/api/limits.md): a JSON string literal, with markup characters escaped as well
  * (`\u003c` for `<`, as Go's encoding/json writes it), so it reads as data, never as a line, a
  * link or a mention of its own. Longer text is cut, the cut shown outside the quotes.
  */

@@ -91,7 +91,7 @@ const withETag = (reply: FastifyReply, doc: RoutingDocument): RoutingDocument =>
   return doc;
 };
 
-/** The alert routing document (contract §9). */
+/** The alert routing document (docs/operators/alerting.md). */
 export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

@@ -9,7 +9,7 @@ import { findRoutingRow, lockExistingChannelIds, lockRoutingRow, updateRoutingRo
 
 export type { Matcher, MatcherOp } from './matchers.js';
 
-/** One routing rule as the API shows it and the row stores it (contract §9). */
+/** One routing rule as the API shows it and the row stores it (docs/operators/alerting.md). */
 export interface RoutingRule {
   id: string;
   name: string;

@@ -129,7 +129,7 @@ describe('creating channels', () => {
     assertNoLeak(h, [], [created.body.signingSecret]);
   });
 
-  test('bad bodies get the contract’s 400s and nothing is written', async () => {
+  test('bad bodies get the documented 400s and nothing is written', async () => {
     const channels = await count('alert_channels');
     const audits = await count('audit_log');
     const cases: Array<[unknown, string, string]> = [

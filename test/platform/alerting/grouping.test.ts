@@ -11,7 +11,7 @@ import { startHarness, type Harness } from '../../helpers/harness.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
 import { waitUntil } from '../../helpers/wait.js';
 
-// Operator notifications seen from the tenant's side (contract §14): what a tenant writes reaches an
+// Operator notifications seen from the tenant's side (docs/api/limits.md): what a tenant writes reaches an
 // operator only as quoted single-line data, and one tenant's many failing connections make one
 // notice per channel, not one per connection.
 const ENV = {
@@ -26,7 +26,7 @@ const CHANNELS = '/api/v1/platform/alerting/channels';
 const RULES = '/api/v1/platform/alerting/rules';
 
 let h: Harness;
-// Every tenant delivery fails at once: 410 Gone is final (contract §7).
+// Every tenant delivery fails at once: 410 Gone is final (docs/api/events.md).
 let gone: Awaited<ReturnType<typeof startReceiver>>;
 before(async () => {
   h = await startHarness({ env: ENV, workers: { pollMs: 50 } });

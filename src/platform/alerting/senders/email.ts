@@ -17,7 +17,7 @@ import {
 } from './shared.js';
 
 /**
- * Where to connect for `smtpHost`, under the SSRF policy of contract §8 as HTTP destinations are: an
+ * Where to connect for `smtpHost`, under the SSRF policy of docs/api/connections.md as HTTP destinations are: an
  * address literal is checked; a name must not be a local one, is resolved here, every answer is
  * checked, and the connection goes to the first (pinned: nodemailer does no DNS of its own). The
  * name, when there is one, is kept for TLS so the certificate is still checked against it.
@@ -96,7 +96,7 @@ interface SmtpFailure {
 // The codes Node's TLS layer gives a failed handshake or certificate check.
 const TLS_CODE = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/;
 
-/** nodemailer's error in the words of contract §7 where they fit, else `smtp <code>: <reply>`. */
+/** nodemailer's error in the words of docs/api/events.md where they fit, else `smtp <code>: <reply>`. */
 export function fromSmtpError(error: unknown, secrets: readonly string[]): ChannelSendResult {
   const e = (error ?? {}) as SmtpFailure;
   const status = typeof e.responseCode === 'number' ? e.responseCode : null;

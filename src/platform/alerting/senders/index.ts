@@ -27,7 +27,7 @@ const SENDERS: Readonly<Record<ChannelKind, KindSender>> = {
 };
 
 /**
- * Sends notifications to alerting channels (contract §9). Every HTTP kind goes through one outbound
+ * Sends notifications to alerting channels (docs/operators/alerting.md). Every HTTP kind goes through one outbound
  * sender, so through the delivery SSRF policy, DNS pinning, no redirects and the answer cap; EMAIL
  * applies the same policy to its SMTP server. A send never throws for what the destination does:
  * it answers `{ok, responseStatus, error}`, and `error` never quotes a secret value of the channel.

@@ -4,7 +4,7 @@ import { CHANNEL_KIND_DEFINITIONS } from '../kinds.js';
 import type { ChannelSendResult, Notification, OpenChannel } from '../notification.js';
 
 export interface ChannelSenderDeps {
-  /** config.delivery (allowHttp, allowedCidrs): the same SSRF policy as deliveries (contract §8). */
+  /** config.delivery (allowHttp, allowedCidrs): the same SSRF policy as deliveries (docs/api/connections.md). */
   policy: DestinationPolicy;
   /** config.delivery.timeoutMs. */
   timeoutMs: number;

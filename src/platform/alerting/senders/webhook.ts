@@ -5,8 +5,8 @@ import { alertmanagerBody } from './body.js';
 import { fromHttp, stringField, type KindSender } from './shared.js';
 
 /**
- * WEBHOOK: the Alertmanager-style body, POSTed to `url` and signed as Standard Webhooks (contract
- * §7) with the channel's `signingSecret`. The notice's ID is the
+ * WEBHOOK: the Alertmanager-style body, POSTed to `url` and signed as Standard Webhooks
+ * (docs/api/signatures.md) with the channel's `signingSecret`. The notice's ID is the
  * webhook-id, the same on every retry so a receiver can deduplicate (a test send gets a new one).
  */
 export const sendWebhook: KindSender = async ({ deps, http }, channel, notification) => {
