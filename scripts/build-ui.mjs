@@ -32,6 +32,11 @@ const result = await build({
   logLevel: 'warning',
 });
 
+// The UI takes the API's types from the server's schemas (ui/common/routes.ts), type-only: not one
+// byte of the server may end up in the browser's bundle.
+const server = Object.keys(result.metafile.inputs).filter((path) => path.startsWith('src/'));
+if (server.length > 0) throw new Error(`the UI bundle includes server code: ${server.join(', ')}`);
+
 const outputs = Object.keys(result.metafile.outputs).map((path) => basename(path));
 const script = outputs.find((name) => name.endsWith('.js'));
 const style = outputs.find((name) => name.endsWith('.css'));

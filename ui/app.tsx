@@ -1,23 +1,57 @@
+// The app: which page each URL shows (preact-iso), signed-in pages in the layout, the operator
+// console handed its own paths, a "not found" of its own, and focus moved to each new page.
 import type { AnyComponent } from 'preact';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiError } from './api.js';
-import { BareLayout, Layout } from './components/Layout.js';
-import { Loading } from './components/Loading.js';
-import { ErrorNotice } from './components/Notice.js';
-import { DeliveryPage } from './connection/DeliveryPage.js';
-import { ApiKeysPage } from './pages/ApiKeys.js';
-import { AuditLogPage } from './pages/AuditLog.js';
-import { ConnectionEventsPage } from './pages/ConnectionEvents.js';
-import { ConnectionsPage } from './pages/Connections.js';
-import { NewConnectionPage } from './pages/NewConnection.js';
-import { NotFoundPage } from './pages/NotFound.js';
-import { OverviewPage } from './pages/Overview.js';
-import { ProfilePage } from './pages/Profile.js';
-import { SetupPage } from './pages/Setup.js';
-import { SignInPage } from './pages/SignIn.js';
+import { AuditLogPage } from './audit/AuditLogPage.js';
+import type { ApiError } from './common/api.js';
+import { useTitle } from './common/hooks.js';
+import { BareLayout, Layout } from './common/Layout.js';
+import { ErrorNotice, Loading } from './common/Notice.js';
+import { loadSession, session, sessionProblem, setNavigator } from './common/session.js';
+import { ConnectionsPage } from './connections/ConnectionsPage.js';
+import { NewConnectionPage } from './connections/NewConnectionPage.js';
+import { ConnectionEventsPage } from './deliveries/ConnectionPage.js';
+import { DeliveryPage } from './deliveries/DeliveryPage.js';
+import { ApiKeysPage } from './keys/ApiKeysPage.js';
+import { OverviewPage } from './overview/OverviewPage.js';
+import { InvitePage } from './people/InvitePage.js';
+import { PeoplePage } from './people/PeoplePage.js';
 import { isConsolePath, PlatformApp } from './platform/PlatformApp.js';
-import { loadSession, session, sessionProblem, setNavigator } from './session.js';
+import { ProfilePage } from './profile/ProfilePage.js';
+import { SetupPage } from './setup/SetupPage.js';
+import { SignInPage } from './sign-in/SignInPage.js';
+
+function NotFoundBody() {
+  useTitle('Page not found');
+  return (
+    <section class="card card-narrow">
+      <h1>Page not found</h1>
+      <p>There is no page at this address. It may have moved, or the link may be mistyped.</p>
+      <p>
+        <a class="button button-primary" href="/">
+          Go to the overview
+        </a>
+      </p>
+    </section>
+  );
+}
+
+/** Any UI address that names no page (docs/operators/web-ui.md: the UI shows its own "not found"). */
+function NotFoundPage() {
+  if (session.value) {
+    return (
+      <Layout>
+        <NotFoundBody />
+      </Layout>
+    );
+  }
+  return (
+    <main id="main" class="bare" tabIndex={-1}>
+      <NotFoundBody />
+    </main>
+  );
+}
 
 /** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
 function signedIn<P>(Page: AnyComponent<P>) {
@@ -54,6 +88,8 @@ const Delivery = signedIn(DeliveryPage);
 const ApiKeys = signedIn(ApiKeysPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
+const People = signedIn(PeoplePage);
+const Invite = bare(InvitePage);
 const SignIn = bare(SignInPage);
 const Setup = bare(SetupPage);
 
@@ -119,7 +155,9 @@ function Pages() {
       <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />
+      <Route path="/people" component={People} />
       <Route path="/profile" component={Profile} />
+      <Route path="/invite" component={Invite} />
       <Route path="/sign-in" component={SignIn} />
       <Route path="/setup" component={Setup} />
       <Route default component={NotFoundPage} />

@@ -335,6 +335,26 @@ describe('passkeys in the web UI', () => {
         });
         await passwords.focus();
         await page.keyboard.press('Space');
+        // Off is asked first, saying what it means; the switch stays on until it is confirmed.
+        const off = page.getByRole('dialog', { name: 'Turn off password sign-in?' });
+        await visible(off);
+        await visible(off.getByText(/signs in only with its passkey: a correct password is refused/));
+        assert.equal(
+          await passwords.isChecked(),
+          true,
+          'the switch shows password sign-in off before the person confirmed',
+        );
+        await screenshot(page, 'profile-password-off-confirm');
+        await assertNoSeriousViolations(page, 'turning password sign-in off');
+        // Escape keeps passwords on and gives the focus back to the switch; asked again, confirmed.
+        await page.keyboard.press('Escape');
+        await gone(off);
+        assert.equal(await passwords.isChecked(), true, 'Escape turned password sign-in off');
+        assert.equal(await hasFocus(passwords), true, 'the switch did not get the focus back after Escape');
+        await page.keyboard.press('Space');
+        await visible(off);
+        await off.getByRole('button', { name: 'Turn off password sign-in' }).press('Enter');
+        await gone(off);
         await visible(page.getByText('Password sign-in is off: sign in with a passkey from now on.'));
         assert.equal(
           await passwords.isChecked(),

@@ -1,8 +1,13 @@
-// The operator console's credential (contract §12): a `plt_` key pasted once, kept in this tab's
+// The operator console's credential (docs/operators/web-ui.md): a `plt_` key pasted once, kept in this tab's
 // sessionStorage only (never localStorage, the URL or a cookie), sent as Bearer, forgotten on
 // "sign out". Another tab has to paste it again; closing the tab forgets it.
+
 import { signal } from '@preact/signals';
-import { api, ApiError, type RequestOptions } from '../api.js';
+import { api, ApiError, type Answer, type Args, type Input } from '../common/api.js';
+import type { RouteSpec } from '../common/routes.js';
+
+/** A route of the table that takes a platform key. */
+type PlatformRoute = RouteSpec & { auth: 'platform' };
 
 const STORAGE_KEY = 'hubgate.platformKey';
 
@@ -39,22 +44,24 @@ export function forgetKey(reason: string | null): void {
   }
 }
 
-/** The shape of a platform key secret (contract §4): refuse a paste that cannot be one, before sending it. */
+/**
+ * The shape of a platform key secret (docs/api/authentication.md): refuse a paste that cannot be one, before
+ * sending it.
+ */
 export const looksLikePlatformKey = (value: string): boolean => /^plt_[0-9A-Za-z]{38}$/.test(value);
 
 /**
  * A platform API call with the tab's key. A 401 means the key was revoked, expired or never was
  * one: it is forgotten, and the console asks for a key again, saying why.
  */
-export async function platformApi<T>(
-  method: string,
-  path: string,
-  options: Omit<RequestOptions, 'bearer' | 'anonymous'> = {},
-): Promise<T> {
+export async function platformApi<R extends PlatformRoute>(
+  route: R,
+  ...[input]: Args<Omit<Input<R>, 'bearer'>>
+): Promise<Answer<R>> {
   const key = platformKey.value;
   if (!key) throw new ApiError(401, 'unauthenticated', 'Paste a platform key to use the console.');
   try {
-    return await api<T>(method, path, { ...options, bearer: key });
+    return await api(route, ...([{ ...input, bearer: key }] as Args<Input<R>>));
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       forgetKey(

@@ -1,0 +1,534 @@
+// Every API route the UI calls, in one table: its method, its path template, who may call it, and
+// the types of what it takes and answers. The types come type-only from the server's TypeBox
+// schemas (`Static<typeof …>`), so a change of a route's shape breaks the UI's type check; none of
+// these imports reaches the bundle (esbuild drops `import type`). `api(routes.keys.rotate, …)` in
+// api.ts takes the path's parameters, the body and the query of that route and answers its answer.
+// No other file names an `/api/v1/` path (eslint.config.js refuses one).
+//
+// Where a route declares its body or answer inline (not exported from src/), the type is written
+// here after the API's documentation (docs/api/) and says so: `// inline in src/…`.
+import type { Static, TProperties } from 'typebox';
+import type { AuditEntry } from '../../src/access/audit-routes.js';
+import type { ConnectionSchema } from '../../src/connections/routes.js';
+import type { DeliveryDetailSchema, DeliverySchema, STATUSES } from '../../src/delivery/routes.js';
+import type { PageQueryFields } from '../../src/http/pagination.js';
+import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../../src/hub/routes.js';
+import type { AllowedScopes, KeyRecord, KeyWithSecret } from '../../src/keys/routes.js';
+import type {
+  CreationOptions,
+  LoginVerifyBody,
+  PasskeyRecord,
+  PasswordSignIn,
+  RegistrationVerifyBody,
+  RequestOptions,
+} from '../../src/passkeys/schemas.js';
+import type {
+  ChangeRoleBody,
+  CompanyUser,
+  CompanyUserList,
+  InvitationAcceptBody,
+  InvitationLookup,
+  InvitationLookupBody,
+  InvitedUser,
+  InviteUserBody,
+} from '../../src/people/schemas.js';
+import type { FiringAlert } from '../../src/platform/alerting/alerts-store.js';
+import type { Channel as ChannelRecord } from '../../src/platform/alerting/channels.js';
+import type { ChannelKind } from '../../src/platform/alerting/kinds.js';
+import type { ChannelSendResult } from '../../src/platform/alerting/notification.js';
+import type { Matcher, MatcherOp, RoutingDocument, RoutingInput } from '../../src/platform/alerting/rules.js';
+import type { HistorySchema } from '../../src/platform/monitoring-routes.js';
+import type { MonitoringSnapshot } from '../../src/platform/monitoring.js';
+import type { SetupAnswer as SetupAnswerSchema } from '../../src/setup/routes.js';
+import type { SignInAnswer as SignInAnswerSchema } from '../../src/sign-in/answer.js';
+import type { AuthMethods as AuthMethodsSchema } from '../../src/sso/routes.js';
+import type { Tenant, User } from '../../src/tenants/tenants.js';
+
+// ---- The API's shapes ----
+
+type Fields<P extends TProperties> = { [K in keyof P]?: Static<P[K]> | null };
+/**
+ * The query of every list (docs/api/conventions.md): `limit`, `cursor`; a null or empty value is left out.
+ */
+export type PageQuery = Fields<typeof PageQueryFields>;
+
+/** Every list (docs/api/conventions.md): a page of items and the cursor of the next. */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export type Connection = Static<typeof ConnectionSchema>;
+export type Connector = Static<typeof ConnectorSchema>;
+export type Overview = Static<typeof OverviewSchema>;
+export type Readiness = Static<typeof ReadinessSchema>;
+export type DeliveryStatus = (typeof STATUSES)[number];
+export type ConnectionStatus = Connection['status'];
+export type PausedReason = NonNullable<Connection['pausedReason']>;
+
+/**
+ * One entry of a connection's event log (docs/api/events.md): `test`, `waitingFor`, each attempt's request
+ * and response.
+ */
+export type Delivery = Static<typeof DeliverySchema>;
+export type DeliveryAttempt = Delivery['attempts'][number];
+/** What an attempt sent (docs/api/events.md): a credential header's value reads "[redacted]". */
+export type AttemptRequest = NonNullable<DeliveryAttempt['request']>;
+/** What the receiver answered: at most 20 headers and the start of the body; null without an answer. */
+export type AttemptResponse = NonNullable<DeliveryAttempt['response']>;
+/** `GET …/connections/:id/events/:deliveryId`: the entry and the body as delivered. */
+export type DeliveryDetail = Static<typeof DeliveryDetailSchema>;
+
+/** The log's filters (docs/api/events.md); inline in src/delivery/routes.ts (`LogQuery`). */
+export interface LogQuery {
+  cursor?: string | null;
+  limit?: number;
+  status?: string;
+  eventType?: string;
+  eventId?: string;
+  since?: string;
+  until?: string;
+  test?: string;
+  responseStatus?: string;
+}
+
+/** `POST …/connections/:id/resume`; inline in src/connections/routes.ts. */
+export interface ResumeAnswer {
+  connection: Connection;
+  replayed: number;
+}
+/** `PUT …/connections/:id/credentials`; inline in src/connections/routes.ts. */
+export interface BindAnswer {
+  connection: Connection;
+  /** Only the values hubgate generated, shown this once. */
+  credentials: Record<string, string>;
+}
+/** `POST …/connections/:id/recover`; inline in src/delivery/operate-routes.ts. */
+export interface RecoverBody {
+  since: string;
+  until?: string;
+  statuses?: Array<'failed' | 'skipped'>;
+}
+
+export type ApiKey = Static<typeof KeyRecord>;
+export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
+export type AllowedScopesAnswer = Static<typeof AllowedScopes>;
+export type AuditEntryRecord = Static<typeof AuditEntry>;
+
+/** The sign-in answer (docs/api/authentication.md); the session answer is the same, less `expiresAt`. */
+export type SignInAnswer = Static<typeof SignInAnswerSchema>;
+export type SessionAnswer = Omit<SignInAnswer, 'expiresAt'> & { expiresAt?: string };
+export type SetupAnswer = Static<typeof SetupAnswerSchema>;
+
+/** A passkey of the signed-in user (docs/api/passkeys.md), and the password sign-in switch. */
+export type Passkey = Static<typeof PasskeyRecord>;
+export type PasswordSignInState = Static<typeof PasswordSignIn>;
+
+/** The ways to sign in that this hubgate offers (docs/operators/sso.md): `sso` when single sign-on is on. */
+export type AuthMethods = Static<typeof AuthMethodsSchema>;
+
+/** A person of the tenant (docs/api/people.md); with the invitation link, shown once, when just invited. */
+export type Person = Static<typeof CompanyUser>;
+export type InvitedPerson = Static<typeof InvitedUser>;
+export type Role = Person['role'];
+/** What an invitation link is for: the e-mail address and the organization. */
+export type Invitation = Static<typeof InvitationLookup>;
+
+// The platform's shapes (docs/api/platform.md, docs/operators/web-ui.md): the server's own record types where
+// its routes declare
+// their schemas inline.
+export type { ChannelKind, FiringAlert, Matcher, MatcherOp, RoutingDocument, Tenant, User };
+export type Snapshot = MonitoringSnapshot;
+/**
+ * `GET /api/v1/platform/monitoring/history` (docs/operators/web-ui.md): one point per minute, oldest first.
+ */
+export type MonitoringHistory = Static<typeof HistorySchema>;
+export type HistoryPoint = MonitoringHistory['points'][number];
+/** What fires now; inline in src/platform/alerting/alerts-routes.ts. */
+export interface FiringAlerts {
+  data: FiringAlert[];
+  truncated: boolean;
+}
+export type Channel = ChannelRecord;
+export type ChannelAttempt = NonNullable<Channel['lastAttempt']>;
+/** A new WEBHOOK channel's signing secret is in the create answer only. */
+export type CreatedChannel = Channel & { signingSecret?: string };
+export type TestResult = ChannelSendResult;
+
+// ---- The table ----
+
+/**
+ * A value that is there only for its type: the table's `body`, `query` and `answer` hold types, never data.
+ */
+const shape = <T>(): T => undefined as T;
+
+/**
+ * Who may call a route: the signed-in session (the default: a 401 means it ended), anyone
+ * (`optional`: sign-in, setup, the session check; a 401 is an answer), or a platform key.
+ */
+export type Auth = 'session' | 'optional' | 'platform';
+
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: `/api/v1/${string}`;
+  auth?: Auth;
+  body?: unknown;
+  query?: unknown;
+  answer: unknown;
+}
+
+const CONNECTION = '/api/v1/integrations/connections/:id';
+
+export const routes = {
+  auth: {
+    session: {
+      method: 'GET',
+      path: '/api/v1/auth/session',
+      auth: 'optional',
+      answer: shape<SessionAnswer>(),
+    },
+    // inline in src/sign-in/routes.ts
+    login: {
+      method: 'POST',
+      path: '/api/v1/auth/login',
+      auth: 'optional',
+      body: shape<{ email: string; password: string }>(),
+      answer: shape<SignInAnswer>(),
+    },
+    logout: { method: 'POST', path: '/api/v1/auth/logout', answer: shape<void>() },
+    methods: { method: 'GET', path: '/api/v1/auth/methods', auth: 'optional', answer: shape<AuthMethods>() },
+    /** A page the browser opens (Kerberos is negotiated for navigations only), never fetched. */
+    ssoNegotiate: {
+      method: 'GET',
+      path: '/api/v1/auth/sso/negotiate',
+      auth: 'optional',
+      query: shape<{ returnTo?: string }>(),
+      answer: shape<never>(),
+    },
+  },
+  setup: {
+    // inline in src/setup/routes.ts
+    status: {
+      method: 'GET',
+      path: '/api/v1/setup',
+      auth: 'optional',
+      answer: shape<{ required: boolean }>(),
+    },
+    // inline in src/setup/routes.ts
+    complete: {
+      method: 'POST',
+      path: '/api/v1/setup',
+      auth: 'optional',
+      body: shape<{ token: string; organizationName: string; email: string; password: string }>(),
+      answer: shape<SetupAnswer>(),
+    },
+  },
+  passkeys: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/auth/passkeys',
+      query: shape<PageQuery>(),
+      answer: shape<Page<Passkey>>(),
+    },
+    registrationOptions: {
+      method: 'POST',
+      path: '/api/v1/auth/passkeys/registration/options',
+      answer: shape<Static<typeof CreationOptions>>(),
+    },
+    registrationVerify: {
+      method: 'POST',
+      path: '/api/v1/auth/passkeys/registration/verify',
+      body: shape<Static<typeof RegistrationVerifyBody>>(),
+      answer: shape<Passkey>(),
+    },
+    remove: { method: 'DELETE', path: '/api/v1/auth/passkeys/:id', answer: shape<void>() },
+    loginOptions: {
+      method: 'POST',
+      path: '/api/v1/auth/passkeys/login/options',
+      auth: 'optional',
+      answer: shape<Static<typeof RequestOptions>>(),
+    },
+    loginVerify: {
+      method: 'POST',
+      path: '/api/v1/auth/passkeys/login/verify',
+      auth: 'optional',
+      body: shape<Static<typeof LoginVerifyBody>>(),
+      answer: shape<SignInAnswer>(),
+    },
+    passwordSignIn: {
+      method: 'GET',
+      path: '/api/v1/auth/password-sign-in',
+      answer: shape<PasswordSignInState>(),
+    },
+    setPasswordSignIn: {
+      method: 'PUT',
+      path: '/api/v1/auth/password-sign-in',
+      body: shape<PasswordSignInState>(),
+      answer: shape<PasswordSignInState>(),
+    },
+  },
+  hub: {
+    connectors: {
+      method: 'GET',
+      path: '/api/v1/integration-hub/connectors',
+      answer: shape<Page<Connector>>(),
+    },
+    overview: { method: 'GET', path: '/api/v1/integration-hub/overview', answer: shape<Overview>() },
+    readiness: {
+      method: 'GET',
+      path: '/api/v1/integration-hub/credential-readiness',
+      answer: shape<Readiness>(),
+    },
+  },
+  keys: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/company/api-keys',
+      query: shape<PageQuery>(),
+      answer: shape<Page<ApiKey>>(),
+    },
+    // inline in src/keys/routes.ts
+    create: {
+      method: 'POST',
+      path: '/api/v1/company/api-keys',
+      body: shape<{ name: string; scopes: string[]; expiresAt: string | undefined }>(),
+      answer: shape<ApiKeyWithSecret>(),
+    },
+    // inline in src/keys/routes.ts
+    rotate: {
+      method: 'POST',
+      path: '/api/v1/company/api-keys/:id/rotate',
+      body: shape<{ expiresAt?: string; previousSecretValidForSeconds?: number }>(),
+      answer: shape<ApiKeyWithSecret>(),
+    },
+    revoke: { method: 'DELETE', path: '/api/v1/company/api-keys/:id', answer: shape<void>() },
+    allowedScopes: {
+      method: 'GET',
+      path: '/api/v1/company/api-keys/allowed-scopes',
+      answer: shape<AllowedScopesAnswer>(),
+    },
+  },
+  people: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/company/users',
+      query: shape<PageQuery>(),
+      answer: shape<Static<typeof CompanyUserList>>(),
+    },
+    invite: {
+      method: 'POST',
+      path: '/api/v1/company/users',
+      body: shape<Static<typeof InviteUserBody>>(),
+      answer: shape<InvitedPerson>(),
+    },
+    /** A new link for someone still invited; the old one stops working. */
+    newInvitation: {
+      method: 'POST',
+      path: '/api/v1/company/users/:id/invitation',
+      answer: shape<InvitedPerson>(),
+    },
+    changeRole: {
+      method: 'PATCH',
+      path: '/api/v1/company/users/:id',
+      body: shape<Static<typeof ChangeRoleBody>>(),
+      answer: shape<Person>(),
+    },
+    remove: { method: 'DELETE', path: '/api/v1/company/users/:id', answer: shape<void>() },
+  },
+  // The token travels in bodies only, never in a URL the server sees.
+  invitations: {
+    lookup: {
+      method: 'POST',
+      path: '/api/v1/invitations/lookup',
+      auth: 'optional',
+      body: shape<Static<typeof InvitationLookupBody>>(),
+      answer: shape<Invitation>(),
+    },
+    accept: {
+      method: 'POST',
+      path: '/api/v1/invitations/accept',
+      auth: 'optional',
+      body: shape<Static<typeof InvitationAcceptBody>>(),
+      answer: shape<SignInAnswer>(),
+    },
+  },
+  audit: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/company/audit-log',
+      query: shape<PageQuery>(),
+      answer: shape<Page<AuditEntryRecord>>(),
+    },
+  },
+  connections: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/integrations/connections',
+      query: shape<PageQuery>(),
+      answer: shape<Page<Connection>>(),
+    },
+    // The body is the chosen connector's fields (one schema per connector, built from the catalog).
+    create: {
+      method: 'POST',
+      path: '/api/v1/integrations/connections',
+      body: shape<{ connectorKey: string; displayName: string } & Record<string, unknown>>(),
+      answer: shape<Connection>(),
+    },
+    get: { method: 'GET', path: CONNECTION, answer: shape<Connection>() },
+    // displayName and the connector's fields, each optional (checked against the connector at run time)
+    edit: {
+      method: 'PATCH',
+      path: CONNECTION,
+      body: shape<Record<string, unknown>>(),
+      answer: shape<Connection>(),
+    },
+    revoke: { method: 'POST', path: `${CONNECTION}/revoke`, answer: shape<Connection>() },
+    bind: {
+      method: 'PUT',
+      path: `${CONNECTION}/credentials`,
+      body: shape<Record<string, string>>(),
+      answer: shape<BindAnswer>(),
+    },
+    pause: { method: 'POST', path: `${CONNECTION}/pause`, answer: shape<Connection>() },
+    // inline in src/connections/routes.ts
+    resume: {
+      method: 'POST',
+      path: `${CONNECTION}/resume`,
+      body: shape<{ replaySkipped?: boolean } | undefined>(),
+      answer: shape<ResumeAnswer>(),
+    },
+  },
+  deliveries: {
+    /** Not called by the UI: named on the empty event log, where events come from. */
+    publish: { method: 'POST', path: '/api/v1/integrations/events', answer: shape<never>() },
+    log: {
+      method: 'GET',
+      path: `${CONNECTION}/events`,
+      query: shape<LogQuery>(),
+      answer: shape<Page<Delivery>>(),
+    },
+    get: { method: 'GET', path: `${CONNECTION}/events/:deliveryId`, answer: shape<DeliveryDetail>() },
+    // inline in src/delivery/routes.ts
+    retry: {
+      method: 'POST',
+      path: `${CONNECTION}/events/:deliveryId/retry`,
+      answer: shape<{ id: string; status: 'pending' }>(),
+    },
+    // inline in src/delivery/operate-routes.ts
+    recover: {
+      method: 'POST',
+      path: `${CONNECTION}/recover`,
+      body: shape<RecoverBody>(),
+      answer: shape<{ queued: number }>(),
+    },
+    // inline in src/delivery/operate-routes.ts
+    test: {
+      method: 'POST',
+      path: `${CONNECTION}/test`,
+      body: shape<{ type?: string; data?: Record<string, unknown> }>(),
+      answer: shape<{ eventId: string; deliveryId: string }>(),
+    },
+  },
+  platform: {
+    monitoring: {
+      method: 'GET',
+      path: '/api/v1/platform/monitoring',
+      auth: 'platform',
+      answer: shape<Snapshot>(),
+    },
+    history: {
+      method: 'GET',
+      path: '/api/v1/platform/monitoring/history',
+      auth: 'platform',
+      query: shape<{ minutes?: number }>(),
+      answer: shape<MonitoringHistory>(),
+    },
+    alerts: {
+      method: 'GET',
+      path: '/api/v1/platform/alerting/alerts',
+      auth: 'platform',
+      answer: shape<FiringAlerts>(),
+    },
+    tenants: {
+      method: 'GET',
+      path: '/api/v1/platform/tenants',
+      auth: 'platform',
+      query: shape<PageQuery>(),
+      answer: shape<Page<Tenant>>(),
+    },
+    // inline in src/tenants/routes.ts
+    createTenant: {
+      method: 'POST',
+      path: '/api/v1/platform/tenants',
+      auth: 'platform',
+      body: shape<{ name: string; entitlements?: string[] }>(),
+      answer: shape<Tenant>(),
+    },
+    // inline in src/tenants/routes.ts
+    setEntitlements: {
+      method: 'PUT',
+      path: '/api/v1/platform/tenants/:id/entitlements',
+      auth: 'platform',
+      body: shape<{ entitlements: string[] }>(),
+      answer: shape<Tenant>(),
+    },
+    // inline in src/tenants/routes.ts
+    addUser: {
+      method: 'POST',
+      path: '/api/v1/platform/tenants/:id/users',
+      auth: 'platform',
+      body: shape<{ email: string; role: User['role']; password: string }>(),
+      answer: shape<User>(),
+    },
+    channels: {
+      method: 'GET',
+      path: '/api/v1/platform/alerting/channels',
+      auth: 'platform',
+      query: shape<PageQuery>(),
+      answer: shape<Page<Channel>>(),
+    },
+    // inline in src/platform/alerting/channel-routes.ts: `config` holds the kind's fields
+    createChannel: {
+      method: 'POST',
+      path: '/api/v1/platform/alerting/channels',
+      auth: 'platform',
+      body: shape<{ name: string; kind: ChannelKind; enabled?: boolean; config: Record<string, unknown> }>(),
+      answer: shape<CreatedChannel>(),
+    },
+    // inline in src/platform/alerting/channel-routes.ts: `null` in `config` removes an optional field
+    editChannel: {
+      method: 'PATCH',
+      path: '/api/v1/platform/alerting/channels/:id',
+      auth: 'platform',
+      body: shape<{ name?: string; enabled?: boolean; config?: Record<string, unknown> }>(),
+      answer: shape<Channel>(),
+    },
+    deleteChannel: {
+      method: 'DELETE',
+      path: '/api/v1/platform/alerting/channels/:id',
+      auth: 'platform',
+      answer: shape<void>(),
+    },
+    testChannel: {
+      method: 'POST',
+      path: '/api/v1/platform/alerting/channels/:id/test',
+      auth: 'platform',
+      body: shape<Record<string, never>>(),
+      answer: shape<TestResult>(),
+    },
+    rules: {
+      method: 'GET',
+      path: '/api/v1/platform/alerting/rules',
+      auth: 'platform',
+      answer: shape<RoutingDocument>(),
+    },
+    // Sent with `If-Match: "<revision>"`: a document changed since is a 409.
+    replaceRules: {
+      method: 'PUT',
+      path: '/api/v1/platform/alerting/rules',
+      auth: 'platform',
+      body: shape<RoutingInput>(),
+      answer: shape<RoutingDocument>(),
+    },
+  },
+} as const satisfies Record<string, Record<string, RouteSpec>>;

@@ -1,0 +1,137 @@
+// Editing a connection (docs/api/events.md): its display name and its connector's fields, only what
+// changed sent; a new receiver host unbinds the credentials, said before saving.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../common/api.js';
+import { Dialog, FormActions } from '../common/Dialog.js';
+import { useAction } from '../common/hooks.js';
+import { ErrorNotice, Notice } from '../common/Notice.js';
+import { routes, type Connection, type Connector } from '../common/routes.js';
+import {
+  changesOf,
+  ConnectionField,
+  DisplayNameField,
+  fieldErrorText,
+  hostOf,
+  namesAnyField,
+  splitList,
+  valuesOf,
+} from './fields.js';
+
+/**
+ * Connectors whose bound credentials are sent to the receiver: a new host unbinds them (docs/api/events.md).
+ */
+const SENDS_CREDENTIALS = (connector: Connector): boolean =>
+  connector.connectorKey !== 'webhook' && connector.configFields.some((f) => f.name === 'url');
+
+/**
+ * Editing a connection: its display name and its connector's config fields, starting from what it
+ * has; only what changed is sent. `unbinds` says, as the URL is typed, that the credentials go.
+ */
+function useEditConnection(
+  connection: Connection,
+  connector: Connector,
+  onSaved: (saved: Connection | null) => void,
+) {
+  const [displayName, setDisplayName] = useState(connection.displayName);
+  const [values, setValues] = useState<Record<string, string>>(() => valuesOf(connector, connection));
+  const form = useRef<HTMLFormElement>(null);
+
+  const save = useAction(async () => {
+    const body = changesOf(connector, connection, displayName, values);
+    if (Object.keys(body).length === 0) return onSaved(null);
+    onSaved(await api(routes.connections.edit, { params: { id: connection.id }, body }));
+  });
+  // After a refusal, focus goes to the first field it names.
+  useEffect(() => {
+    if (save.error) form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [save.error]);
+
+  const before = hostOf(connection.config.url);
+  const after = hostOf(values.url);
+  const unbinds =
+    connection.credentialsBound && SENDS_CREDENTIALS(connector) && before !== null && after !== null
+      ? before !== after
+      : false;
+  const setValue = (name: string, value: string) => setValues((current) => ({ ...current, [name]: value }));
+  return { displayName, setDisplayName, values, setValue, form, save, unbinds, before, after };
+}
+
+type EditConnection = ReturnType<typeof useEditConnection>;
+
+/** The warning, as the URL is typed, that a new host unbinds credentials sent to the receiver. */
+function UnbindWarning({ state }: { state: EditConnection }) {
+  if (!state.unbinds) return null;
+  return (
+    <Notice tone="warning">
+      The receiver moves from <span class="mono">{state.before}</span> to{' '}
+      <span class="mono">{state.after}</span>. Its credentials are sent with every delivery, so hubgate
+      unbinds them: nothing is delivered until you bind them again.
+    </Notice>
+  );
+}
+
+function EditFields({ connector, state }: { connector: Connector; state: EditConnection }) {
+  const { save, values } = state;
+  return (
+    <>
+      <DisplayNameField value={state.displayName} onInput={state.setDisplayName} error={save.error} />
+      {connector.configFields.map((field) => (
+        <ConnectionField
+          key={field.name}
+          field={field}
+          value={values[field.name] ?? ''}
+          error={fieldErrorText(
+            save.error,
+            field.name,
+            field.type === 'array' ? splitList(values[field.name] ?? '') : undefined,
+          )}
+          onInput={(value) => state.setValue(field.name, value)}
+        />
+      ))}
+    </>
+  );
+}
+
+/** Edit a connection: the create form's fields, filled in; the answer says if credentials came unbound. */
+export function EditDialog({
+  connection,
+  connector,
+  onSaved,
+  onClose,
+}: {
+  connection: Connection;
+  connector: Connector;
+  onSaved: (saved: Connection | null) => void;
+  onClose: () => void;
+}) {
+  const state = useEditConnection(connection, connector, onSaved);
+  const { save } = state;
+  const names = ['displayName', ...connector.configFields.map((f) => f.name)];
+  return (
+    <Dialog title={`Edit “${connection.displayName}”`} onClose={onClose} wide>
+      <form
+        class="form"
+        ref={state.form}
+        onSubmit={(event) => {
+          event.preventDefault();
+          void save.run();
+        }}
+      >
+        <p class="dialog-lead">
+          A {connector.name} connection. Deliveries already queued go to the new settings from their next
+          attempt on.
+        </p>
+        <EditFields connector={connector} state={state} />
+        <UnbindWarning state={state} />
+        {save.error && namesAnyField(save.error, names) ? (
+          <div class="notice notice-error" role="alert">
+            The changes were not saved. Correct the marked field above, then try again.
+          </div>
+        ) : (
+          <ErrorNotice error={save.error} title="The changes were not saved." />
+        )}
+        <FormActions busy={save.busy} onCancel={onClose} label="Save changes" busyLabel="Saving…" />
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,131 @@
+// A connection's status (docs/api/connections.md, docs/api/events.md) as the list and the connection's page
+// say it: status words, whether it delivers (and why not), and the summary at the top of its page.
+import { withQuery } from '../common/api.js';
+import { Time } from '../common/format.js';
+import { StatusBadge } from '../common/Notice.js';
+import type { Connection, ConnectionStatus, PausedReason } from '../common/routes.js';
+
+export const CONNECTION_STATUS_WORDS: Record<ConnectionStatus, string> = {
+  active: 'Active',
+  paused: 'Paused',
+  disabled: 'Revoked',
+};
+
+/** Why it is paused, short enough for a table cell. */
+const SHORT_REASONS: Record<PausedReason, string> = {
+  manual: 'Paused by hand',
+  failing: 'Deliveries kept failing',
+  gone: 'Receiver answered 410 Gone',
+};
+
+const pausedShort = (connection: Connection): string | null =>
+  connection.status === 'paused' ? SHORT_REASONS[connection.pausedReason ?? 'manual'] : null;
+
+/** Whether it delivers: only an active connection with credentials does; a paused one says why. */
+export function ConnectionDeliveryState({ connection }: { connection: Connection }) {
+  const paused = pausedShort(connection);
+  if (paused) return <span class="connection-paused-reason">{paused}</span>;
+  if (connection.status !== 'active') return null;
+  if (connection.deliveryEnabled) return <StatusBadge status="delivered" label="Delivery enabled" />;
+  return <StatusBadge status="expired" label="Needs credentials" />;
+}
+
+/** Whether the connection delivers and, when it could but has no credentials, where to bind them. */
+function ConnectionDeliveryFact({ connection, onBind }: { connection: Connection; onBind?: () => void }) {
+  const active = connection.status === 'active';
+  if (connection.status === 'paused') {
+    return (
+      <div>
+        <dt>Delivery</dt>
+        <dd>
+          <span class="muted">Paused: nothing is sent until it is resumed</span>
+        </dd>
+      </div>
+    );
+  }
+  return (
+    <div>
+      <dt>Delivery</dt>
+      <dd>
+        {connection.deliveryEnabled ? (
+          <StatusBadge status="delivered" label="Enabled" />
+        ) : active ? (
+          <>
+            <StatusBadge status="expired" label="Needs credentials" />{' '}
+            {onBind ? (
+              <button type="button" class="link-button" onClick={onBind}>
+                Bind credentials
+              </button>
+            ) : (
+              <a href={withQuery('/connections', { bind: connection.id })}>Bind credentials</a>
+            )}
+          </>
+        ) : (
+          <span class="muted">Off: nothing is sent to a revoked connection</span>
+        )}
+      </dd>
+    </div>
+  );
+}
+
+/** What a connection is, above its event log: connector, status, delivery, receiver, event types. */
+export function ConnectionSummary({
+  connection,
+  connector,
+  onBind,
+}: {
+  connection: Connection;
+  connector: string;
+  /** Binds credentials here, in a dialog; without it, "Bind credentials" leads to the list. */
+  onBind?: () => void;
+}) {
+  const url = typeof connection.config.url === 'string' ? connection.config.url : null;
+  const eventTypes = Array.isArray(connection.config.eventTypes)
+    ? (connection.config.eventTypes as unknown[]).map(String)
+    : null;
+  return (
+    <section class="card" aria-label="Connection">
+      <dl class="connection-facts">
+        <div>
+          <dt>Connector</dt>
+          <dd>{connector}</dd>
+        </div>
+        <div>
+          <dt>Status</dt>
+          <dd>
+            <StatusBadge status={connection.status} label={CONNECTION_STATUS_WORDS[connection.status]} />
+            {connection.revokedAt ? (
+              <span class="muted">
+                {' '}
+                since <Time at={connection.revokedAt} mode="absolute" />
+              </span>
+            ) : null}
+          </dd>
+        </div>
+        <ConnectionDeliveryFact connection={connection} onBind={onBind} />
+        <div>
+          <dt>Created</dt>
+          <dd>
+            <Time at={connection.createdAt} mode="absolute" />
+          </dd>
+        </div>
+        {url ? (
+          <div class="connection-fact-wide">
+            <dt>Receiver URL</dt>
+            <dd class="mono break">{url}</dd>
+          </div>
+        ) : null}
+        <div>
+          <dt>Event types</dt>
+          <dd class={eventTypes ? 'mono break' : undefined}>
+            {eventTypes ? eventTypes.join(', ') : 'All events'}
+          </dd>
+        </div>
+        <div>
+          <dt>Connection ID</dt>
+          <dd class="mono break">{connection.id}</dd>
+        </div>
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,433 @@
+// A connection's page (docs/operators/web-ui.md, docs/api/events.md): what it is and whether it delivers, its
+// event log, and for those who may operate it: send a test event, pause and resume, recover, edit, bind.
+import { useLocation, useRoute } from 'preact-iso';
+import { useId, useState } from 'preact/hooks';
+import { api, type ApiError } from '../common/api.js';
+import { plural, Time } from '../common/format.js';
+import { useResource, type Resource } from '../common/hooks.js';
+import { PageHeader } from '../common/Layout.js';
+import { DoneNotice, ErrorNotice, Loading, useDoneNotice } from '../common/Notice.js';
+import {
+  routes,
+  type Connection,
+  type Connector,
+  type PausedReason,
+  type ResumeAnswer,
+} from '../common/routes.js';
+import { session } from '../common/session.js';
+import { CredentialsDialog } from '../connections/CredentialsDialog.js';
+import { EditDialog } from '../connections/EditDialog.js';
+import { ConnectionSummary } from '../connections/status.js';
+import { ConnectionLog, useDeliveryLog } from './EventLog.js';
+import {
+  connectionPage,
+  countText,
+  deliveryPage,
+  filtersFrom,
+  NO_FILTERS,
+  useDeliveryCount,
+  type DeliveryCount,
+} from './log.js';
+import { PauseDialog, RecoverDialog, ResumeDialog } from './OperateDialogs.js';
+import { TestEventResult, useTestEvent } from './TestEventResult.js';
+
+/** A dialog the connection's page opens over itself. */
+type ConnectionPageDialog = 'edit' | 'pause' | 'resume' | 'recover' | null;
+
+/**
+ * What an operator can do with the connection, by its state: send a test (when it delivers), recover
+ * failed deliveries (active), pause, edit. A revoked connection offers nothing.
+ */
+function ConnectionActions({
+  connection,
+  editable,
+  testing,
+  onTest,
+  onOpen,
+}: {
+  connection: Connection;
+  /** The catalog knows its connector's fields. */
+  editable: boolean;
+  testing: boolean;
+  onTest: () => void;
+  onOpen: (dialog: ConnectionPageDialog) => void;
+}) {
+  if (connection.status === 'disabled') return null;
+  const active = connection.status === 'active';
+  return (
+    <>
+      {connection.deliveryEnabled ? (
+        <button
+          type="button"
+          class="button button-primary"
+          onClick={onTest}
+          disabled={testing}
+          aria-busy={testing}
+        >
+          {testing ? 'Sending test event…' : 'Send test event'}
+        </button>
+      ) : null}
+      {active ? (
+        <button type="button" class="button" onClick={() => onOpen('recover')}>
+          Recover failed deliveries
+        </button>
+      ) : null}
+      {/* A paused connection's Resume is in its banner, with the reason it was paused. */}
+      {active ? (
+        <button type="button" class="button" onClick={() => onOpen('pause')}>
+          Pause deliveries
+        </button>
+      ) : null}
+      {editable ? (
+        <button type="button" class="button" onClick={() => onOpen('edit')}>
+          Edit
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+type Opened = ConnectionPageDialog | 'bind';
+
+const queuedAgain = (n: number, what: string, whats: string) =>
+  `${plural(n, what, whats)} ${n === 1 ? 'is' : 'are'} queued again`;
+
+const resumedText = (name: string, { replayed }: ResumeAnswer): string =>
+  replayed > 0
+    ? `Deliveries to ${name} resumed: ${queuedAgain(replayed, 'skipped delivery', 'skipped deliveries')}, oldest first.`
+    : `Deliveries to ${name} resumed: new events are sent again.`;
+
+const recoveredText = (queued: number): string =>
+  queued > 0
+    ? `${queuedAgain(queued, 'delivery', 'deliveries')} and sent from now on.`
+    : 'Nothing was queued: no delivery in that range matches any more.';
+
+/**
+ * The connection page's state around its log: the dialog open, what just happened, the test event,
+ * and the count of deliveries skipped while paused. Each change loads the connection and the log again.
+ */
+function useConnectionPage(id: string, connection: Resource<Connection>, reloadLog: () => void) {
+  const [open, setOpenState] = useState<Opened>(null);
+  const [round, setRound] = useState(0);
+  const { done: notice, setDone: setNotice, ref } = useDoneNotice(id);
+  const test = useTestEvent(id, reloadLog);
+  const current = connection.data;
+  const paused = current?.status === 'paused';
+  const skipped = useDeliveryCount(id, paused ? { status: 'skipped' } : null, round);
+
+  const setOpen = (next: Opened) => {
+    setNotice(null);
+    // The resume dialog says how many were skipped: counted again as it opens.
+    if (next === 'resume') setRound((n) => n + 1);
+    setOpenState(next);
+  };
+  const changed = (
+    text: string,
+    tone: 'success' | 'warning' = 'success',
+    action?: { label: string; run: () => void },
+  ) => {
+    setOpenState(null);
+    connection.reload();
+    reloadLog();
+    setNotice({ tone, text, action });
+  };
+  const name = current ? `“${current.displayName}”` : 'the connection';
+  const onPaused = () =>
+    changed(`Deliveries to ${name} are paused. Events for it are kept as skipped until you resume.`);
+  const onResumed = (answer: ResumeAnswer) => changed(resumedText(name, answer));
+  const onRecovered = ({ queued }: { queued: number }) =>
+    changed(recoveredText(queued), queued > 0 ? 'success' : 'warning');
+  const onSaved = (saved: Connection | null) => {
+    if (!saved) return setOpenState(null);
+    if (current?.credentialsBound && !saved.credentialsBound) {
+      return changed(
+        `Saved. The receiver’s host changed, so the credentials of “${saved.displayName}” were unbound: nothing is delivered until you bind them again.`,
+        'warning',
+        { label: 'Bind credentials', run: () => setOpen('bind') },
+      );
+    }
+    changed(`Saved the changes to “${saved.displayName}”.`);
+  };
+  return {
+    open,
+    setOpen,
+    notice,
+    setNotice,
+    noticeRef: ref,
+    test,
+    skipped,
+    onPaused,
+    onResumed,
+    onRecovered,
+    onSaved,
+  };
+}
+
+type ConnectionPage = ReturnType<typeof useConnectionPage>;
+
+/** Why a connection is paused (docs/api/events.md), as the banner and the connections list say it. */
+const PAUSED_WORDS: Record<PausedReason, string> = {
+  manual: 'paused by hand',
+  failing: 'paused automatically after deliveries kept failing',
+  gone: 'paused because the receiver answered 410 Gone',
+};
+
+/** What to do about it, for each reason. */
+const ADVICE: Record<PausedReason, string> = {
+  manual: 'Resume it when the receiver is ready again.',
+  failing:
+    'Look at the last attempts of a failed delivery to see what the receiver answered, fix the receiver, then resume.',
+  gone: 'The receiver said it no longer wants these events. Resume only once it accepts them again.',
+};
+
+/** " on Nov 27, 2026, 7:05 AM (3 minutes ago)". */
+function Since({ at }: { at: string }) {
+  const recent = Date.now() - new Date(at).getTime() < 60_000;
+  return (
+    <>
+      {' '}
+      on <Time at={at} mode="absolute" /> ({recent ? 'just now' : <Time at={at} />})
+    </>
+  );
+}
+
+function SkippedSoFar({ skipped }: { skipped: DeliveryCount | null | undefined }) {
+  if (!skipped) return null;
+  if (skipped.count === 0) return <> No event has been skipped yet.</>;
+  return <> So far {countText(skipped, 'delivery was', 'deliveries were')} skipped.</>;
+}
+
+/** The paused connection's banner: why and since when, what happens meanwhile, and what to do. */
+function PausedBanner({
+  connection,
+  skipped,
+  canOperate,
+  onResume,
+  skippedHref,
+  failedHref,
+}: {
+  connection: Connection;
+  skipped: DeliveryCount | null | undefined;
+  canOperate: boolean;
+  onResume: () => void;
+  skippedHref: string;
+  failedHref: string;
+}) {
+  const id = useId();
+  const reason = connection.pausedReason ?? 'manual';
+  return (
+    <section class="paused-banner" aria-labelledby={id}>
+      <span class="paused-icon" aria-hidden="true" />
+      <div class="paused-text">
+        <h2 id={id}>Deliveries are paused</h2>
+        <p>
+          “{connection.displayName}” was {PAUSED_WORDS[reason]}
+          {connection.pausedAt ? <Since at={connection.pausedAt} /> : null}. Nothing is sent while it is
+          paused: events for it are kept as skipped deliveries.
+          <SkippedSoFar skipped={skipped} />
+        </p>
+        <p class="muted">{ADVICE[reason]}</p>
+      </div>
+      <div class="paused-actions">
+        {canOperate ? (
+          <button type="button" class="button button-primary" onClick={onResume}>
+            Resume deliveries
+          </button>
+        ) : null}
+        {reason === 'manual' ? null : (
+          <a class="button" href={failedHref}>
+            Show failed deliveries
+          </a>
+        )}
+        {skipped && skipped.count > 0 ? (
+          <a class="button" href={skippedHref}>
+            Show skipped deliveries
+          </a>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+/**
+ * Above the log: what just happened, the test event's outcome, why the connection is paused, and what
+ * the connection is.
+ */
+function ConnectionStatusArea({
+  page,
+  connection,
+  connectorName,
+  canOperate,
+  detailHref,
+}: {
+  page: ConnectionPage;
+  connection: Connection;
+  connectorName: string;
+  canOperate: boolean;
+  detailHref: (deliveryId: string) => string;
+}) {
+  return (
+    <>
+      <DoneNotice done={page.notice} noticeRef={page.noticeRef} onDismiss={() => page.setNotice(null)} />
+      <TestEventResult state={page.test.state} detailHref={detailHref} onDismiss={page.test.dismiss} />
+      {connection.status === 'paused' ? (
+        <PausedBanner
+          connection={connection}
+          skipped={page.skipped.data}
+          canOperate={canOperate}
+          onResume={() => page.setOpen('resume')}
+          skippedHref={connectionPage(connection.id, { ...NO_FILTERS, status: ['skipped'] })}
+          failedHref={connectionPage(connection.id, { ...NO_FILTERS, status: ['failed'] })}
+        />
+      ) : null}
+      <ConnectionSummary
+        connection={connection}
+        connector={connectorName}
+        onBind={canOperate ? () => page.setOpen('bind') : undefined}
+      />
+    </>
+  );
+}
+
+/** The dialog open over the connection's page, if any. */
+function ConnectionPageDialogs({
+  page,
+  connection,
+  connector,
+  onBound,
+}: {
+  page: ConnectionPage;
+  connection: Connection;
+  /** Undefined until the catalog answered (or if it does not know the connector). */
+  connector: Connector | undefined;
+  onBound: () => void;
+}) {
+  const close = () => page.setOpen(null);
+  switch (page.open) {
+    case 'pause':
+      return <PauseDialog connection={connection} onPaused={page.onPaused} onClose={close} />;
+    case 'resume':
+      return (
+        <ResumeDialog
+          connection={connection}
+          skipped={page.skipped.data}
+          countError={page.skipped.error as ApiError | undefined}
+          onResumed={page.onResumed}
+          onClose={close}
+        />
+      );
+    case 'recover':
+      return <RecoverDialog connection={connection} onRecovered={page.onRecovered} onClose={close} />;
+    case 'edit':
+      return connector ? (
+        <EditDialog connection={connection} connector={connector} onSaved={page.onSaved} onClose={close} />
+      ) : null;
+    case 'bind':
+      return (
+        <CredentialsDialog connection={connection} connector={connector} onBound={onBound} onClose={close} />
+      );
+    default:
+      return null;
+  }
+}
+
+/** The event log's page while its connection is not there: missing, failed to load, or loading. */
+function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
+  if (error?.code === 'not_found') {
+    return (
+      <>
+        <PageHeader title="Connection not found" back={{ href: '/connections', label: 'Connections' }} />
+        <section class="card card-narrow">
+          <p>There is no connection at this address in your organization. It may have been mistyped.</p>
+          <a class="button button-primary" href="/connections">
+            Back to connections
+          </a>
+        </section>
+      </>
+    );
+  }
+  if (error) {
+    return (
+      <>
+        <PageHeader title="Event log" back={{ href: '/connections', label: 'Connections' }} />
+        <ErrorNotice error={error} title="The connection could not be loaded." />
+      </>
+    );
+  }
+  return (
+    <>
+      <PageHeader title="Event log" back={{ href: '/connections', label: 'Connections' }} />
+      <Loading what="Loading the connection" />
+    </>
+  );
+}
+
+const useCatalog = () => useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
+
+/**
+ * A connection's page (docs/operators/web-ui.md, docs/api/events.md): what it is and whether it delivers, its
+ * event log with filters kept in the URL, and, for those who may operate it, test, pause and resume, recover,
+ * edit.
+ */
+export function ConnectionEventsPage() {
+  const { params } = useRoute();
+  const { query } = useLocation();
+  const id = params.id ?? '';
+  const filters = filtersFrom(query);
+  const cursor = query.cursor ?? null;
+  const canOperate = session.value?.user.role !== 'MEMBER';
+
+  const connection = useResource(
+    (signal) => api(routes.connections.get, { params: { id }, signal }),
+    `connection ${id}`,
+  );
+  const catalog = useCatalog();
+  const log = useDeliveryLog(id, filters, cursor);
+  const page = useConnectionPage(id, connection, log.log.reload);
+  if (connection.error || !connection.data) return <ConnectionEventsFallback error={connection.error} />;
+
+  const current = connection.data;
+  const connector = catalog.data?.data.find((c) => c.connectorKey === current.connectorKey);
+  const connectorName = connector?.name ?? current.connectorKey;
+  return (
+    <>
+      <PageHeader
+        title={current.displayName}
+        description={`${connectorName} connection: every delivery, newest first, with what was sent and what the receiver answered.`}
+        back={{ href: '/connections', label: 'Connections' }}
+        actions={
+          canOperate ? (
+            <ConnectionActions
+              connection={current}
+              editable={Boolean(connector)}
+              testing={page.test.busy}
+              onTest={() => void page.test.send()}
+              onOpen={page.setOpen}
+            />
+          ) : null
+        }
+      />
+      <ConnectionStatusArea
+        page={page}
+        connection={current}
+        connectorName={connectorName}
+        canOperate={canOperate}
+        detailHref={(deliveryId) => deliveryPage(id, deliveryId)}
+      />
+      <ConnectionLog
+        log={log}
+        connection={current}
+        filters={filters}
+        cursor={cursor}
+        canOperate={canOperate}
+        onBind={() => page.setOpen('bind')}
+      />
+      <ConnectionPageDialogs
+        page={page}
+        connection={current}
+        connector={connector}
+        onBound={connection.reload}
+      />
+    </>
+  );
+}

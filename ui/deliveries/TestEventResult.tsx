@@ -1,0 +1,227 @@
+// "Send test event" (docs/api/events.md): the request, then its delivery followed until it lands, and the
+// outcome said next to the connection's status.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, type Answer } from '../common/api.js';
+import { Time } from '../common/format.js';
+import { routes, type Delivery } from '../common/routes.js';
+import { attemptErrorText } from './attempts.js';
+
+type TestEventAnswer = Answer<typeof routes.deliveries.test>;
+
+/** Statuses that say how a test went: it landed, it failed, or the receiver refused it once. */
+const LANDED = new Set(['delivered', 'failed', 'retrying', 'cancelled', 'skipped']);
+const POLL_MS = 800;
+/** After this, the outcome is left to the event log (a slow receiver, a long queue). */
+const GIVE_UP_MS = 60_000;
+
+type TestEvent =
+  | { phase: 'idle' }
+  | { phase: 'sending' }
+  | { phase: 'waiting' | 'landed' | 'slow'; sent: TestEventAnswer; delivery: Delivery | null }
+  | { phase: 'refused'; error: ApiError }
+  | { phase: 'unreadable'; sent: TestEventAnswer; error: ApiError };
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  });
+
+/** Reads the delivery until it lands (or it is time to give up), telling `show` each answer. */
+async function follow(
+  id: string,
+  sent: TestEventAnswer,
+  signal: AbortSignal,
+  show: (state: TestEvent) => void,
+): Promise<void> {
+  const started = Date.now();
+  let delivery: Delivery | null = null;
+  while (!signal.aborted) {
+    await sleep(POLL_MS, signal);
+    if (signal.aborted) return;
+    try {
+      delivery = await api(routes.deliveries.get, { params: { id, deliveryId: sent.deliveryId }, signal });
+    } catch (error) {
+      // A moment offline, or too many requests, is tried again on the next turn; a refusal is final.
+      const final =
+        error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
+      if (final && !signal.aborted) return show({ phase: 'unreadable', sent, error });
+    }
+    if (signal.aborted) return;
+    if (delivery && LANDED.has(delivery.status)) return show({ phase: 'landed', sent, delivery });
+    if (Date.now() - started > GIVE_UP_MS) return show({ phase: 'slow', sent, delivery });
+    show({ phase: 'waiting', sent, delivery });
+  }
+}
+
+/** "Send test event" to connection `id`: the request, then its delivery followed until it lands. */
+export function useTestEvent(id: string, onLanded: () => void) {
+  const [state, setState] = useState<TestEvent>({ phase: 'idle' });
+  const running = useRef<AbortController | null>(null);
+  const landed = useRef(onLanded);
+  landed.current = onLanded;
+  useEffect(() => () => running.current?.abort(), []);
+
+  async function send() {
+    running.current?.abort();
+    const controller = new AbortController();
+    running.current = controller;
+    setState({ phase: 'sending' });
+    try {
+      const sent = await api(routes.deliveries.test, { params: { id }, body: {} });
+      setState({ phase: 'waiting', sent, delivery: null });
+      landed.current();
+      await follow(id, sent, controller.signal, (next) => {
+        setState(next);
+        if (next.phase !== 'waiting') landed.current();
+      });
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      setState({
+        phase: 'refused',
+        error: error instanceof ApiError ? error : new ApiError(0, 'unknown', String(error)),
+      });
+    }
+  }
+  const dismiss = () => {
+    running.current?.abort();
+    setState({ phase: 'idle' });
+  };
+  return { state, send, dismiss, busy: state.phase === 'sending' || state.phase === 'waiting' };
+}
+
+/** What the last attempt of the test came to, in a sentence; the start of a refusal's body. */
+function AttemptSummary({ delivery }: { delivery: Delivery }) {
+  const last = delivery.attempts[delivery.attempts.length - 1];
+  if (!last) return null;
+  const answered = last.responseStatus === null ? null : `The receiver answered ${last.responseStatus}`;
+  const error = last.error && last.error !== 'http_status' ? attemptErrorText(last.error) : null;
+  const body = delivery.status === 'delivered' ? null : last.response?.body;
+  return (
+    <>
+      <p>
+        {[answered, error].filter(Boolean).join('. ') || 'No answer'} in {last.durationMs.toLocaleString()}{' '}
+        ms.
+      </p>
+      {last.errorDetail && last.error !== 'http_status' ? (
+        <p class="mono attempt-detail">{last.errorDetail}</p>
+      ) : null}
+      {body ? (
+        <pre class="test-body mono">
+          {body.slice(0, 300)}
+          {body.length > 300 || last.response?.bodyTruncated ? '…' : ''}
+        </pre>
+      ) : null}
+    </>
+  );
+}
+
+/** "in 4 seconds", or "in a moment" when it is about now. */
+function Soon({ at }: { at: string }) {
+  return Math.abs(new Date(at).getTime() - Date.now()) < 5000 ? <>in a moment</> : <Time at={at} />;
+}
+
+const HEADLINES: Record<string, string> = {
+  delivered: 'The test event was delivered.',
+  failed: 'The test event was not delivered.',
+  retrying: 'The test event was not delivered yet: the receiver refused it.',
+  cancelled: 'The test event was cancelled.',
+  skipped: 'The test event was skipped: the connection is paused.',
+};
+
+function Landed({ delivery, detailHref }: { delivery: Delivery; detailHref: string }) {
+  return (
+    <>
+      <p class="test-headline">
+        <strong>{HEADLINES[delivery.status] ?? 'The test event is on its way.'}</strong>
+      </p>
+      <AttemptSummary delivery={delivery} />
+      {delivery.status === 'retrying' && delivery.nextAttemptAt ? (
+        <p>
+          hubgate tries again <Soon at={delivery.nextAttemptAt} />.
+        </p>
+      ) : null}
+      <a href={detailHref}>View the test delivery</a>
+    </>
+  );
+}
+
+const TONE: Record<string, string> = { delivered: 'success', failed: 'error', retrying: 'error' };
+
+/** What to say at each step, and in which tone. */
+function describe(
+  state: TestEvent,
+  detailHref: (deliveryId: string) => string,
+): { tone: string; body: ComponentChildren } {
+  if (state.phase === 'sending' || (state.phase === 'waiting' && !state.delivery?.attempts.length)) {
+    return {
+      tone: 'info',
+      body: (
+        <p class="loading-inline">
+          <span class="spinner" aria-hidden="true" />
+          {state.phase === 'sending'
+            ? 'Sending a test event…'
+            : 'Test event sent; waiting for the receiver’s answer…'}
+        </p>
+      ),
+    };
+  }
+  if ((state.phase === 'landed' || state.phase === 'waiting') && state.delivery) {
+    return {
+      tone: TONE[state.delivery.status] ?? 'info',
+      body: <Landed delivery={state.delivery} detailHref={detailHref(state.sent.deliveryId)} />,
+    };
+  }
+  if (state.phase === 'slow') {
+    return {
+      tone: 'info',
+      body: (
+        <p>
+          The test event is still on its way. Its outcome will show in the event log below,{' '}
+          <a href={detailHref(state.sent.deliveryId)}>and on its own page</a>.
+        </p>
+      ),
+    };
+  }
+  if (state.phase === 'refused' || state.phase === 'unreadable') {
+    const headline =
+      state.phase === 'refused'
+        ? 'The test event was not sent.'
+        : 'The test event was sent, but its outcome could not be read.';
+    return {
+      tone: 'error',
+      body: (
+        <p>
+          <strong>{headline}</strong> {state.error.message}
+        </p>
+      ),
+    };
+  }
+  return { tone: 'info', body: null };
+}
+
+/** The outcome of "Send test event", from sent to landed; announced as it changes. */
+export function TestEventResult({
+  state,
+  detailHref,
+  onDismiss,
+}: {
+  state: TestEvent;
+  detailHref: (deliveryId: string) => string;
+  onDismiss: () => void;
+}) {
+  const { tone, body } = describe(state, detailHref);
+  return (
+    <div role="status" class="test-result-region">
+      {body ? (
+        <section class={`notice notice-${tone} test-result`} aria-label="Test event">
+          <div class="test-result-body">{body}</div>
+          <button type="button" class="button button-small button-quiet" onClick={onDismiss}>
+            Dismiss<span class="visually-hidden"> the test result</span>
+          </button>
+        </section>
+      ) : null}
+    </div>
+  );
+}
