@@ -87,6 +87,30 @@ const CredentialsBody = Type.Record(Type.String(), Type.String(), {
   description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
 });
 
+/** The answer of `PUT …/connections/:id/credentials`: the connection, and the values hubgate generated. */
+export const BindAnswer = Type.Object({
+  connection: ConnectionSchema,
+  credentials: Type.Record(Type.String(), Type.String(), {
+    description: 'only values hubgate generated, shown this once',
+  }),
+});
+
+/** The body of `POST …/connections/:id/resume`, itself optional. */
+export const ResumeBody = Type.Optional(
+  StrictObject({
+    replaySkipped: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'send every skipped delivery again, oldest first (same IDs)',
+      }),
+    ),
+  }),
+);
+export const ResumeAnswer = Type.Object({
+  connection: ConnectionSchema,
+  replayed: Type.Integer({ minimum: 0 }),
+});
+
 /**
  * The credential body as checked at run time, against the fields of the connection's connector
  * (connections.ts): the document shows one named schema per connector. No property names the
@@ -252,19 +276,8 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
           tags,
           summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
           params: IdParams,
-          body: Type.Optional(
-            StrictObject({
-              replaySkipped: Type.Optional(
-                Type.Boolean({
-                  default: false,
-                  description: 'send every skipped delivery again, oldest first (same IDs)',
-                }),
-              ),
-            }),
-          ),
-          response: {
-            200: Type.Object({ connection: ConnectionSchema, replayed: Type.Integer({ minimum: 0 }) }),
-          },
+          body: ResumeBody,
+          response: { 200: ResumeAnswer },
         },
       },
       async (request) =>
@@ -293,14 +306,7 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
           summary: 'Bind secrets to the connection; a generated signing secret is returned once',
           params: IdParams,
           body: CredentialsBody,
-          response: {
-            200: Type.Object({
-              connection: ConnectionSchema,
-              credentials: Type.Record(Type.String(), Type.String(), {
-                description: 'only values hubgate generated, shown this once',
-              }),
-            }),
-          },
+          response: { 200: BindAnswer },
         },
       },
       async (request) =>

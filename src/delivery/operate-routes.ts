@@ -14,6 +14,34 @@ const operator: { access: AccessRule } = {
 };
 const tags = ['events'];
 
+/** The body of `POST …/connections/:id/recover`: the time range and the statuses to send again. */
+export const RecoverBody = StrictObject({
+  since: Timestamp,
+  until: Type.Optional(Timestamp),
+  statuses: Type.Optional(
+    Type.Array(Type.Union([Type.Literal('failed'), Type.Literal('skipped')]), {
+      minItems: 1,
+      maxItems: 2,
+      uniqueItems: true,
+      default: ['failed'],
+    }),
+  ),
+});
+export const RecoverAnswer = Type.Object({ queued: Type.Integer({ minimum: 0, maximum: MAX_RECOVERED }) });
+
+/** The body of `POST …/connections/:id/test`, itself optional: the event's type and data. */
+export const TestEventBody = Type.Optional(
+  StrictObject({
+    type: Type.Optional(Type.String({ pattern: EVENT_TYPE_PATTERN })),
+    data: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'a JSON object of at most 256 KiB',
+      }),
+    ),
+  }),
+);
+export const TestEventAnswer = Type.Object({ eventId: Type.String(), deliveryId: Type.String() });
+
 /** Recovering deliveries and sending test events (docs/api/events.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function operateRoutes(deps: ConnectionDeps, announce: () => void): FastifyPluginAsyncTypebox {
@@ -32,19 +60,8 @@ export function operateRoutes(deps: ConnectionDeps, announce: () => void): Fasti
             `again from the last one's time for more). \`since\` at most ${RECOVER_WINDOW_DAYS} days ago. ` +
             'Active connections only.',
           params: IdParams,
-          body: StrictObject({
-            since: Timestamp,
-            until: Type.Optional(Timestamp),
-            statuses: Type.Optional(
-              Type.Array(Type.Union([Type.Literal('failed'), Type.Literal('skipped')]), {
-                minItems: 1,
-                maxItems: 2,
-                uniqueItems: true,
-                default: ['failed'],
-              }),
-            ),
-          }),
-          response: { 202: Type.Object({ queued: Type.Integer({ minimum: 0, maximum: MAX_RECOVERED }) }) },
+          body: RecoverBody,
+          response: { 202: RecoverAnswer },
         },
       },
       async (request, reply) => {
@@ -73,17 +90,8 @@ export function operateRoutes(deps: ConnectionDeps, announce: () => void): Fasti
             "the connection's eventTypes; its delivery shows in the log with `test: true`. Needs delivery " +
             'enabled (active, credentials bound).',
           params: IdParams,
-          body: Type.Optional(
-            StrictObject({
-              type: Type.Optional(Type.String({ pattern: EVENT_TYPE_PATTERN })),
-              data: Type.Optional(
-                Type.Record(Type.String(), Type.Unknown(), {
-                  description: 'a JSON object of at most 256 KiB',
-                }),
-              ),
-            }),
-          ),
-          response: { 202: Type.Object({ eventId: Type.String(), deliveryId: Type.String() }) },
+          body: TestEventBody,
+          response: { 202: TestEventAnswer },
         },
       },
       async (request, reply) => {

@@ -81,7 +81,7 @@ export const DeliveryDetailSchema = Type.Object({
 const STATUS_NAMES = STATUSES.join('|');
 
 /** The log's filters (docs/api/events.md), each optional; a cursor is valid only with the filters it was made with. */
-const LogQuery = StrictObject({
+export const LogQuery = StrictObject({
   ...PageQueryFields,
   status: Type.Optional(
     Type.String({
@@ -120,6 +120,9 @@ const LogQuery = StrictObject({
     }),
   ),
 });
+
+/** The answer of `POST …/events/:deliveryId/retry`: the delivery, pending again. */
+export const RetryAnswer = Type.Object({ id: Type.String(), status: Type.Literal('pending') });
 
 const EventFields = {
   type: Type.String({ pattern: EVENT_TYPE_PATTERN }),
@@ -289,7 +292,7 @@ export function deliveryRoutes(
           tags,
           summary: 'Send a failed delivery again (active connections only)',
           params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
-          response: { 202: Type.Object({ id: Type.String(), status: Type.Literal('pending') }) },
+          response: { 202: RetryAnswer },
         },
       },
       async (request, reply) => {

@@ -42,6 +42,12 @@ export const AllowedScopes = Type.Object({
   scopes: Type.Array(Scope),
 });
 
+/** The body of `POST /api/v1/company/api-keys/:id/rotate`. */
+export const RotateKeyBody = StrictObject({
+  expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+  previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+});
+
 const keyManagement = { access: { class: 'key_management' } } as const;
 const tags = ['api keys'];
 
@@ -106,10 +112,7 @@ export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): Fasti
           tags,
           summary: 'Rotate: a new secret for the same key, returned once',
           params: IdParams,
-          body: StrictObject({
-            expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
-            previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
-          }),
+          body: RotateKeyBody,
           response: { 200: KeyWithSecret },
         },
       },

@@ -22,6 +22,20 @@ export const SetupAnswer = Type.Object({
   ),
 });
 
+/** The answer of `GET /api/v1/setup`. */
+export const SetupStatus = Type.Object({ required: Type.Boolean() });
+
+/** The body of `POST /api/v1/setup`. */
+export const SetupBody = StrictObject({
+  token: Type.String({
+    maxLength: 64,
+    description: 'the token of the setup URL (32 base62 characters)',
+  }),
+  organizationName: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+  email: Type.String({ format: 'email', maxLength: 254 }),
+  password: Type.String({ minLength: 12, maxLength: 200 }),
+});
+
 // Upper case on purpose: sign-in counts failures per lower-cased e-mail address in the same
 // table, so no sign-in attempt can count against (or lock) a client's setup attempts.
 const throttleKeyOf = (request: FastifyRequest): string => `SETUP:${addressBucket(clientAddress(request))}`;
@@ -40,7 +54,7 @@ export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Whether first-run setup is still to be done (while no user exists)',
           querystring: StrictObject({}),
-          response: { 200: Type.Object({ required: Type.Boolean() }) },
+          response: { 200: SetupStatus },
         },
       },
       async () => ({ required: await isSetupRequired(ctx.db) }),
@@ -58,15 +72,7 @@ export function setupRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'Needs the one-time token `hubgate serve` prints while no user exists. Answers 409 once ' +
             'setup is done, whatever the body; a wrong or expired token is 401, ten of them from one ' +
             'address within 15 minutes 429. The platform key secret is shown in this answer only.',
-          body: StrictObject({
-            token: Type.String({
-              maxLength: 64,
-              description: 'the token of the setup URL (32 base62 characters)',
-            }),
-            organizationName: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
-            email: Type.String({ format: 'email', maxLength: 254 }),
-            password: Type.String({ minLength: 12, maxLength: 200 }),
-          }),
+          body: SetupBody,
           response: { 201: SetupAnswer },
         },
         // Before validation: a cross-site post (before the body is even read), then a hub already

@@ -14,6 +14,12 @@ import { signInWithPassword } from './sign-in.js';
 
 const tags = ['sign-in'];
 
+/** The body of `POST /api/v1/auth/login`. */
+export const LoginBody = StrictObject({
+  email: Type.String({ minLength: 1, maxLength: 254 }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+});
+
 /** Password sign-in, the session, sign-out (docs/api/authentication.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -31,10 +37,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags,
           summary: 'Sign in with e-mail and password',
-          body: StrictObject({
-            email: Type.String({ minLength: 1, maxLength: 254 }),
-            password: Type.String({ minLength: 1, maxLength: 1024 }),
-          }),
+          body: LoginBody,
           response: { 200: SignInAnswer },
         },
       },

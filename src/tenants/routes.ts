@@ -33,6 +33,13 @@ const UserSchema = Type.Object({
   tenantId: Type.String(),
 });
 
+/** The body of `POST /api/v1/platform/tenants/:id/users`. */
+export const AddUserBody = StrictObject({
+  email: Type.String({ format: 'email', maxLength: 254 }),
+  role: Type.Enum(ROLES),
+  password: Type.String({ minLength: 12, maxLength: 200 }),
+});
+
 const platform = { access: { class: 'platform' } } as const;
 const tags = ['platform: tenants'];
 
@@ -117,11 +124,7 @@ export function tenantRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Create a user in a tenant',
           params: IdParams,
-          body: StrictObject({
-            email: Type.String({ format: 'email', maxLength: 254 }),
-            role: Type.Enum(ROLES),
-            password: Type.String({ minLength: 12, maxLength: 200 }),
-          }),
+          body: AddUserBody,
           response: { 201: UserSchema },
         },
       },

@@ -9,11 +9,28 @@
 // here after the API's documentation (docs/api/) and says so: `// inline in src/…`.
 import type { Static, TProperties } from 'typebox';
 import type { AuditEntry } from '../../src/access/audit-routes.js';
-import type { ConnectionSchema } from '../../src/connections/routes.js';
-import type { DeliveryDetailSchema, DeliverySchema, STATUSES } from '../../src/delivery/routes.js';
+import type {
+  BindAnswer as BindAnswerSchema,
+  ConnectionSchema,
+  ResumeAnswer as ResumeAnswerSchema,
+  ResumeBody,
+} from '../../src/connections/routes.js';
+import type {
+  RecoverAnswer,
+  RecoverBody as RecoverBodySchema,
+  TestEventAnswer,
+  TestEventBody,
+} from '../../src/delivery/operate-routes.js';
+import type {
+  DeliveryDetailSchema,
+  DeliverySchema,
+  LogQuery as LogQuerySchema,
+  RetryAnswer,
+  STATUSES,
+} from '../../src/delivery/routes.js';
 import type { PageQueryFields } from '../../src/http/pagination.js';
 import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../../src/hub/routes.js';
-import type { AllowedScopes, KeyRecord, KeyWithSecret } from '../../src/keys/routes.js';
+import type { AllowedScopes, KeyRecord, KeyWithSecret, RotateKeyBody } from '../../src/keys/routes.js';
 import type {
   CreationOptions,
   LoginVerifyBody,
@@ -32,16 +49,20 @@ import type {
   InvitedUser,
   InviteUserBody,
 } from '../../src/people/schemas.js';
+import type { FiringAlerts as FiringAlertsSchema } from '../../src/platform/alerting/alerts-routes.js';
 import type { FiringAlert } from '../../src/platform/alerting/alerts-store.js';
+import type { CreateChannelBody, EditChannelBody } from '../../src/platform/alerting/channel-routes.js';
 import type { Channel as ChannelRecord } from '../../src/platform/alerting/channels.js';
 import type { ChannelKind } from '../../src/platform/alerting/kinds.js';
 import type { ChannelSendResult } from '../../src/platform/alerting/notification.js';
 import type { Matcher, MatcherOp, RoutingDocument, RoutingInput } from '../../src/platform/alerting/rules.js';
 import type { HistorySchema } from '../../src/platform/monitoring-routes.js';
 import type { MonitoringSnapshot } from '../../src/platform/monitoring.js';
-import type { SetupAnswer as SetupAnswerSchema } from '../../src/setup/routes.js';
+import type { SetupAnswer as SetupAnswerSchema, SetupBody, SetupStatus } from '../../src/setup/routes.js';
 import type { SignInAnswer as SignInAnswerSchema } from '../../src/sign-in/answer.js';
+import type { LoginBody } from '../../src/sign-in/routes.js';
 import type { AuthMethods as AuthMethodsSchema } from '../../src/sso/routes.js';
+import type { AddUserBody } from '../../src/tenants/routes.js';
 import type { Tenant, User } from '../../src/tenants/tenants.js';
 
 // ---- The API's shapes ----
@@ -79,36 +100,15 @@ export type AttemptResponse = NonNullable<DeliveryAttempt['response']>;
 /** `GET …/connections/:id/events/:deliveryId`: the entry and the body as delivered. */
 export type DeliveryDetail = Static<typeof DeliveryDetailSchema>;
 
-/** The log's filters (docs/api/events.md); inline in src/delivery/routes.ts (`LogQuery`). */
-export interface LogQuery {
-  cursor?: string | null;
-  limit?: number;
-  status?: string;
-  eventType?: string;
-  eventId?: string;
-  since?: string;
-  until?: string;
-  test?: string;
-  responseStatus?: string;
-}
+/** The log's filters (docs/api/events.md); a null or empty value is left out, as in `PageQuery`. */
+export type LogQuery = Fields<(typeof LogQuerySchema)['properties']>;
 
-/** `POST …/connections/:id/resume`; inline in src/connections/routes.ts. */
-export interface ResumeAnswer {
-  connection: Connection;
-  replayed: number;
-}
-/** `PUT …/connections/:id/credentials`; inline in src/connections/routes.ts. */
-export interface BindAnswer {
-  connection: Connection;
-  /** Only the values hubgate generated, shown this once. */
-  credentials: Record<string, string>;
-}
-/** `POST …/connections/:id/recover`; inline in src/delivery/operate-routes.ts. */
-export interface RecoverBody {
-  since: string;
-  until?: string;
-  statuses?: Array<'failed' | 'skipped'>;
-}
+/** `POST …/connections/:id/resume`. */
+export type ResumeAnswer = Static<typeof ResumeAnswerSchema>;
+/** `PUT …/connections/:id/credentials`: `credentials` holds only the values hubgate generated, shown this once. */
+export type BindAnswer = Static<typeof BindAnswerSchema>;
+/** `POST …/connections/:id/recover`. */
+export type RecoverBody = Static<typeof RecoverBodySchema>;
 
 export type ApiKey = Static<typeof KeyRecord>;
 export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
@@ -144,11 +144,8 @@ export type Snapshot = MonitoringSnapshot;
  */
 export type MonitoringHistory = Static<typeof HistorySchema>;
 export type HistoryPoint = MonitoringHistory['points'][number];
-/** What fires now; inline in src/platform/alerting/alerts-routes.ts. */
-export interface FiringAlerts {
-  data: FiringAlert[];
-  truncated: boolean;
-}
+/** What fires now. */
+export type FiringAlerts = Static<typeof FiringAlertsSchema>;
 export type Channel = ChannelRecord;
 export type ChannelAttempt = NonNullable<Channel['lastAttempt']>;
 /** A new WEBHOOK channel's signing secret is in the create answer only. */
@@ -187,12 +184,11 @@ export const routes = {
       auth: 'optional',
       answer: shape<SessionAnswer>(),
     },
-    // inline in src/sign-in/routes.ts
     login: {
       method: 'POST',
       path: '/api/v1/auth/login',
       auth: 'optional',
-      body: shape<{ email: string; password: string }>(),
+      body: shape<Static<typeof LoginBody>>(),
       answer: shape<SignInAnswer>(),
     },
     logout: { method: 'POST', path: '/api/v1/auth/logout', answer: shape<void>() },
@@ -207,19 +203,17 @@ export const routes = {
     },
   },
   setup: {
-    // inline in src/setup/routes.ts
     status: {
       method: 'GET',
       path: '/api/v1/setup',
       auth: 'optional',
-      answer: shape<{ required: boolean }>(),
+      answer: shape<Static<typeof SetupStatus>>(),
     },
-    // inline in src/setup/routes.ts
     complete: {
       method: 'POST',
       path: '/api/v1/setup',
       auth: 'optional',
-      body: shape<{ token: string; organizationName: string; email: string; password: string }>(),
+      body: shape<Static<typeof SetupBody>>(),
       answer: shape<SetupAnswer>(),
     },
   },
@@ -294,11 +288,10 @@ export const routes = {
       body: shape<{ name: string; scopes: string[]; expiresAt: string | undefined }>(),
       answer: shape<ApiKeyWithSecret>(),
     },
-    // inline in src/keys/routes.ts
     rotate: {
       method: 'POST',
       path: '/api/v1/company/api-keys/:id/rotate',
-      body: shape<{ expiresAt?: string; previousSecretValidForSeconds?: number }>(),
+      body: shape<Static<typeof RotateKeyBody>>(),
       answer: shape<ApiKeyWithSecret>(),
     },
     revoke: { method: 'DELETE', path: '/api/v1/company/api-keys/:id', answer: shape<void>() },
@@ -390,11 +383,10 @@ export const routes = {
       answer: shape<BindAnswer>(),
     },
     pause: { method: 'POST', path: `${CONNECTION}/pause`, answer: shape<Connection>() },
-    // inline in src/connections/routes.ts
     resume: {
       method: 'POST',
       path: `${CONNECTION}/resume`,
-      body: shape<{ replaySkipped?: boolean } | undefined>(),
+      body: shape<Static<typeof ResumeBody> | undefined>(),
       answer: shape<ResumeAnswer>(),
     },
   },
@@ -408,25 +400,22 @@ export const routes = {
       answer: shape<Page<Delivery>>(),
     },
     get: { method: 'GET', path: `${CONNECTION}/events/:deliveryId`, answer: shape<DeliveryDetail>() },
-    // inline in src/delivery/routes.ts
     retry: {
       method: 'POST',
       path: `${CONNECTION}/events/:deliveryId/retry`,
-      answer: shape<{ id: string; status: 'pending' }>(),
+      answer: shape<Static<typeof RetryAnswer>>(),
     },
-    // inline in src/delivery/operate-routes.ts
     recover: {
       method: 'POST',
       path: `${CONNECTION}/recover`,
       body: shape<RecoverBody>(),
-      answer: shape<{ queued: number }>(),
+      answer: shape<Static<typeof RecoverAnswer>>(),
     },
-    // inline in src/delivery/operate-routes.ts
     test: {
       method: 'POST',
       path: `${CONNECTION}/test`,
-      body: shape<{ type?: string; data?: Record<string, unknown> }>(),
-      answer: shape<{ eventId: string; deliveryId: string }>(),
+      body: shape<Static<typeof TestEventBody>>(),
+      answer: shape<Static<typeof TestEventAnswer>>(),
     },
   },
   platform: {
@@ -472,12 +461,11 @@ export const routes = {
       body: shape<{ entitlements: string[] }>(),
       answer: shape<Tenant>(),
     },
-    // inline in src/tenants/routes.ts
     addUser: {
       method: 'POST',
       path: '/api/v1/platform/tenants/:id/users',
       auth: 'platform',
-      body: shape<{ email: string; role: User['role']; password: string }>(),
+      body: shape<Static<typeof AddUserBody>>(),
       answer: shape<User>(),
     },
     channels: {
@@ -487,20 +475,20 @@ export const routes = {
       query: shape<PageQuery>(),
       answer: shape<Page<Channel>>(),
     },
-    // inline in src/platform/alerting/channel-routes.ts: `config` holds the kind's fields
+    // `config` holds the kind's fields
     createChannel: {
       method: 'POST',
       path: '/api/v1/platform/alerting/channels',
       auth: 'platform',
-      body: shape<{ name: string; kind: ChannelKind; enabled?: boolean; config: Record<string, unknown> }>(),
+      body: shape<Static<typeof CreateChannelBody>>(),
       answer: shape<CreatedChannel>(),
     },
-    // inline in src/platform/alerting/channel-routes.ts: `null` in `config` removes an optional field
+    // `null` in `config` removes an optional field
     editChannel: {
       method: 'PATCH',
       path: '/api/v1/platform/alerting/channels/:id',
       auth: 'platform',
-      body: shape<{ name?: string; enabled?: boolean; config?: Record<string, unknown> }>(),
+      body: shape<Static<typeof EditChannelBody>>(),
       answer: shape<Channel>(),
     },
     deleteChannel: {

@@ -13,6 +13,9 @@ const FiringAlertSchema = Type.Object({
   startsAt: Timestamp,
 });
 
+/** The answer of `GET /api/v1/platform/alerting/alerts`: at most MAX_FIRING alerts, and whether more fire. */
+export const FiringAlerts = Type.Object({ data: Type.Array(FiringAlertSchema), truncated: Type.Boolean() });
+
 /**
  * The alerts firing now, as Alertmanager's `GET /api/v2/alerts?active=true` lists them: what the
  * operator console shows beside the charts. An addition of ours to the platform routes
@@ -29,9 +32,7 @@ export function alertsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary: 'The alerts firing now, the most recent first',
           description: `At most ${MAX_FIRING}; \`truncated\` says whether more are firing.`,
           querystring: StrictObject({}),
-          response: {
-            200: Type.Object({ data: Type.Array(FiringAlertSchema), truncated: Type.Boolean() }),
-          },
+          response: { 200: FiringAlerts },
         },
       },
       async () => {

@@ -53,6 +53,22 @@ const ConfigBody = Type.Record(Type.String(), Type.Unknown(), {
     'serviceAccountToken; HTTP: url, method?, headers?',
 });
 
+/** The body of `POST /api/v1/platform/alerting/channels`: `config` holds the kind's fields. */
+export const CreateChannelBody = StrictObject({
+  name: Name,
+  kind: Type.Enum(CHANNEL_KINDS),
+  enabled: Type.Optional(Type.Boolean()),
+  config: ConfigBody,
+});
+
+/** The body of `PATCH …/channels/:id`: `null` in `config` removes an optional field. */
+export const EditChannelBody = StrictObject({
+  name: Type.Optional(Name),
+  kind: Type.Optional(Type.Enum(CHANNEL_KINDS)),
+  enabled: Type.Optional(Type.Boolean()),
+  config: Type.Optional(ConfigBody),
+});
+
 /** A kind's config fields a body may give: every one but those hubgate generates. */
 function givenFields(kind: ChannelKind): Array<[string, TSchema]> {
   const definition = CHANNEL_KIND_DEFINITIONS[kind];
@@ -130,12 +146,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
         schema: {
           tags,
           summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
-          body: StrictObject({
-            name: Name,
-            kind: Type.Enum(CHANNEL_KINDS),
-            enabled: Type.Optional(Type.Boolean()),
-            config: ConfigBody,
-          }),
+          body: CreateChannelBody,
           response: {
             201: Type.Intersect([
               ChannelSchema,
@@ -186,12 +197,7 @@ export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebo
             'the same PATCH (a value, or null to remove it), else 400 naming it: a stored secret is never ' +
             'sent to a host it was not given for.',
           params: IdParams,
-          body: StrictObject({
-            name: Type.Optional(Name),
-            kind: Type.Optional(Type.Enum(CHANNEL_KINDS)),
-            enabled: Type.Optional(Type.Boolean()),
-            config: Type.Optional(ConfigBody),
-          }),
+          body: EditChannelBody,
           response: { 200: ChannelSchema },
         },
       },
