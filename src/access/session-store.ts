@@ -91,19 +91,25 @@ export async function revokeSessionRow(
     .execute();
 }
 
-/** When a session of the user last started: what the tenant's people list shows (docs/api/people.md). */
+/**
+ * When a session of the user last started: what the tenant's people list shows (docs/api/people.md).
+ * Answers, from the row it locked, whether the user may sign in with a password now; undefined
+ * when the user is gone (removed while they were signing in).
+ */
 export async function recordSignInTime(
   db: Kysely<DB>,
   scope: TenantScope,
   userId: string,
   at: Date,
-): Promise<void> {
-  await db
+): Promise<{ passwordSignIn: boolean } | undefined> {
+  const row = await db
     .updateTable('users')
     .set({ last_sign_in_at: at })
     .where('tenant_id', '=', scope.tenantId)
     .where('id', '=', userId)
-    .execute();
+    .returning('password_sign_in_enabled')
+    .executeTakeFirst();
+  return row && { passwordSignIn: row.password_sign_in_enabled };
 }
 
 /**

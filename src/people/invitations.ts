@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import {
   activateInvitedRow,
   findLiveInvitationRow,
+  lockInvitedPersonRow,
   replaceInvitationRow,
   useInvitationRow,
   type LiveInvitation,
@@ -68,6 +69,14 @@ export async function findInvitation(
   if (!TOKEN_SHAPE.test(token)) return undefined;
   return findLiveInvitationRow(db, hashOf(keyring, token), now);
 }
+
+/**
+ * Locks the invited person `userId` (the one a live invitation named) for the transaction that
+ * accepts it, before the invitation is used (see `lockInvitedPersonRow`); false when they are not
+ * invited any more (removed, or accepted meanwhile).
+ */
+export const lockInvitedPerson = (trx: Kysely<DB>, userId: string): Promise<boolean> =>
+  lockInvitedPersonRow(trx, userId);
 
 /**
  * Uses the invitation a token names, once: the person and tenant it was for, or undefined when it

@@ -69,6 +69,24 @@ export function lockActiveManagers(
     .execute();
 }
 
+/**
+ * Locks the person's passkeys until the end of the transaction, first thing in the one that removes
+ * them. A passkey sign-in updates its passkey, then its user; a removal that took the user first
+ * and the passkeys after (the cascade of its delete) would wait for that sign-in while it waits for
+ * the removal: a deadlock, one of them a 500. Taken first, the sign-in waits for the removal and
+ * then finds its passkey gone (`401 invalid_credentials`).
+ */
+export async function lockPasskeysOf(trx: Kysely<DB>, scope: TenantScope, userId: string): Promise<void> {
+  await trx
+    .selectFrom('passkeys')
+    .select('id')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
 /** The person, locked until the end of the transaction (taken after `lockActiveManagers`). */
 export function lockPersonRow(
   trx: Kysely<DB>,
@@ -123,7 +141,38 @@ export async function activateInvitedRow(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Locks the invited person an accept is for, until the end of the transaction, before their
+ * invitation is used; false when they are not (any more) an invited person. The person first, then
+ * their invitation: the order a removal (the user, then what cascades from it) and a new link (the
+ * person, then their invitations) take them in, so an accept racing either waits for it instead of
+ * deadlocking. By ID alone: the token named them, as a session token names its user.
+ */
+export async function lockInvitedPersonRow(trx: Kysely<DB>, userId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('users')
+    .select('id')
+    .where('id', '=', userId)
+    .where('status', '=', 'invited')
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export type InvitationRow = Selectable<InvitationsTable>;
+
+/** Deletes the person's invitations: no link made for them works any more. */
+export async function deleteInvitationRows(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<void> {
+  await trx
+    .deleteFrom('invitations')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('user_id', '=', userId)
+    .execute();
+}
 
 /** A new invitation for the person; the ones made before for them are deleted: one link works. */
 export async function replaceInvitationRow(
@@ -131,11 +180,7 @@ export async function replaceInvitationRow(
   scope: TenantScope,
   row: Omit<InvitationRow, 'tenant_id' | 'used_at'>,
 ): Promise<void> {
-  await trx
-    .deleteFrom('invitations')
-    .where('tenant_id', '=', scope.tenantId)
-    .where('user_id', '=', row.user_id)
-    .execute();
+  await deleteInvitationRows(trx, scope, row.user_id);
   await trx
     .insertInto('invitations')
     .values({ ...row, tenant_id: scope.tenantId })

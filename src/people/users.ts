@@ -14,10 +14,12 @@ import { issueInvitation, type NewInvitation } from './invitations.js';
 import type { InvitationMailer } from './mailer.js';
 import type { CompanyUser, InvitedUser } from './schemas.js';
 import {
+  deleteInvitationRows,
   deletePersonRow,
   findPersonRow,
   listPersonRows,
   lockActiveManagers,
+  lockPasskeysOf,
   lockPersonRow,
   setRoleRow,
   type PersonRow,
@@ -69,15 +71,19 @@ export function listPeople(
  * Runs a change to the tenant's people with the tenant's active managers locked (see
  * `lockActiveManagers`): the checks that count them hold when the change commits. The acting
  * person must still be one of them, with the role they have now (not the one their request
- * started with), or the change is refused as their role would be at the gate.
+ * started with), or the change is refused as their role would be at the gate. `first` locks, before
+ * any user row, what other transactions lock before their user's row (a removal: the person's
+ * passkeys, see `lockPasskeysOf`), so that the two wait for each other instead of deadlocking.
  */
 function underPeopleLock<T>(
   ctx: AppContext,
   scope: TenantScope,
   actor: SessionPrincipal,
   change: (trx: Kysely<DB>, lock: { managers: { id: string; role: Role }[]; actorRole: Role }) => Promise<T>,
+  first?: (trx: Kysely<DB>) => Promise<void>,
 ): Promise<T> {
   return ctx.db.transaction().execute(async (trx) => {
+    if (first) await first(trx);
     const managers = await lockActiveManagers(trx, scope);
     const me = managers.find((m) => m.id === actor.userId);
     if (!me) throw new HttpProblem('role_forbidden', 'Your role does not let you manage people any more.');
@@ -209,7 +215,8 @@ export async function reinvitePerson(
 /**
  * Gives a person another role. Only a PLATFORM_ADMIN makes a PLATFORM_ADMIN or changes one's role;
  * the tenant's last active person who can manage keys keeps such a role (409). The person's
- * sessions carry the new role from their next request: every request reads it.
+ * sessions carry the new role from their next request: every request reads it. An invited person
+ * made a PLATFORM_ADMIN loses their link, which another key manager may hold.
  */
 export async function changeRole(
   ctx: AppContext,
@@ -230,12 +237,16 @@ export async function changeRole(
     const demoted = target.status === 'active' && managesKeys(target.role) && !managesKeys(role);
     if (demoted && managers.every((m) => m.id === target.id)) throw lastManager('a role without it');
     await setRoleRow(trx, scope, userId, role);
+    // Whoever holds the link of an invited person signs in with their role: a link made by any key
+    // manager must not become a PLATFORM_ADMIN's. A PLATFORM_ADMIN makes them a new one.
+    const linkEnded = target.status === 'invited' && role === 'PLATFORM_ADMIN';
+    if (linkEnded) await deleteInvitationRows(trx, scope, userId);
     await recordAudit(trx, origin, {
       action: 'user.role.update',
       tenantId: scope.tenantId,
       targetType: 'user',
       targetId: userId,
-      metadata: { email: target.email, before: target.role, after: role },
+      metadata: { email: target.email, before: target.role, after: role, ...(linkEnded && { linkEnded }) },
     });
     return personIn(trx, scope, userId);
   });
@@ -255,20 +266,27 @@ export async function removePerson(
   userId: string,
 ): Promise<void> {
   if (!isIdOf('usr', userId)) throw notFound('user');
-  await underPeopleLock(ctx, scope, actor, async (trx, { managers, actorRole }) => {
-    const target = await lockPersonRow(trx, scope, userId);
-    if (!target) throw notFound('user');
-    if (target.role === 'PLATFORM_ADMIN' && actorRole !== 'PLATFORM_ADMIN')
-      throw onlyPlatformAdmins('remove');
-    const manager = target.status === 'active' && managesKeys(target.role);
-    if (manager && managers.every((m) => m.id === target.id)) throw lastManager('removing them');
-    await deletePersonRow(trx, scope, userId);
-    await recordAudit(trx, origin, {
-      action: 'user.delete',
-      tenantId: scope.tenantId,
-      targetType: 'user',
-      targetId: userId,
-      metadata: { email: target.email, role: target.role, status: target.status },
-    });
-  });
+  const passkeysFirst = (trx: Kysely<DB>) => lockPasskeysOf(trx, scope, userId);
+  await underPeopleLock(
+    ctx,
+    scope,
+    actor,
+    async (trx, { managers, actorRole }) => {
+      const target = await lockPersonRow(trx, scope, userId);
+      if (!target) throw notFound('user');
+      if (target.role === 'PLATFORM_ADMIN' && actorRole !== 'PLATFORM_ADMIN')
+        throw onlyPlatformAdmins('remove');
+      const manager = target.status === 'active' && managesKeys(target.role);
+      if (manager && managers.every((m) => m.id === target.id)) throw lastManager('removing them');
+      await deletePersonRow(trx, scope, userId);
+      await recordAudit(trx, origin, {
+        action: 'user.delete',
+        tenantId: scope.tenantId,
+        targetType: 'user',
+        targetId: userId,
+        metadata: { email: target.email, role: target.role, status: target.status },
+      });
+    },
+    passkeysFirst,
+  );
 }

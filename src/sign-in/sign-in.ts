@@ -17,7 +17,12 @@ import {
 } from '../crypto/passwords.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
-import { activateInvitedUser, findInvitation, useInvitation } from '../people/invitations.js';
+import {
+  activateInvitedUser,
+  findInvitation,
+  lockInvitedPerson,
+  useInvitation,
+} from '../people/invitations.js';
 import type { InvitationLookup } from '../people/schemas.js';
 import { findUserById, findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
 
@@ -124,10 +129,18 @@ export async function signInWithPassword(
 
   // The password verified: the account's tenant is the one this sign-in acts for.
   const scope = signInScopeOf(user);
-  return ctx.db.transaction().execute(async (trx) => {
-    await clearAttempts(trx, account);
-    return startSignedInSession(trx, ctx, scope, origin, user, 'password');
-  });
+  try {
+    return await ctx.db.transaction().execute(async (trx) => {
+      await clearAttempts(trx, account);
+      return startSignedInSession(trx, ctx, scope, origin, user, 'password');
+    });
+  } catch (error) {
+    // Turned off, or the user removed, while the password was being checked: startSession reads
+    // the user's row again, locked.
+    const late = error instanceof HttpProblem ? error.code : undefined;
+    if (late === 'password_sign_in_disabled' || late === 'invalid_credentials') await refuse(late);
+    throw error;
+  }
 }
 
 /**
@@ -209,14 +222,18 @@ export async function signInWithInvitation(
     });
     return invalidInvitation();
   };
-  if (!(await findInvitation(ctx.db, ctx.keyring, input.token, now))) throw await refuse();
+  const found = await findInvitation(ctx.db, ctx.keyring, input.token, now);
+  if (!found) throw await refuse();
 
   // Hashing is slow on purpose; done before the transaction so no connection waits on it.
   const passwordHash = await hashingFor(ctx.db, throttleKey, now, () => hashPassword(input.password));
   try {
     return await ctx.db.transaction().execute(async (trx) => {
+      // The person before their invitation, as a removal or a new link takes them: the race with
+      // either waits instead of deadlocking (docs/decisions/0049-people-invitations-and-the-last-manager.md).
+      if (!(await lockInvitedPerson(trx, found.userId))) throw new InvitationRefused();
       const used = await useInvitation(trx, ctx.keyring, input.token, now);
-      const user = used && (await findUserById(trx, used.userId));
+      const user = used?.userId === found.userId ? await findUserById(trx, used.userId) : undefined;
       if (!user || user.status !== 'invited') throw new InvitationRefused();
       // The token verified and names this person: their tenant is the one this sign-in acts for.
       const scope = signInScopeOf(user);
