@@ -20,7 +20,7 @@ import { makeTenant, makeUser, makeWebhookConnection, signIn } from '../helpers/
 import type { TestSession } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
-// Contract §15 in the web UI, walked as a tenant does on the day a receiver breaks: send a test event
+// Operating deliveries (docs/api/events.md) in the web UI, walked as a tenant does on the day a receiver breaks: send a test event
 // and see how it landed, read what the receiver answered in a delivery's page, pause (the banner says
 // why) and resume with the skipped deliveries replayed, recover the failed ones once the receiver is
 // fixed, edit the connection, and keep the log's filters in the URL. Real app, real receivers on

@@ -19,7 +19,7 @@ import {
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
-// Passkeys in the web UI (contract §10, §12), with Chromium's virtual authenticator standing in for
+// Passkeys in the web UI (docs/api/passkeys.md, docs/operators/web-ui.md), with Chromium's virtual authenticator standing in for
 // the person's fingerprint reader: added on the profile, used on the sign-in page (the button and
 // autofill), refused when forged or removed, and the password sign-in switch. Skipped test by test
 // when Chromium is missing.

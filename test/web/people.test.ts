@@ -17,7 +17,7 @@ import {
 } from '../helpers/browser.js';
 import { makeTenant, makeUser } from '../helpers/factories.js';
 
-// The tenant's people (contract §19) walked as people do: an admin invites a colleague, who opens the
+// The tenant's people (docs/api/people.md) walked as people do: an admin invites a colleague, who opens the
 // link in a browser of their own, chooses a password and is signed in; the admin changes their role and
 // removes them, and the colleague's page notices at its next request. Skipped test by test (not as a
 // suite) when Chromium is missing, so the run's totals count them.

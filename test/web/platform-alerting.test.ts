@@ -20,7 +20,7 @@ import {
 } from '../helpers/browser.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-// The operator console's alerting pages (contract §9, §12), walked as an operator: channels of each
+// The operator console's alerting pages (docs/operators/alerting.md, docs/operators/web-ui.md), walked as an operator: channels of each
 // kind against local receivers, their tests, secrets never shown; the routing rules edited, a
 // server error on its field, and a conflict from a second tab that keeps the edit.
 const skip = browserSkipReason();

@@ -20,11 +20,11 @@ import {
 import { makeSignedInTenant, makeWebhookConnection, signIn } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-// The operator console at /platform (contract §12), walked as an operator: by role and accessible
+// The operator console at /platform (docs/operators/web-ui.md), walked as an operator: by role and accessible
 // name. Skipped test by test when Chromium is missing, so the run's totals count them.
 const skip = browserSkipReason();
 
-// Receivers listen on 127.0.0.1; a delivery answered 410 fails at once (contract §7).
+// Receivers listen on 127.0.0.1; a delivery answered 410 fails at once (docs/api/events.md).
 const ENV = {
   DELIVERY_ALLOW_HTTP: 'true',
   DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
@@ -317,7 +317,7 @@ describe('operator console', () => {
       );
 
       // The failed delivery fires DeliveryFailed, listed with its labels (asked every 15 s); its 410
-      // paused the connection too, which fires ConnectionPaused (contract §15).
+      // paused the connection too, which fires ConnectionPaused (docs/api/connections.md).
       const firing = page.getByRole('region', { name: 'Firing alerts' });
       await visible(firing.getByText('DeliveryFailed', { exact: true }));
       await visible(firing.getByText('ConnectionPaused', { exact: true }));

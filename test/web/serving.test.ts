@@ -69,7 +69,7 @@ test('every UI path answers the page, never cached, under a CSP of this origin o
       `${path}: the UI page may be framed by another site`,
     );
     assert.deepEqual(csp.get('object-src'), ["'none'"], `${path}: plugins are allowed`);
-    // Contract §12: no source beyond 'self', 'none', nonces, hashes, and data: for images.
+    // docs/operators/web-ui.md: no source beyond 'self', 'none', nonces, hashes, and data: for images.
     for (const [name, sources] of csp) {
       for (const source of sources) {
         const allowed =

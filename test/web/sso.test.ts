@@ -17,7 +17,7 @@ import {
 import { makeTenant, makeUser } from '../helpers/factories.js';
 import { kerberosSkipReason, startKdc, useKerberosEnv, type Kdc, type KerberosEnv } from '../helpers/kdc.js';
 
-// "Sign in with SSO" in the web UI (contract §11, §12), with a real Kerberos realm and Chromium
+// "Sign in with SSO" in the web UI (docs/operators/sso.md, docs/operators/web-ui.md), with a real Kerberos realm and Chromium
 // negotiating for real: Chromium loads the MIT GSSAPI library itself and reads the realm's krb5.conf
 // and the person's credential cache from its environment, and it negotiates only with the hosts of
 // --auth-server-allowlist (as a company's browser policy would set). Skipped test by test when
