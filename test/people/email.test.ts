@@ -3,9 +3,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { assertNoLeak, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { parseMail, startSmtp } from '../helpers/smtp.js';
 import { waitUntil } from '../helpers/wait.js';
 import { invite, lookup, USERS } from './people.js';
-import { parseMail, startSmtp } from './smtp.js';
 
 const PUBLIC_URL = 'https://hub.example.com';
 const SMTP_USER = 'hub-mailer';

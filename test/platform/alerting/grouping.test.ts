@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import { randomBase62 } from '../../../src/crypto/base62.js';
 import { publishEvent } from '../../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { startHarness, type Harness } from '../../helpers/harness.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
+import { startSmtp } from '../../helpers/smtp.js';
 import { waitUntil } from '../../helpers/wait.js';
 
 // Operator notifications seen from the tenant's side (docs/api/limits.md): what a tenant writes reaches an
@@ -258,30 +257,6 @@ test('failures arriving over several evaluations are one notice, once an evaluat
   );
 });
 
-/** An SMTP server on 127.0.0.1 (plaintext, as DELIVERY_ALLOW_HTTP allows) that keeps every message. */
-async function startSmtp() {
-  const mails: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        mails.push(Buffer.concat(chunks).toString('utf8'));
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    mails,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 /** A raw message's headers (unfolded) and its text, quoted-printable decoded when it is. */
 function readMail(raw: string) {
   const split = raw.indexOf('\r\n\r\n');
@@ -316,7 +291,7 @@ test('a display name with line breaks and markup reaches email, Slack and webhoo
   const { tenant, session } = await makeSignedInTenant(h);
   const pager = await startReceiver(t);
   const slack = await startReceiver(t);
-  const smtp = await startSmtp();
+  const smtp = await startSmtp({ disabledCommands: ['STARTTLS', 'AUTH'] });
   t.after(() => smtp.close());
   const hook = await channel('hostile hook', 'WEBHOOK', { url: pager.url('/alerts') });
   const chat = await channel('hostile slack', 'SLACK', { webhookUrl: slack.url('/services/T0/B0/X') });
@@ -363,13 +338,13 @@ test('a display name with line breaks and markup reaches email, Slack and webhoo
     );
   }
 
-  const { headers, lines } = readMail(smtp.mails[0]!);
+  const { headers, lines } = readMail(smtp.mails[0]!.raw);
   assert.match(
     headers,
     new RegExp(`^Subject: \\[FIRING\\] DeliveryFailed \\(tenant ${tenant.id}\\)$`, 'm'),
     'the e-mail subject does not name the alert and the tenant alone on one line',
   );
-  assert.ok(!/^Content-Type: text\/html/im.test(smtp.mails[0]!), 'no HTML part');
+  assert.ok(!/^Content-Type: text\/html/im.test(smtp.mails[0]!.raw), 'no HTML part');
   assert.ok(lines.includes(`    summary = ${SUMMARY}`), lines.join('\n'));
   assert.ok(!lines.some((line) => /^\s*ACTION REQUIRED/.test(line)), 'no line of the tenant’s own');
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { startSmtp } from '../../helpers/smtp.js';
 import {
   channel,
   channelSender,
@@ -12,56 +12,6 @@ import {
   resolved,
   tripwire,
 } from './senders-fixtures.js';
-
-interface Mail {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-/** An SMTP server on 127.0.0.1 that records connections, logins and messages; plaintext by default. */
-async function startSmtp(options: Partial<SMTPServerOptions> = {}) {
-  const logins: Array<{ username: string; password: string }> = [];
-  const mails: Mail[] = [];
-  let connections = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onConnect(_session, callback) {
-      connections++;
-      callback();
-    },
-    onAuth(auth, _session, callback) {
-      logins.push({ username: auth.username ?? '', password: auth.password ?? '' });
-      callback(null, { user: auth.username });
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const envelope = session.envelope;
-        mails.push({
-          from: envelope.mailFrom ? envelope.mailFrom.address : '',
-          to: envelope.rcptTo.map((rcpt) => rcpt.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        });
-        callback();
-      });
-    },
-    ...options,
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    port,
-    logins,
-    mails,
-    connections: () => connections,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 const sender = channelSender();
 after(() => sender.close());

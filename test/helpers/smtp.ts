@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 
 export interface ReceivedMail {
   from: string;
@@ -8,17 +8,22 @@ export interface ReceivedMail {
 }
 
 /**
- * A real SMTP server on 127.0.0.1, plaintext, that records logins and messages: what the invitation
- * e-mails are sent to. The same server as test/platform/alerting/senders-email.test.ts starts.
+ * A real SMTP server on 127.0.0.1 that records connections, logins and messages; plaintext by default
+ * (DELIVERY_ALLOW_HTTP lets senders use it). Alerting e-mails and invitations are sent to it.
  */
-export async function startSmtp() {
+export async function startSmtp(options: Partial<SMTPServerOptions> = {}) {
   const logins: Array<{ username: string; password: string }> = [];
   const mails: ReceivedMail[] = [];
+  let connections = 0;
   const server = new SMTPServer({
     authOptional: true,
     allowInsecureAuth: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    onConnect(_session, callback) {
+      connections++;
+      callback();
+    },
     onAuth(auth, _session, callback) {
       logins.push({ username: auth.username ?? '', password: auth.password ?? '' });
       callback(null, { user: auth.username });
@@ -36,6 +41,7 @@ export async function startSmtp() {
         callback();
       });
     },
+    ...options,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
@@ -43,6 +49,7 @@ export async function startSmtp() {
     port,
     logins,
     mails,
+    connections: () => connections,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
