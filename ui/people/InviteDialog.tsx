@@ -14,8 +14,9 @@ import { SecretStep, useSecretGuard } from '../common/SecretOnce.js';
 /** What each role may do, as the people page says it. */
 const ROLE_HELP: Record<Role, string> = {
   MEMBER: 'Reads every module your organization is entitled to.',
-  EXECUTIVE: 'Also changes connections, manages API keys and people, and reads the audit log.',
-  COMPANY_IT_ADMIN: 'Also changes connections, manages API keys and people, and reads the audit log.',
+  EXECUTIVE:
+    'Changes connections, manages API keys and people, and reads the audit log: the same rights as a company IT admin, under a title that says who they are.',
+  COMPANY_IT_ADMIN: 'Changes connections, manages API keys and people, and reads the audit log.',
   PLATFORM_ADMIN: 'All of that, and runs this hubgate: the operator console, its tenants and alerting.',
 };
 const ROLE_ORDER: Role[] = ['MEMBER', 'EXECUTIVE', 'COMPANY_IT_ADMIN', 'PLATFORM_ADMIN'];
