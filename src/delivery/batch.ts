@@ -4,7 +4,7 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import type { EventWriter } from './group-commit.js';
-import { answerOf, payloadOf, publishEvent, type PublishedEvent } from './publish.js';
+import { answerOf, payloadOf, publishKeyed, type KeyedDraft, type PublishedEvent } from './publish.js';
 
 /** At most this many events in one batch (docs/api/events.md). */
 export const MAX_BATCH_EVENTS = 100;
@@ -24,10 +24,11 @@ export interface BatchItem {
  * checks, the same fan-out, the same answer, in the batch's order. Events without an idempotency key
  * cannot affect one another, so they go to the group commit together (with other requests' events):
  * one read of the connections and one statement for all their events and deliveries. Events with a key
- * are published one by one, in order, so two of one batch with the same key behave as two requests
- * would (the second gets the first's answer). An event refused on its own (its fields, its size, an
- * idempotency conflict) is that item's error; anything else (the database gone) fails the request,
- * and the events already written stay published, as separate requests would have.
+ * are published together in one transaction of four statements (publishKeyed), each answering as if
+ * they had come one by one in the batch's order: two of one batch with the same key behave as two
+ * requests would (the second gets the first's answer, or a conflict). An event refused on its own (its
+ * fields, its size, an idempotency conflict) is that item's error; anything else (the database gone)
+ * fails the request, and the events already written stay published, as separate requests would have.
  */
 export async function publishBatch(
   deps: ConnectionDeps,
@@ -51,35 +52,29 @@ export async function publishBatch(
   };
 
   const plain: Array<{ index: number; type: string; payload: string }> = [];
-  const keyed: Array<{ index: number; item: BatchItem }> = [];
+  const keyed: Array<{ index: number; draft: KeyedDraft }> = [];
   for (const [index, value] of items.entries()) {
     try {
       const item = checkItem(value);
-      if (item.idempotencyKey === undefined)
-        plain.push({ index, type: item.type, payload: payloadOf(item.data) });
-      else keyed.push({ index, item });
+      const payload = payloadOf(item.data);
+      if (item.idempotencyKey === undefined) plain.push({ index, type: item.type, payload });
+      else keyed.push({ index, draft: { type: item.type, payload, key: item.idempotencyKey } });
     } catch (error) {
       refuse(index, error);
     }
   }
 
-  const written = await Promise.all(
-    plain.map((p) => writer.write({ scope, at: origin.at, type: p.type, payload: p.payload })),
-  );
+  // Keyed and unkeyed events cannot affect one another: both are written at once.
+  const drafts = keyed.map((k) => k.draft);
+  const [written, published] = await Promise.all([
+    Promise.all(plain.map((p) => writer.write({ scope, at: origin.at, type: p.type, payload: p.payload }))),
+    publishKeyed(deps, scope, origin, drafts),
+  ]);
   for (const [i, p] of plain.entries()) answers[p.index] = answerOf(written[i]!);
-  for (const { index, item } of keyed) {
-    try {
-      answers[index] = await publishEvent(
-        deps,
-        writer,
-        scope,
-        origin,
-        { type: item.type, data: item.data },
-        item.idempotencyKey,
-      );
-    } catch (error) {
-      refuse(index, error);
-    }
+  for (const [i, { index }] of keyed.entries()) {
+    const answer = published[i]!;
+    if (answer instanceof HttpProblem) refuse(index, answer);
+    else answers[index] = answer;
   }
   return answers.map((answer) => answer ?? { error: { status: 500, code: 'internal', detail: null } });
 }

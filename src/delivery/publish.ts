@@ -1,18 +1,21 @@
 import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
+import type { DB } from '../db/schema.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
 import { activeConnections, eventRows } from './fan-out.js';
 import type { EventWriter } from './group-commit.js';
 import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 import {
-  findIdempotencyKey,
+  findIdempotencyKeys,
   insertEventGroup,
-  insertIdempotencyKey,
-  releaseIdempotencyKey,
+  insertIdempotencyKeys,
+  type DeliveryRow,
   type EventRow,
+  type IdempotencyKeyRow,
 } from './store.js';
 
 // The delivery row of a test event is made as a published one's (operate.ts).
@@ -33,10 +36,6 @@ export const answerOf = (row: EventRow): PublishedEvent => ({
   deliveries: row.delivery_count,
 });
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === '23505';
-}
-
 /** The event's data as stored, after the checks of docs/api/events.md and docs/api/limits.md (depth, then size). */
 export function payloadOf(data: Record<string, unknown>): string {
   // `data` itself is the first level.
@@ -51,8 +50,9 @@ export function payloadOf(data: Record<string, unknown>): string {
 /**
  * Records an event and one pending delivery per active, credential-bound connection of the tenant
  * whose connector and `eventTypes` take its type, in one transaction (docs/api/events.md). With an
- * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing.
- * Without one, the event goes through the group commit (`writer`) with other requests' events.
+ * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing:
+ * the path of a batch's keyed events, with one. Without one, the event goes through the group commit
+ * (`writer`) with other requests' events.
  */
 export async function publishEvent(
   deps: ConnectionDeps,
@@ -65,62 +65,127 @@ export async function publishEvent(
   const payload = payloadOf(body.data);
   if (!idempotencyKey)
     return answerOf(await writer.write({ scope, at: origin.at, type: body.type, payload }));
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify([body.type, payload]))
-    .digest('hex');
-  try {
-    return await publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
-  } catch (error) {
-    // Two requests with one new key at once: the loser answers what the winner stored.
-    if (isUniqueViolation(error)) {
-      return publishOnce(deps, scope, origin, body.type, payload, idempotencyKey, requestHash);
-    }
-    throw error;
-  }
+  const [answer] = await publishKeyed(deps, scope, origin, [
+    { type: body.type, payload, key: idempotencyKey },
+  ]);
+  if (answer instanceof HttpProblem) throw answer;
+  return answer!;
 }
 
-async function publishOnce(
+/** An event with an Idempotency-Key, its data checked (`payloadOf`). */
+export interface KeyedDraft {
+  type: string;
+  payload: string;
+  key: string;
+}
+
+/** Thrown inside a keyed publish's transaction when a concurrent publish took one of its new keys. */
+class KeyTaken extends Error {}
+
+/**
+ * Publishes events with idempotency keys together, each answering what it would answer published
+ * alone, in the order given (docs/api/events.md): its event, or a `409 conflict` of its own. One
+ * transaction: one read of the keys, one of the tenant's connections, one insert of the new keys and
+ * one of the events with their deliveries, whatever their number. A key given twice behaves as two
+ * requests in that order would: the second answers the first's event, or is a conflict.
+ *
+ * A concurrent publish may take a new key between the read and the insert. The insert waits for it
+ * to commit and leaves that key out; then nothing of this attempt is kept and it runs again, and reads
+ * the winner's key as a later request would: the winner's event, or a conflict. Each lost attempt
+ * finds at least one more key held on the next, so the attempts are bounded by the keys.
+ */
+export async function publishKeyed(
   deps: ConnectionDeps,
   scope: TenantScope,
   origin: AuditOrigin,
-  type: string,
-  payload: string,
-  idempotencyKey: string,
-  requestHash: string,
-): Promise<PublishedEvent> {
-  // Reading the earlier event and writing the new one must be one transaction.
-  return deps.ctx.db.transaction().execute(async (trx) => {
-    const earlier = await findIdempotencyKey(trx, scope, idempotencyKey);
-    if (earlier && origin.at.getTime() - new Date(earlier.created_at).getTime() < IDEMPOTENCY_WINDOW_MS) {
-      if (earlier.request_hash !== requestHash) {
-        throw new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
-      }
-      return {
-        id: earlier.event_id,
-        type: earlier.event_type,
-        createdAt: new Date(earlier.created_at).toISOString(),
-        deliveries: earlier.delivery_count,
-      };
+  drafts: readonly KeyedDraft[],
+): Promise<Array<PublishedEvent | HttpProblem>> {
+  if (drafts.length === 0) return [];
+  const hashes = drafts.map((d) => requestHashOf(d.type, d.payload));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await deps.ctx.db
+        .transaction()
+        .execute((trx) => publishKeyedOnce(deps, trx, scope, origin, drafts, hashes));
+    } catch (error) {
+      if (!(error instanceof KeyTaken) || attempt >= drafts.length) throw error;
     }
-    if (earlier) await releaseIdempotencyKey(trx, scope, idempotencyKey);
-    const { event, deliveries } = eventRows(
-      deps,
+  }
+}
+
+/** What a request is compared by: its `type` and `data` as stored. */
+const requestHashOf = (type: string, payload: string): string =>
+  createHash('sha256')
+    .update(JSON.stringify([type, payload]))
+    .digest('hex');
+
+/** A key's first use, within its 24 hours: what a request with that key and body answers. */
+interface KeyOwner {
+  hash: string;
+  answer: PublishedEvent;
+}
+
+const storedOwner = (row: IdempotencyKeyRow): KeyOwner => ({
+  hash: row.request_hash,
+  answer: {
+    id: row.event_id,
+    type: row.event_type,
+    createdAt: new Date(row.created_at).toISOString(),
+    deliveries: row.delivery_count,
+  },
+});
+
+async function publishKeyedOnce(
+  deps: ConnectionDeps,
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  drafts: readonly KeyedDraft[],
+  hashes: readonly string[],
+): Promise<Array<PublishedEvent | HttpProblem>> {
+  const at = origin.at.getTime();
+  const stored = await findIdempotencyKeys(trx, scope, [...new Set(drafts.map((d) => d.key))]);
+  const held = new Map(
+    stored
+      .filter((row) => at - new Date(row.created_at).getTime() < IDEMPOTENCY_WINDOW_MS)
+      .map((row) => [row.key, storedOwner(row)]),
+  );
+  // The first draft of each key not held (never used, or expired) makes that key's new event.
+  const first = new Map<string, number>();
+  for (const [i, d] of drafts.entries()) if (!held.has(d.key) && !first.has(d.key)) first.set(d.key, i);
+  const fresh = new Map<string, { hash: string; event: EventRow; deliveries: DeliveryRow[] }>();
+  if (first.size > 0) {
+    const connections = await activeConnections(trx, scope);
+    for (const [key, i] of first) {
+      const { type, payload } = drafts[i]!;
+      fresh.set(key, { hash: hashes[i]!, ...eventRows(deps, scope, origin.at, type, payload, connections) });
+    }
+    // The keys first, sorted (see insertIdempotencyKeys): a publish that lost one writes nothing else.
+    const rows = [...fresh].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const taken = await insertIdempotencyKeys(
+      trx,
       scope,
-      origin.at,
-      type,
-      payload,
-      await activeConnections(trx, scope),
+      rows.map(([key, { hash, event }]) => ({
+        key,
+        request_hash: hash,
+        event_id: event.id,
+        event_type: event.type,
+        delivery_count: event.delivery_count,
+        created_at: event.created_at,
+      })),
+      new Date(at - IDEMPOTENCY_WINDOW_MS),
     );
-    // The key first: a request that lost the race to it fails before writing anything else.
-    await insertIdempotencyKey(trx, scope, {
-      key: idempotencyKey,
-      request_hash: requestHash,
-      event_id: event.id,
-      event_type: event.type,
-      delivery_count: event.delivery_count,
-      created_at: event.created_at,
-    });
-    await insertEventGroup(trx, [{ scope, event, deliveries }]);
-    return answerOf(event);
+    if (taken.size < fresh.size) throw new KeyTaken();
+    await insertEventGroup(
+      trx,
+      [...fresh.values()].map(({ event, deliveries }) => ({ scope, event, deliveries })),
+    );
+    for (const [key, { hash, event }] of fresh) held.set(key, { hash, answer: answerOf(event) });
+  }
+  return drafts.map((d, i) => {
+    const owner = held.get(d.key)!;
+    return owner.hash === hashes[i]
+      ? owner.answer
+      : new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
   });
 }

@@ -14,38 +14,66 @@ export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
 export type IdempotencyKeyRow = Selectable<EventIdempotencyKeysTable>;
 
-export function findIdempotencyKey(
+/**
+ * The tenant's stored keys among `keys`, in one statement for a whole batch (docs/api/events.md,
+ * Idempotency). The keys go as one array, so the statement's text is the same for 1 key or 100.
+ */
+export function findIdempotencyKeys(
   db: Kysely<DB>,
   scope: TenantScope,
-  key: string,
-): Promise<IdempotencyKeyRow | undefined> {
+  keys: readonly string[],
+): Promise<IdempotencyKeyRow[]> {
+  if (keys.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('event_idempotency_keys')
-    .selectAll()
+    .select(['tenant_id', 'key', 'request_hash', 'event_id', 'event_type', 'delivery_count', 'created_at'])
     .where('tenant_id', '=', scope.tenantId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-}
-
-/** An expired key may be used again: the old event keeps its deliveries but lets go of the key. */
-export async function releaseIdempotencyKey(db: Kysely<DB>, scope: TenantScope, key: string): Promise<void> {
-  await db
-    .deleteFrom('event_idempotency_keys')
-    .where('tenant_id', '=', scope.tenantId)
-    .where('key', '=', key)
+    .where('key', '=', (eb) => eb.fn.any(sql<string[]>`${[...keys]}::text[]`))
     .execute();
 }
 
-/** Fails with a unique violation when another request took the key first. */
-export async function insertIdempotencyKey(
+/**
+ * Takes the new keys of a publish in one statement and answers the keys it took. A key that another
+ * request holds is left as it is and missing from the answer (that request won the race), unless it
+ * was created at or before `expiredBefore`: an expired key is released and taken over, and its old
+ * event keeps its deliveries (docs/api/events.md: after 24 hours the key can be used again). The rows
+ * are written in the order given: callers sort them, so two publishes that share keys lock them in
+ * one order and never wait on each other in a cycle.
+ */
+export async function insertIdempotencyKeys(
   db: Kysely<DB>,
   scope: TenantScope,
-  row: Omit<IdempotencyKeyRow, 'tenant_id'>,
-): Promise<void> {
-  await db
+  rows: ReadonlyArray<Omit<IdempotencyKeyRow, 'tenant_id'>>,
+  expiredBefore: Date,
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
+  const taken = await db
     .insertInto('event_idempotency_keys')
-    .values({ ...row, tenant_id: scope.tenantId })
+    .columns(['tenant_id', 'key', 'request_hash', 'event_id', 'event_type', 'delivery_count', 'created_at'])
+    .expression(
+      // Columns named, not `k.*`: a statement of whole rows is never prepared (src/db/prepared.ts).
+      sql`select ${scope.tenantId}::text, key, request_hash, event_id, event_type, delivery_count, created_at
+        from unnest(${column((r) => r.key)}::text[], ${column((r) => r.request_hash)}::text[],
+          ${column((r) => r.event_id)}::text[], ${column((r) => r.event_type)}::text[],
+          ${column((r) => r.delivery_count)}::int[], ${column((r) => new Date(r.created_at))}::timestamptz[])
+          as k(key, request_hash, event_id, event_type, delivery_count, created_at)`,
+    )
+    .onConflict((oc) =>
+      oc
+        .columns(['tenant_id', 'key'])
+        .doUpdateSet((eb) => ({
+          request_hash: eb.ref('excluded.request_hash'),
+          event_id: eb.ref('excluded.event_id'),
+          event_type: eb.ref('excluded.event_type'),
+          delivery_count: eb.ref('excluded.delivery_count'),
+          created_at: eb.ref('excluded.created_at'),
+        }))
+        .where('event_idempotency_keys.created_at', '<=', expiredBefore),
+    )
+    .returning('key')
     .execute();
+  return new Set(taken.map((row) => row.key));
 }
 
 // A statement carries at most about this much sealed payload; a larger group is split.
