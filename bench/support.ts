@@ -41,6 +41,8 @@ export async function startProcess(
   env: Record<string, string>,
   port: number,
   ready: string | RegExp,
+  // Another build's folder (bench/embedded.ts runs an earlier commit beside this one).
+  cwd: string = ROOT,
 ): Promise<Server> {
   const logPath = join(tmpdir(), `hubgate-bench-${process.pid}-${port}.log`);
   const log = openSync(logPath, 'w');
@@ -49,7 +51,7 @@ export async function startProcess(
   // Compiled JavaScript runs as is, as `npm start` runs it; TypeScript goes through tsx.
   const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port) },
     stdio: ['ignore', log, log],
   });
@@ -194,6 +196,20 @@ export async function benchTenant(
 
 let built = false;
 
+/** Runs `count` jobs, `concurrency` at a time. */
+export async function pool(
+  count: number,
+  concurrency: number,
+  job: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
+
 /** Builds hubgate (once per benchmark run), so the benchmarks run it as `npm start` does: compiled, from dist/. */
 export function buildHubgate(): void {
   if (built) return;
@@ -203,10 +219,10 @@ export function buildHubgate(): void {
 }
 
 /** Migrates the database of `env` with the built CLI and creates a platform key; returns its secret. */
-export function prepareHubgate(env: Record<string, string>): string {
+export function prepareHubgate(env: Record<string, string>, cwd: string = ROOT): string {
   const cli = (args: string[]) => {
     const r = spawnSync(process.execPath, ['dist/main.js', ...args], {
-      cwd: ROOT,
+      cwd,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       encoding: 'utf8',
     });

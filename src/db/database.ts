@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { lockDataDir } from './data-dir-lock.js';
 import { restrictDataDir } from './data-dir.js';
+import { startEmbeddedThread, type EmbeddedThread } from './embedded-thread.js';
 import { listenForever } from './listener.js';
 import { prepareRepeatedStatements } from './prepared.js';
 import { KEEPALIVE_AFTER_MS } from './reconnect.js';
@@ -27,8 +28,10 @@ export interface Database {
   /** Round trip to the database; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** The embedded instance, when there is one (dumping a test template). */
+  /** The in-process embedded instance of a `memory` database (dumping a test template). */
   readonly pglite?: PGlite;
+  /** The embedded database's own thread, with DATA_DIR (tests end it as a crash would). */
+  readonly thread?: EmbeddedThread;
   /**
    * PostgreSQL only: calls `onNotify` for every NOTIFY on `channel`, from any process, over a
    * connection of its own that is re-opened with backoff until it works whenever it is lost (see
@@ -42,34 +45,42 @@ export interface Database {
 export async function openDatabase(target: StorageTarget, logger?: Logger): Promise<Database> {
   if (target.kind === 'postgres') return openPostgres(target.url, target.preparedStatements ?? true, logger);
 
-  const unlock = target.kind === 'embedded' ? lockDataDir(target.dataDir) : () => {};
+  if (target.kind === 'memory') {
+    return openPglite(await PGlite.create(target.seed ? { loadDataDir: target.seed } : {}), () => {});
+  }
+  const unlock = lockDataDir(target.dataDir);
   try {
-    if (target.kind === 'embedded') restrictDataDir(target.dataDir);
-    const pglite =
-      target.kind === 'embedded'
-        ? await PGlite.create(join(target.dataDir, 'pgdata'))
-        : await PGlite.create(target.seed ? { loadDataDir: target.seed } : {});
-    const kysely = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
-    return {
-      kysely,
-      engine: 'pglite',
-      pglite,
-      ping: async () => {
-        await sql`select 1`.execute(kysely);
-      },
-      close: async () => {
-        try {
-          await kysely.destroy();
-          if (!pglite.closed) await pglite.close();
-        } finally {
-          unlock();
-        }
-      },
-    };
+    restrictDataDir(target.dataDir);
+    const thread = await startEmbeddedThread(join(target.dataDir, 'pgdata'), logger);
+    return { ...openPglite(thread, unlock), thread };
   } catch (error) {
     unlock();
     throw error;
   }
+}
+
+/**
+ * Kysely over PGlite, in this thread (`memory`: tests and tools) or on a thread of its own
+ * (`embedded`, embedded-thread.ts). The dialect needs only `query` and `close`, which both have.
+ */
+function openPglite(pglite: PGlite | EmbeddedThread, unlock: () => void): Database {
+  const kysely = new Kysely<DB>({ dialect: new PGliteDialect(pglite as PGlite) });
+  return {
+    kysely,
+    engine: 'pglite',
+    ...(pglite instanceof PGlite ? { pglite } : {}),
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: async () => {
+      try {
+        await kysely.destroy();
+        if (!pglite.closed) await pglite.close();
+      } finally {
+        unlock();
+      }
+    },
+  };
 }
 
 function openPostgres(url: string, prepared: boolean, logger?: Logger): Database {

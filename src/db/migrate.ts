@@ -1,7 +1,7 @@
 import { Migrator } from 'kysely/migration';
 import type { Database } from './database.js';
 import { MIGRATIONS } from './migrations/index.js';
-import { ensurePartitions } from './partitions.js';
+import { layOutPartitions } from './partitions.js';
 
 function migrator(database: Database): Migrator {
   return new Migrator({
@@ -13,13 +13,13 @@ function migrator(database: Database): Migrator {
 }
 
 /**
- * Applies every pending migration, and makes the coming days' delivery partitions (which the workers
- * then keep ahead); returns the names applied. Safe to run from several processes.
+ * Applies every pending migration, and lays out the delivery partitions (on PostgreSQL the coming
+ * days', which the workers then keep ahead; see partitions.ts); returns the names applied. Safe to run from several processes.
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const { error, results } = await migrator(database).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-  await ensurePartitions(database.kysely, new Date());
+  await layOutPartitions(database.kysely, database.engine, new Date());
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 

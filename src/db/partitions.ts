@@ -33,6 +33,46 @@ export async function partitionDays(db: Kysely<DB>): Promise<string[]> {
 }
 
 /**
+ * How the day-partitioned tables are laid out on each engine. PostgreSQL: a partition per day, made
+ * ahead and dropped whole by retention. PGlite: the default partitions only, every day in them, and
+ * retention deletes their rows in batches (retention.ts), as it does for rows that found no day.
+ * PGlite keeps fewer than 50 files open at once, and a statement over every day (the claim, the
+ * outcome write) reads ten files per day of deliveries alone, so with a week of day partitions it
+ * closed and reopened about a hundred files for each such statement (docs/decisions/0051-embedded-database-on-its-own-thread-with-one-partition.md).
+ * An embedded database made by an earlier version has its day partitions folded into the defaults.
+ */
+export function layOutPartitions(
+  db: Kysely<DB>,
+  engine: 'pglite' | 'postgres',
+  now: Date,
+): Promise<string[]> {
+  return engine === 'pglite' ? foldDayPartitions(db) : ensurePartitions(db, now);
+}
+
+/** Moves every day partition's rows into the default partitions and drops it; the days folded. */
+export async function foldDayPartitions(db: Kysely<DB>): Promise<string[]> {
+  const days = await partitionDays(db);
+  if (days.length === 0) return [];
+  return db.transaction().execute(async (trx) => {
+    const locked = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as ok`.execute(trx);
+    if (!locked.rows[0]?.ok) return [];
+    const folded = await partitionDays(trx);
+    for (const day of folded) {
+      for (const { table } of DAY_PARTITIONED) {
+        const partition = sql.id(`${table}_p${day}`);
+        // Once detached, the day's range belongs to no partition, so its rows go to the default one.
+        await sql`alter table ${sql.id(table)} detach partition ${partition}`.execute(trx);
+        await sql`insert into ${sql.id(table)} select * from ${partition}`.execute(trx);
+        await sql`drop table ${partition}`.execute(trx);
+      }
+    }
+    return folded;
+  });
+}
+
+/**
  * Makes sure each day from yesterday to `daysAhead` days from now has its partitions, so rows never
  * wait on a partition being made. Rows that reached a default partition because their day had none
  * yet (a maintenance run missed, a clock moved) are moved into the new one in the same transaction.

@@ -17,8 +17,10 @@ export async function purgeExpired(
   db: Kysely<DB>,
   now: Date,
   cutoff: Date,
+  engine: 'pglite' | 'postgres' = 'postgres',
 ): Promise<{ days: string[]; deliveries: number; events: number; created: string[] }> {
-  const created = await ensurePartitions(db, now);
+  // PGlite has no day partitions: every row is in the default ones (layOutPartitions, partitions.ts).
+  const created = engine === 'postgres' ? await ensurePartitions(db, now) : [];
   const days = await dropExpiredPartitions(db, cutoff);
   await purgePermits(db, now);
   // A delivery's attempts go with it (same key, same partition table).

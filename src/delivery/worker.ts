@@ -178,7 +178,7 @@ export async function startDeliveryWorkers(
   const retention = runEvery(options.retentionIntervalMs ?? RETENTION_INTERVAL_MS, () => {
     const now = ctx.now();
     const cutoff = new Date(now.getTime() - ctx.config.delivery.retentionDays * 86_400_000);
-    return purgeExpired(ctx.db, now, cutoff)
+    return purgeExpired(ctx.db, now, cutoff, database.engine)
       .then(({ created, days, deliveries, events }) => {
         if (created.length > 0) ctx.log.info({ days: created }, 'delivery partitions created');
         if (days.length > 0) ctx.log.info({ days }, 'expired delivery partitions dropped');

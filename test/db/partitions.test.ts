@@ -148,7 +148,7 @@ describe('deliveries partitioned by day', () => {
   });
 });
 
-test('upgrading copies events, deliveries, attempts and idempotency keys into day partitions', async () => {
+test('upgrading copies events, deliveries, attempts and idempotency keys into day partitions, which an embedded database then folds into the default ones', async () => {
   const database = await openDatabase({ kind: 'memory' });
   try {
     const db = database.kysely;
@@ -173,23 +173,51 @@ test('upgrading copies events, deliveries, attempts and idempotency keys into da
     await sql`insert into delivery_attempts (delivery_id, number, started_at, duration_ms, response_status)
       values ('dlv_1', 1, ${at}, 12, 200)`.execute(db);
 
+    const upgrade = new Migrator({
+      db,
+      provider: {
+        getMigrations: async () =>
+          Object.fromEntries(
+            Object.entries(MIGRATIONS).filter(([name]) => name <= '0012_partitioned_deliveries'),
+          ),
+      },
+      migrationTableName: 'hubgate_migrations',
+      migrationLockTableName: 'hubgate_migrations_lock',
+    });
+    const partitioned = await upgrade.migrateToLatest();
+    assert.equal(partitioned.error, undefined, `0012 applies: ${String(partitioned.error)}`);
+    const rowsIn = async (suffix: string) => ({
+      attempts: (
+        await sql<{ delivery_id: string; delivery_created_at: Date }>`
+          select delivery_id, delivery_created_at from ${sql.table(`delivery_attempts_${suffix}`)}`.execute(
+          db,
+        )
+      ).rows.map((r) => [r.delivery_id, new Date(r.delivery_created_at).toISOString()]),
+      deliveries: (await sql<{ id: string }>`select id from ${sql.table(`deliveries_${suffix}`)}`.execute(db))
+        .rows,
+      events: (await sql<{ id: string }>`select id from ${sql.table(`events_${suffix}`)}`.execute(db)).rows,
+    });
+    const expected = {
+      attempts: [['dlv_1', at.toISOString()]],
+      deliveries: [{ id: 'dlv_1' }],
+      events: [{ id: 'evt_1' }],
+    };
+    assert.deepEqual(
+      await rowsIn('p20250102'),
+      expected,
+      "0012 left an event, delivery or attempt out of its day partition, or an attempt lost its delivery's time",
+    );
+
+    // The rest, as an embedded database starts: its day partitions are folded into the defaults
+    // (partitions.ts, layOutPartitions), every row kept.
     const applied = await migrateToLatest(database);
-    assert.equal(applied[0], '0012_partitioned_deliveries', applied.join());
-    const attempts = await sql<{ delivery_id: string; delivery_created_at: Date }>`
-      select delivery_id, delivery_created_at from delivery_attempts_p20250102`.execute(db);
+    assert.ok(!applied.includes('0012_partitioned_deliveries'), `0012 ran once: ${applied.join()}`);
+    assert.deepEqual(await partitionDays(db), [], 'an embedded database keeps no day partition');
     assert.deepEqual(
-      attempts.rows.map((r) => [r.delivery_id, new Date(r.delivery_created_at).toISOString()]),
-      [['dlv_1', at.toISOString()]],
-      "an upgraded delivery attempt is missing from its day partition or lost its delivery's time",
+      await rowsIn('default'),
+      expected,
+      'a row was lost or changed folding the day into the default',
     );
-    const deliveries = await sql<{ id: string }>`select id from deliveries_p20250102`.execute(db);
-    assert.deepEqual(
-      deliveries.rows,
-      [{ id: 'dlv_1' }],
-      'an upgraded delivery is missing from its day partition',
-    );
-    const events = await sql<{ id: string }>`select id from events_p20250102`.execute(db);
-    assert.deepEqual(events.rows, [{ id: 'evt_1' }], 'an upgraded event is missing from its day partition');
     const keys = await db.selectFrom('event_idempotency_keys').selectAll().execute();
     assert.deepEqual(
       keys.map((k) => [k.tenant_id, k.key, k.request_hash, k.event_id, k.delivery_count]),
