@@ -10,6 +10,13 @@ import pg from 'pg';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
+/** The Node flags `npm start` runs hubgate with: the script's words between `node` and the file. */
+const START_FLAGS = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
+
 export interface Server {
   baseUrl: string;
   child: ChildProcess;
@@ -48,8 +55,9 @@ export async function startProcess(
   const log = openSync(logPath, 'w');
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the servers under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // Compiled JavaScript runs as is, as `npm start` runs it; TypeScript goes through tsx.
-  const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  // Compiled JavaScript runs as `npm start` runs it (with its V8 flag, package.json); TypeScript
+  // goes through tsx.
+  const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS;
   const child = spawn(process.execPath, [...nodeArgs, ...loader, ...args], {
     cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port) },
