@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { lockDataDir } from './data-dir-lock.js';
 import { restrictDataDir } from './data-dir.js';
+import { embeddedDialect } from './embedded-dialect.js';
 import { startEmbeddedThread, type EmbeddedThread } from './embedded-thread.js';
 import { listenForever } from './listener.js';
 import { prepareRepeatedStatements } from './prepared.js';
@@ -46,13 +47,14 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
   if (target.kind === 'postgres') return openPostgres(target.url, target.preparedStatements ?? true, logger);
 
   if (target.kind === 'memory') {
-    return openPglite(await PGlite.create(target.seed ? { loadDataDir: target.seed } : {}), () => {});
+    const pglite = await PGlite.create(target.seed ? { loadDataDir: target.seed } : {});
+    return openPglite(pglite, new PGliteDialect(pglite), () => {});
   }
   const unlock = lockDataDir(target.dataDir);
   try {
     restrictDataDir(target.dataDir);
     const thread = await startEmbeddedThread(join(target.dataDir, 'pgdata'), logger);
-    return { ...openPglite(thread, unlock), thread };
+    return { ...openPglite(thread, embeddedDialect(thread), unlock), thread };
   } catch (error) {
     unlock();
     throw error;
@@ -60,11 +62,12 @@ export async function openDatabase(target: StorageTarget, logger?: Logger): Prom
 }
 
 /**
- * Kysely over PGlite, in this thread (`memory`: tests and tools) or on a thread of its own
- * (`embedded`, embedded-thread.ts). The dialect needs only `query` and `close`, which both have.
+ * Kysely over PGlite, in this thread (`memory`: tests and tools, one statement at a time) or on a
+ * thread of its own (`embedded`, embedded-thread.ts; its dialect, embedded-dialect.ts, posts
+ * statements outside transactions without waiting for the ones before).
  */
-function openPglite(pglite: PGlite | EmbeddedThread, unlock: () => void): Database {
-  const kysely = new Kysely<DB>({ dialect: new PGliteDialect(pglite as PGlite) });
+function openPglite(pglite: PGlite | EmbeddedThread, dialect: Dialect, unlock: () => void): Database {
+  const kysely = new Kysely<DB>({ dialect });
   return {
     kysely,
     engine: 'pglite',

@@ -105,6 +105,44 @@ if (ENGINE === 'pglite') {
       assert.equal(await count(db, 'marks'), 100, 'and the database goes on as before');
     });
 
+    test("statements outside a transaction are never run inside another connection's transaction", async () => {
+      await sql`create table ledger (n int primary key, note text)`.execute(db.kysely);
+      // Each transaction writes a row and is rolled back after letting others run; the statements
+      // sent meanwhile outside it must all stay, and none of the rolled-back rows.
+      const outside: number[] = [];
+      const sentOutside: Array<Promise<unknown>> = [];
+      await Promise.all(
+        Array.from({ length: 5 }, (_, t) =>
+          db.kysely
+            .transaction()
+            .execute(async (trx) => {
+              await sql`insert into ledger (n, note) values (${1000 + t}, 'inside')`.execute(trx);
+              // Sent while this transaction holds the session, by another connection.
+              for (let i = 0; i < 8; i++) {
+                const n = t * 8 + i;
+                outside.push(n);
+                sentOutside.push(
+                  sql`insert into ledger (n, note) values (${n}, 'outside')`.execute(db.kysely),
+                );
+              }
+              await sql`select pg_sleep(0.01)`.execute(trx);
+              throw new Error('roll back');
+            })
+            .catch(() => undefined),
+        ),
+      );
+      await Promise.all(sentOutside);
+      outside.sort((a, b) => a - b);
+      const rows = await sql<{ n: number; note: string }>`select n, note from ledger order by n`.execute(
+        db.kysely,
+      );
+      assert.deepEqual(
+        rows.rows,
+        outside.map((n) => ({ n, note: 'outside' })),
+        'every statement outside the transactions stayed, and nothing of the rolled-back ones',
+      );
+    });
+
     test('closing ends the thread and frees the directory for the next open', async () => {
       const worker = db.thread!.worker!;
       const exited = new Promise((resolve) => worker.once('exit', resolve));
