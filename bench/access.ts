@@ -20,6 +20,10 @@ import {
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, so that
+// work elsewhere on a shared machine falls on every case alike; the default, 1, measures each case
+// once, in order.
+const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 1)));
 
 const db = await freshDatabase();
 const secretKey = randomBytes(32).toString('base64');
@@ -86,32 +90,54 @@ try {
     });
     if (probe.status === 200) await load('warm-up', listUrl, { ...options, seconds: 2, headers: bearer });
 
-    results.push(await load('(a) bare Fastify route', `${bare.baseUrl}/`, options));
-    results.push(await load('(a2) bare Fastify + pg, same SQL as (c)', barePgUrl, options));
-    // Not part of the target; they show where the time goes: a log line per request, and
-    // hubgate's framework (request IDs, headers, access log) without a credential.
-    results.push(await load('(-) bare Fastify + pino access line', `${bareLogged.baseUrl}/`, options));
-    results.push(await load('(-) GET /healthz, no credential', `${hub.baseUrl}/healthz`, options));
-    results.push(
-      await load('(b) GET /automation/health, tnt_ key', `${hub.baseUrl}/api/v1/automation/health`, {
-        ...options,
+    const cases: Array<{ label: string; url: string; headers?: Record<string, string> }> = [
+      { label: '(a) bare Fastify route', url: `${bare.baseUrl}/` },
+      { label: '(a2) bare Fastify + pg, same SQL as (c)', url: barePgUrl },
+      // Not part of the target; they show where the time goes: a log line per request, and
+      // hubgate's framework (request IDs, headers, access log) without a credential.
+      { label: '(-) bare Fastify + pino access line', url: `${bareLogged.baseUrl}/` },
+      { label: '(-) GET /healthz, no credential', url: `${hub.baseUrl}/healthz` },
+      {
+        label: '(b) GET /automation/health, tnt_ key',
+        url: `${hub.baseUrl}/api/v1/automation/health`,
         headers: bearer,
-      }),
-    );
+      },
+    ];
     if (probe.status === 200) {
-      results.push(
-        await load('(c) GET /integrations/connections, tnt_ key', listUrl, { ...options, headers: bearer }),
-      );
+      cases.push({ label: '(c) GET /integrations/connections, tnt_ key', url: listUrl, headers: bearer });
     } else {
       console.log(
         `(c) skipped: GET /api/v1/integrations/connections answers ${probe.status} (not built yet)`,
       );
     }
+    const turns = new Map<string, LoadResult[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const { label, url, headers } of cases) {
+        const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
+        const turn = await load(label, url, { ...options, seconds, headers });
+        turns.set(label, [...(turns.get(label) ?? []), turn]);
+      }
+    }
+    for (const { label } of cases) results.push(combined(label, turns.get(label) ?? []));
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
 } finally {
   await db.drop();
+}
+
+/** A case's turns as one: the mean rate, the median turn's p50, the worst turn's p99. */
+function combined(label: string, turns: LoadResult[]): LoadResult {
+  const sum = (pick: (r: LoadResult) => number) => turns.reduce((total, r) => total + pick(r), 0);
+  const p50s = turns.map((r) => r.p50).sort((x, y) => x - y);
+  return {
+    label,
+    rps: sum((r) => r.rps) / turns.length,
+    p50: p50s[Math.floor(p50s.length / 2)] ?? 0,
+    p99: Math.max(...turns.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+  };
 }
 
 const rpsOf = (prefix: string) => results.find((r) => r.label.startsWith(prefix))?.rps;
@@ -125,7 +151,7 @@ const referenceOf = (label: string) =>
   Object.entries(references).find(([prefix]) => label.startsWith(prefix));
 const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
 console.log(
-  `\naccess benchmark: ${CONNECTIONS} connections, ${SECONDS} s each, hubgate LOG_LEVEL=${LOG_LEVEL}, PostgreSQL`,
+  `\naccess benchmark: ${CONNECTIONS} connections, ${SECONDS} s each${ROUNDS > 1 ? ` in ${ROUNDS} turns` : ''}, hubgate LOG_LEVEL=${LOG_LEVEL}, PostgreSQL`,
 );
 console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors | vs (a) | vs ref |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');

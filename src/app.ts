@@ -163,14 +163,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     now: deps.now ?? (() => new Date()),
   };
 
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback, not an async function: it has nothing to wait for, and a promise per request is
+  // work on every request's path (docs/benchmarks.md).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     // API answers are per-credential and some carry secrets: no cache may keep any of them.
     if (request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?'))
       reply.header('cache-control', 'no-store');
+    done();
   });
-  registerAccessLog(app);
+  registerAccessLog(app, deps.logger);
   registerHttpMetrics(app, ctx.metrics);
   registerErrorHandling(app, answerUiPage(webUi));
   registerValidation(app);

@@ -9,7 +9,8 @@ export const CSRF_COOKIE = '__Host-svc_csrf';
 export interface CredentialVerifiers {
   /** The platform key's ID for a valid, active `plt_` secret; null otherwise. */
   platformKey(token: string, now: Date): Promise<string | null>;
-  tenantKey(token: string, now: Date): Promise<TenantKeyPrincipal | null>;
+  /** A promise only when the answer is not in memory (docs/api/authentication.md: cached for 0.5 s). */
+  tenantKey(token: string, now: Date): Promise<TenantKeyPrincipal | null> | TenantKeyPrincipal | null;
   session(token: string, now: Date): Promise<SessionPrincipal | null>;
 }
 
@@ -23,29 +24,36 @@ export function unauthenticated(): HttpProblem {
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 /**
- * The caller of a request: null when it presents no credential, a 401 when it presents a bad one.
- * An Authorization header wins; cookies are then not even looked at (docs/api/authentication.md).
+ * The caller of a request: null when it presents no credential, a 401 when it presents a bad one
+ * (thrown, or the promise rejected). An Authorization header wins; cookies are then not even
+ * looked at (docs/api/authentication.md). A promise only when a verifier must wait: a tenant key
+ * whose answer is cached is checked without one (docs/benchmarks.md).
  */
-export async function authenticate(
+export function authenticate(
   request: FastifyRequest,
   verifiers: CredentialVerifiers,
   now: Date,
-): Promise<Principal | null> {
+): Promise<Principal | null> | Principal | null {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const token = BEARER.exec(header)?.[1];
     if (token?.startsWith('tnt_')) {
-      const principal = await verifiers.tenantKey(token, now);
-      if (principal) return principal;
+      const principal = verifiers.tenantKey(token, now);
+      return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
     } else if (token?.startsWith('plt_')) {
-      const keyId = await verifiers.platformKey(token, now);
-      if (keyId) return { kind: 'platform_key', keyId };
+      return verifiers
+        .platformKey(token, now)
+        .then((keyId) => orRefuse(keyId ? { kind: 'platform_key' as const, keyId } : null));
     }
     throw unauthenticated();
   }
   const cookie = request.cookies[SESSION_COOKIE];
   if (cookie === undefined) return null;
-  const session = await verifiers.session(cookie, now);
-  if (!session) throw unauthenticated();
-  return session;
+  return verifiers.session(cookie, now).then(orRefuse);
+}
+
+/** A credential that was presented and verified to nothing is refused, never taken for none. */
+function orRefuse<T extends Principal>(principal: T | null): T {
+  if (!principal) throw unauthenticated();
+  return principal;
 }

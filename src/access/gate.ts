@@ -83,56 +83,133 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
     declared.push(declareAccess(route));
   });
 
-  /** Credential lookups in flight per address bucket, in this process. */
-  const lookups = new Map<string, number>();
-
-  /** Counts a request against its bucket: the credential's, or the client address's. */
-  async function limit(reply: FastifyReply, bucket: string, perAddress: boolean): Promise<void> {
-    enforce(reply, await deps.limiter.hit(bucket, deps.now()), perAddress);
-  }
-
-  app.addHook('onRequest', async (request, reply) => {
-    const rule = request.routeOptions.config.access;
-    // Only the not-found route declares nothing: what no route takes is limited per address.
-    if (!rule) return limit(reply, addressOf(request), true);
-    if (rule.class === 'public') {
-      if (!rule.unlimited) await limit(reply, addressOf(request), true);
+  const gate: Gate = { deps, lookups: new Map() };
+  app.addHook('onRequest', (request, reply, done) => {
+    let checked: Promise<void> | void;
+    try {
+      checked = check(gate, request, reply);
+    } catch (error) {
+      done(error as Error);
       return;
     }
-
-    const now = deps.now();
-    // An address that has spent its allowance of unauthenticated and failed requests is refused
-    // before its credential costs a lookup, so garbage tokens cannot load the database (docs/api/limits.md).
-    // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
-    const address = addressOf(request);
-    const pending = lookups.get(address) ?? 0;
-    const early = deps.limiter.peek(address, now, pending);
-    // Passed, it is counted again once the credential is known, and that count sets the headers.
-    if (!early.allowed) enforce(reply, early, true);
-    lookups.set(address, pending + 1);
-    let principal: Principal | null;
-    try {
-      principal = await authenticate(request, deps.verifiers, now);
-    } catch (error) {
-      // Guessing credentials is limited per client address.
-      await limit(reply, address, true);
-      throw error;
-    } finally {
-      const left = (lookups.get(address) ?? 1) - 1;
-      if (left > 0) lookups.set(address, left);
-      else lookups.delete(address);
-    }
-    await limit(reply, principal ? principalBucket(principal) : address, !principal);
-    if (!principal) throw unauthenticated();
-    request.principal = principal;
-
-    if (principal.kind === 'session') checkCsrf(request, deps, principal);
-
-    const decision = decide(rule, principal);
-    if (!decision.allowed) throw decision.problem;
-    // Every tenant credential carries its tenant's scope to the route; a platform key carries none.
-    if (principal.kind !== 'platform_key') request.tenantScope = tenantScopeOf(principal);
+    if (checked) checked.then(() => done(), done);
+    else done();
   });
+}
+
+interface Gate {
+  deps: GateDeps;
+  /** Credential lookups in flight per address bucket, in this process. */
+  lookups: Map<string, number>;
+}
+
+function release(gate: Gate, address: string): void {
+  const left = (gate.lookups.get(address) ?? 1) - 1;
+  if (left > 0) gate.lookups.set(address, left);
+  else gate.lookups.delete(address);
+}
+
+/**
+ * Counts a request against its bucket (the credential's, or the client address's) and sets the
+ * headers of the count; a promise only when the count must wait for the shared one.
+ */
+function limit(
+  deps: GateDeps,
+  reply: FastifyReply,
+  bucket: string,
+  perAddress: boolean,
+): Promise<void> | void {
+  const counted = deps.limiter.hit(bucket, deps.now());
+  if (counted instanceof Promise) return counted.then((result) => enforce(reply, result, perAddress));
+  enforce(reply, counted, perAddress);
+}
+
+/**
+ * The checks of one request, in order; a promise only when one of them must wait (a credential
+ * not in the caches, a count to share with the database). A key that is in the cache goes
+ * through without a promise: several per request were a measurable part of a cheap route
+ * (docs/benchmarks.md). What is checked, and in which order, is the same either way.
+ */
+function check(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<void> | void {
+  const { deps, lookups } = gate;
+  const rule = request.routeOptions.config.access;
+  // Only the not-found route declares nothing: what no route takes is limited per address.
+  if (!rule) return limit(deps, reply, addressOf(request), true);
+  if (rule.class === 'public')
+    return rule.unlimited ? undefined : limit(deps, reply, addressOf(request), true);
+
+  const now = deps.now();
+  // An address that has spent its allowance of unauthenticated and failed requests is refused
+  // before its credential costs a lookup, so garbage tokens cannot load the database (docs/api/limits.md).
+  // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
+  const address = addressOf(request);
+  const pending = lookups.get(address) ?? 0;
+  const early = deps.limiter.peek(address, now, pending);
+  // Passed, it is counted again once the credential is known, and that count sets the headers.
+  if (!early.allowed) enforce(reply, early, true);
+  lookups.set(address, pending + 1);
+  let found: Promise<Principal | null> | Principal | null;
+  try {
+    found = authenticate(request, deps.verifiers, now);
+  } catch (error) {
+    return refuse(gate, reply, address, error);
+  }
+  if (found instanceof Promise) {
+    return found.then(
+      (principal) => admit(gate, request, reply, rule, address, principal),
+      (error: unknown) => refuse(gate, reply, address, error),
+    );
+  }
+  return admit(gate, request, reply, rule, address, found);
+}
+
+/** After a failed credential: guessing credentials is limited per client address. */
+function refuse(gate: Gate, reply: FastifyReply, address: string, error: unknown): Promise<never> {
+  // The lookup stays counted as spent until the failure itself is.
+  let counted: Promise<void> | void;
+  try {
+    counted = limit(gate.deps, reply, address, true);
+  } catch (refusal) {
+    release(gate, address);
+    throw refusal;
+  }
+  return Promise.resolve(counted).then(
+    () => {
+      release(gate, address);
+      throw error;
+    },
+    (refusal: unknown) => {
+      release(gate, address);
+      throw refusal;
+    },
+  );
+}
+
+/** Once the credential is known (or known to be absent): its count, then what it may do here. */
+function admit(
+  gate: Gate,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rule: AccessRule,
+  address: string,
+  principal: Principal | null,
+): Promise<void> | void {
+  release(gate, address);
+  const counted = limit(gate.deps, reply, principal ? principalBucket(principal) : address, !principal);
+  if (counted) return counted.then(() => allow(gate.deps, request, rule, principal));
+  allow(gate.deps, request, rule, principal);
+}
+
+function allow(deps: GateDeps, request: FastifyRequest, rule: AccessRule, principal: Principal | null): void {
+  if (!principal) throw unauthenticated();
+  request.principal = principal;
+
+  if (principal.kind === 'session') checkCsrf(request, deps, principal);
+
+  const decision = decide(rule, principal);
+  if (!decision.allowed) throw decision.problem;
+  // Every tenant credential carries its tenant's scope to the route; a platform key carries none.
+  if (principal.kind !== 'platform_key') request.tenantScope = tenantScopeOf(principal);
 }
 
 /** An unsafe method with a session needs the session's CSRF token, from this origin (docs/api/errors.md). */

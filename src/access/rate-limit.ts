@@ -10,7 +10,11 @@ export interface RateLimitResult {
 }
 
 export interface RateLimiter {
-  hit(bucket: string, now: Date): Promise<RateLimitResult>;
+  /**
+   * Counts a hit. A promise only when the count waits for the shared one (a bucket's first hit in
+   * a window, then at most once per sync interval); otherwise the answer comes at once.
+   */
+  hit(bucket: string, now: Date): Promise<RateLimitResult> | RateLimitResult;
   /**
    * What a bucket has left as this process knows it, less `reserved` hits the caller expects,
    * without counting a hit or asking the database: refusing a spent bucket costs nothing.
@@ -122,21 +126,26 @@ export function createRateLimiter(
     answerOf(limit, allowed, total, windowStart, now);
 
   return {
-    async hit(bucket, now) {
+    hit(bucket, now) {
       const windowStart = windowOf(now);
-      let state = buckets.get(bucket);
-      if (!state || state.windowStart !== windowStart) {
-        state = { windowStart, shared: 0, pending: 0, sending: 0, syncedAt: 0 };
-        buckets.set(bucket, state);
+      let known = buckets.get(bucket);
+      if (!known || known.windowStart !== windowStart) {
+        known = { windowStart, shared: 0, pending: 0, sending: 0, syncedAt: 0 };
+        buckets.set(bucket, known);
       }
+      const state = known;
       state.pending += 1;
       const count = counted(state);
+      const settled = () => {
+        const total = Math.max(count, counted(state));
+        return answer(total <= limit, total, windowStart, now);
+      };
       // Once over, a bucket stays over for its window: the shared row has nothing to add, and a
       // flood of refused requests must not cost a write each.
       // Sharing the count is best effort: with the database gone, this process still counts on its
       // own, and the request goes on to answer for itself (503 where it needs the database).
       if (count <= limit && Date.now() - state.syncedAt >= syncMs) {
-        await exchange(bucket, state).catch(onError);
+        return exchange(bucket, state).catch(onError).then(settled);
       } else if (count <= limit && state.sending === 0 && state.pending >= (limit - state.shared) / 4) {
         // Near the limit, a process shares its count sooner: once it has admitted a quarter of what
         // was left at its last exchange, without holding up this request. Several processes
@@ -144,8 +153,7 @@ export function createRateLimiter(
         // far from the limit this costs nothing.
         exchange(bucket, state).catch(onError);
       }
-      const total = Math.max(count, counted(state));
-      return answer(total <= limit, total, windowStart, now);
+      return settled();
     },
     peek(bucket, now, reserved = 0) {
       const windowStart = windowOf(now);

@@ -42,7 +42,8 @@ function memoizedTokenHash(keyring: Keyring): (token: string) => string | null {
 }
 
 export interface TenantKeyVerifier {
-  verify(token: string, now: Date): Promise<TenantKeyPrincipal | null>;
+  /** A promise only when the key's row must be read: an answer from the cache comes without one. */
+  verify(token: string, now: Date): Promise<TenantKeyPrincipal | null> | TenantKeyPrincipal | null;
   /** Drops cached answers at once (this process revoked or rotated a key). */
   forget(keyId: string): void;
   /** Writes pending last-used times now. */
@@ -138,14 +139,20 @@ export function createTenantKeyVerifier(
   }, timings.lastUsedFlushMs);
   timer.unref();
 
+  /** What the key's row grants at `now` (checked on every request, cached row or not). */
+  const grant = (found: KeyForVerification | undefined, hash: string, now: Date) => {
+    const principal = found ? principalOf(found, hash, now) : null;
+    if (principal) lastUsed.set(principal.keyId, now);
+    return principal;
+  };
+
   return {
-    async verify(token, now) {
+    // Not async: a key in the cache, as on nearly every request, is answered without a promise.
+    verify(token, now) {
       const hash = tokenHash(token);
       if (hash === null) return null;
-      const found = await keys.lookup(hash, Date.now());
-      const principal = found ? principalOf(found, hash, now) : null;
-      if (principal) lastUsed.set(principal.keyId, now);
-      return principal;
+      const found = keys.lookup(hash, Date.now());
+      return found instanceof Promise ? found.then((row) => grant(row, hash, now)) : grant(found, hash, now);
     },
     forget: keys.forget,
     flush,
