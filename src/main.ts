@@ -1,7 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
-// --max-semi-space-size=4 (also in `npm start`): V8 keeps the young generation it grew to, up to
-// 3 × 16 MB, and a busy server grows it at once; 4 MB semi-spaces measured as fast and left ~100 MB
-// less resident (docs/benchmarks.md). Set on the command line: V8 reads it when the heap is made.
+#!/usr/bin/env node
 // The entry point checks the runtime before anything else loads: dependencies such as undici 8
 // crash at import on an older Node, and a stack trace from one of them would not say what is wrong.
 const MINIMUM_NODE_MAJOR = 22;
