@@ -44,12 +44,16 @@ export function createEventWriter(
   // This process's worker, once it runs (none in a process without workers): it takes the group's
   // deliveries straight away when it has free slots (dispatch.ts, direct dispatch).
   local: { dispatch?: Dispatch } = {},
+  // Tells the workers (this process's and, on PostgreSQL, every other's) that deliveries wait for a
+  // claim; called only for a group that left some `pending`, so deliveries this process's worker
+  // took itself cost no NOTIFY and no claim.
+  announce: () => void = () => {},
   options: GroupCommitOptions = DEFAULT_GROUP_COMMIT,
 ) {
   const batcher = createTurnBatcher<Waiting>({
     maxBatch: options.maxEvents,
     maxInFlight: options.maxInFlight,
-    write: (group) => writeGroup(deps, local, group),
+    write: (group) => writeGroup(deps, local, group, announce),
   });
   return {
     /** Writes the event and its deliveries; resolves with the event's row once they are committed. */
@@ -92,6 +96,7 @@ async function writeGroup(
   deps: ConnectionDeps,
   local: { dispatch?: Dispatch },
   group: Waiting[],
+  announce: () => void,
 ): Promise<void> {
   const { db } = deps.ctx;
   let drafted: Awaited<ReturnType<typeof draftGroup>>;
@@ -126,8 +131,11 @@ async function writeGroup(
   } catch (error) {
     // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
     if (reservation) local.dispatch?.hand([], reservation.slots);
-    return writeAlone(db, group, scoped, error);
+    await writeAlone(db, group, scoped, error);
+    return announce();
   }
+  // Announced before the requests are answered, as the route did when it announced every publish.
+  if (inserted.some((d) => d.status === 'pending')) announce();
   if (reservation) {
     const claimed = new Set(inserted.filter((d) => d.status === 'delivering').map((d) => d.id));
     const handed = dispatched.filter(({ d }) => claimed.has(d.id));

@@ -172,7 +172,7 @@ export function deliveryRoutes(
 ): FastifyPluginAsyncTypebox {
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
-    const writer = createEventWriter(deps, local);
+    const writer = createEventWriter(deps, local, announce);
     app.post(
       '/api/v1/integrations/events',
       {
@@ -196,7 +196,8 @@ export function deliveryRoutes(
           request.body,
           request.headers['idempotency-key'],
         );
-        if (published.deliveries > 0) announce();
+        // Without a key the group commit announced what its worker did not take (group-commit.ts).
+        if (published.deliveries > 0 && request.headers['idempotency-key']) announce();
         return reply.code(202).send(published);
       },
     );
@@ -246,7 +247,11 @@ export function deliveryRoutes(
           request.body.events,
           checkItem,
         );
-        if (data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
+        // The keyed events are written apart from the group commit, which announces its own.
+        const keyed = request.body.events.some(
+          (e) => typeof e === 'object' && e !== null && 'idempotencyKey' in e,
+        );
+        if (keyed && data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
         return reply.code(202).send({ data });
       },
     );

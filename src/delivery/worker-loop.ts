@@ -81,6 +81,13 @@ export interface LoopDeps {
   wakeup: Pick<Wakeup, 'wait'>;
   pollMs: number;
   log: AppContext['log'];
+  /**
+   * Whether a claim may find something (set by the loop): after a full claim (more may be due), a
+   * failed one, or a turn with no free slot to claim with (a wake-up it could not act on). A slot
+   * freed while it is false wakes nothing: a claim then would come back empty, since this process's
+   * publishes hand their deliveries to the worker directly and announce only the rest.
+   */
+  due: { maybe: boolean };
 }
 
 /** Claims while slots are free, and sleeps until woken (or `pollMs`) when there is nothing due. */
@@ -88,15 +95,18 @@ export async function runClaimLoop(deps: LoopDeps): Promise<void> {
   while (deps.isRunning()) {
     const limit = deps.slots.limit();
     let claimed = 0;
+    let failed = false;
     if (limit > 0) {
       try {
         const rows = await deps.claim(limit);
         claimed = rows.length;
         for (const row of rows) deps.track(row);
       } catch (error) {
+        failed = true;
         deps.log.warn(errorFields(error), 'claiming deliveries failed');
       }
     }
+    deps.due.maybe = limit === 0 || failed || claimed >= limit;
     if (!deps.isRunning()) break;
     if (waitsAfterClaim(claimed, limit)) await deps.wakeup.wait(deps.pollMs);
   }

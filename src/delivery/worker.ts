@@ -9,7 +9,7 @@ import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
 import { claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
-import { createOutcomeWriter, type Outcome } from './outcomes.js';
+import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { prepare, triage } from './prepare.js';
 import { createRecorder, recordAttempt, recordCancelled, type Recorder } from './record.js';
 import { purgeExpired } from './retention.js';
@@ -77,6 +77,33 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
   recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
 }
 
+/**
+ * Calls `onDue` once an outcome that makes its delivery due at once (a retry with no wait,
+ * DELIVERY_RETRY_SCHEDULE 0) is written: nothing announces such a retry, and the claim loop only
+ * wakes on a freed slot when something may be due (worker-loop.ts, `due`).
+ */
+function withDueRetries(
+  writer: Pick<OutcomeWriter, 'record'>,
+  now: () => Date,
+  onDue: () => void,
+): Pick<OutcomeWriter, 'record'> {
+  return {
+    record: (outcome) =>
+      writer.record(outcome).then(() => {
+        if (outcome.status !== 'retrying' || !outcome.nextAttemptAt) return;
+        if (new Date(outcome.nextAttemptAt) <= now()) onDue();
+      }),
+  };
+}
+
+/** Claims up to `limit` due deliveries for worker `workerId`, each for `leaseMs` from now. */
+function claimerFor(ctx: WorkerDeps['ctx'], workerId: string, leaseMs: number) {
+  return (limit: number) => {
+    const now = ctx.now();
+    return claimDue(ctx.db, { workerId, now, leaseUntil: leaseEnd(now, leaseMs), limit });
+  };
+}
+
 /** What follows written outcomes: runs of failures counted, and failing connections paused. */
 function pauseWhenFailing(ctx: WorkerDeps['ctx'], leaseMs: number) {
   const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseMs });
@@ -99,8 +126,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const sender = createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve });
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
+  const due = { maybe: true };
   const recorder = createRecorder(
-    createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs)),
+    withDueRetries(createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs)), ctx.now, () => {
+      due.maybe = true;
+      wakeIfFree();
+    }),
     ctx.log,
   );
   const phases: AttemptDeps = {
@@ -113,7 +144,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     throttle: createThrottle(ctx.db, ctx.now),
   };
   const wakeIfFree = (): void => {
-    if (slots.canClaim()) wakeup.notify();
+    if (due.maybe && slots.canClaim()) wakeup.notify();
   };
   const track = (row: ClaimedRow) =>
     slots.hold(
@@ -124,10 +155,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       }),
       wakeIfFree,
     );
-  const claim = (limit: number) => {
-    const now = ctx.now();
-    return claimDue(ctx.db, { workerId: id, now, leaseUntil: leaseEnd(now, leaseMs), limit });
-  };
+  const claim = claimerFor(ctx, id, leaseMs);
   let running = false;
   let loop: Promise<void> | undefined;
   const isRunning = () => running;
@@ -139,7 +167,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     start() {
       if (running) return;
       running = true;
-      loop = runClaimLoop({ isRunning, slots, claim, track, wakeup, pollMs, log: ctx.log });
+      loop = runClaimLoop({ isRunning, slots, claim, track, wakeup, pollMs, log: ctx.log, due });
     },
     async stop() {
       running = false;

@@ -4,9 +4,11 @@ import type { TenantScope } from '../../src/access/scope.js';
 import { loadConnectorCatalog } from '../../src/connections/catalog.js';
 import type { AppContext } from '../../src/context.js';
 import { createEventWriter } from '../../src/delivery/group-commit.js';
+import { DELIVERY_CHANNEL } from '../../src/delivery/wakeup.js';
 import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { ENGINE } from '../helpers/test-database.js';
 
 // Receivers listen on 127.0.0.1 only, opened by DELIVERY_ALLOWED_CIDRS; nothing else is contacted.
 const ENV = { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32' };
@@ -98,4 +100,39 @@ describe('group commit: concurrent publishes share statements', () => {
       'both events of the real tenant are stored',
     );
   });
+
+  // Every process's workers hear of new deliveries through NOTIFY; deliveries the publishing
+  // process's own worker took at once need no claim anywhere, so they cost no NOTIFY.
+  if (ENGINE === 'postgres') {
+    test('deliveries the publishing process sends itself are not announced; a keyed publish, claimed later, is', async (t) => {
+      const { session } = await makeSignedInTenant(h);
+      const receiver = await startReceiver(t);
+      await makeWebhookConnection(h, session, receiver.url());
+      const key = await makeKey(h, session, { scopes: ['integrations:OPERATOR'] });
+      let heard = 0;
+      const unlisten = await h.database.listen!(DELIVERY_CHANNEL, () => heard++);
+      t.after(() => unlisten());
+      for (let i = 0; i < 10; i++) {
+        const r = await h.request('POST', EVENTS, {
+          token: key.secret,
+          body: { type: 'sent.here', data: { i } },
+        });
+        assert.equal(r.status, 202, r.text);
+      }
+      await receiver.waitFor(10);
+      const afterUnkeyed = heard;
+      const keyed = await h.request('POST', EVENTS, {
+        token: key.secret,
+        headers: { 'idempotency-key': 'announce-me' },
+        body: { type: 'claimed.later', data: {} },
+      });
+      assert.equal(keyed.status, 202, keyed.text);
+      await receiver.waitFor(11);
+      assert.ok(heard > afterUnkeyed, 'a keyed publish, written apart from the group commit, is announced');
+      assert.ok(
+        afterUnkeyed <= 1,
+        `ten publishes sent by this process's own worker were announced ${afterUnkeyed} times (one is the listener's own)`,
+      );
+    });
+  }
 });
