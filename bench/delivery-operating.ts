@@ -5,13 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import {
   benchTenant,
   buildHubgate,
   freePort,
   freshDatabase,
   httpJson,
+  pool,
+  postJson,
   prepareHubgate,
   startProcess,
   type Server,
@@ -73,15 +75,6 @@ const receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).por
 
 const agent = new Agent({ connections: CONCURRENCY });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function pool(count: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await job(next++);
-    }),
-  );
-}
 
 /** Waits until `done()` holds, failing when `progress()` has not moved for STALL_MS. */
 async function waitFor(what: string, done: () => boolean | Promise<boolean>, progress: () => number) {
@@ -180,18 +173,8 @@ async function connect(hub: Hub, type: string, path: string, maxPerSecond?: numb
   return id;
 }
 
-async function post(url: string, headers: Record<string, string>, payload: string): Promise<string> {
-  const r = await request(url, {
-    method: 'POST',
-    body: payload,
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300)
-    throw new Error(`POST ${url}: ${r.statusCode} ${text.slice(0, 300)}`);
-  return text;
-}
+const post = (url: string, headers: Record<string, string>, payload: string) =>
+  postJson(agent, url, headers, payload);
 
 /** Publishes `total` events of `type`, `perRequest` per request; their IDs (the receiver's webhook-id). */
 async function publish(hub: Hub, type: string, total: number, perRequest: number, publishers: number) {

@@ -4,13 +4,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import {
   benchTenant,
   buildHubgate,
   freePort,
   freshDatabase,
   httpJson,
+  pool,
+  postJson,
   prepareHubgate,
   ROOT,
   startProcess,
@@ -69,15 +71,6 @@ const receiver = createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-async function pool(count: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await job(next++);
-    }),
-  );
-}
-
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b);
@@ -87,19 +80,8 @@ const agent = new Agent({ connections: Math.max(CONCURRENCY, LOW_PUBLISHERS) });
 const event = { type: 'bench.event', data: { hello: 'world', n: 1 } };
 const body = JSON.stringify(event);
 
-async function post(url: string, headers: Record<string, string>, payload: string): Promise<string> {
-  const r = await request(url, {
-    method: 'POST',
-    body: payload,
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300) {
-    throw new Error(`POST ${url} answered ${r.statusCode}: ${text.slice(0, 300)}`);
-  }
-  return text;
-}
+const post = (url: string, headers: Record<string, string>, payload: string) =>
+  postJson(agent, url, headers, payload);
 
 /** Sends one request carrying `events` events; answers the IDs the receiver will see as webhook-id. */
 type Send = (events: number) => Promise<string[]>;

@@ -14,6 +14,7 @@ import {
   httpJson,
   load,
   pool,
+  postJson,
   prepareHubgate,
   ROOT,
   startProcess,
@@ -164,18 +165,8 @@ async function startHub(system: string): Promise<Hub> {
   };
 }
 
-async function post(url: string, headers: Record<string, string>, payload: string): Promise<string> {
-  const r = await request(url, {
-    method: 'POST',
-    body: payload,
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-  const text = await r.body.text();
-  if (r.statusCode < 200 || r.statusCode >= 300)
-    throw new Error(`POST ${url}: ${r.statusCode} ${text.slice(0, 300)}`);
-  return text;
-}
+const post = (url: string, headers: Record<string, string>, payload: string) =>
+  postJson(agent, url, headers, payload);
 
 const event = { type: 'bench.event', data: { hello: 'world', n: 1 } };
 const batchBody = JSON.stringify({ events: Array.from({ length: BATCH }, () => event) });

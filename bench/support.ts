@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { request, type Dispatcher } from 'undici';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -203,6 +204,25 @@ export async function benchTenant(
 }
 
 let built = false;
+
+/** POSTs a JSON body through `dispatcher`; the answer's text, or an error for anything but 2xx. */
+export async function postJson(
+  dispatcher: Dispatcher,
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+): Promise<string> {
+  const r = await request(url, {
+    method: 'POST',
+    body: payload,
+    dispatcher,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  const text = await r.body.text();
+  if (r.statusCode < 200 || r.statusCode >= 300)
+    throw new Error(`POST ${url}: ${r.statusCode} ${text.slice(0, 300)}`);
+  return text;
+}
 
 /** Runs `count` jobs, `concurrency` at a time. */
 export async function pool(

@@ -14,6 +14,14 @@ export const DAY_PARTITIONED = [
 // which a pooler in transaction mode (PgBouncer) carries correctly, unlike a session lock.
 const MAINTENANCE_LOCK = 0x68756267; // "hubg"
 
+/** Takes the maintenance lock for the rest of the transaction, if no other process holds it. */
+async function tryMaintenanceLock(trx: Kysely<DB>): Promise<boolean> {
+  const locked = await sql<{
+    ok: boolean;
+  }>`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as ok`.execute(trx);
+  return locked.rows[0]?.ok === true;
+}
+
 /** `20261124` for any moment of that UTC day. */
 export const dayOf = (at: Date): string => at.toISOString().slice(0, 10).replaceAll('-', '');
 
@@ -54,10 +62,7 @@ export async function foldDayPartitions(db: Kysely<DB>): Promise<string[]> {
   const days = await partitionDays(db);
   if (days.length === 0) return [];
   return db.transaction().execute(async (trx) => {
-    const locked = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as ok`.execute(trx);
-    if (!locked.rows[0]?.ok) return [];
+    if (!(await tryMaintenanceLock(trx))) return [];
     const folded = await partitionDays(trx);
     for (const day of folded) {
       for (const { table } of DAY_PARTITIONED) {
@@ -88,10 +93,7 @@ export async function ensurePartitions(db: Kysely<DB>, now: Date, daysAhead = 7)
   }
   if (wanted.length === 0) return [];
   return db.transaction().execute(async (trx) => {
-    const locked = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as ok`.execute(trx);
-    if (!locked.rows[0]?.ok) return [];
+    if (!(await tryMaintenanceLock(trx))) return [];
     const made = new Set(await partitionDays(trx));
     const created: string[] = [];
     for (const day of wanted.filter((d) => !made.has(d))) {
@@ -140,10 +142,7 @@ export async function dropExpiredPartitions(db: Kysely<DB>, cutoff: Date): Promi
   const dropped: string[] = [];
   for (const day of expired) {
     const done = await db.transaction().execute(async (trx) => {
-      const locked = await sql<{
-        ok: boolean;
-      }>`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as ok`.execute(trx);
-      if (!locked.rows[0]?.ok) return false;
+      if (!(await tryMaintenanceLock(trx))) return false;
       const open = await sql`select 1 from ${sql.id(`deliveries_p${day}`)}
         where status in ('pending', 'retrying', 'delivering') limit 1`.execute(trx);
       if (open.rows.length > 0) return false;
