@@ -5,6 +5,7 @@ export const LAYERS = [
   ['version.ts', 'deadline.ts'],
   ['outbound/'],
   ['config/'],
+  ['telemetry/'],
   ['config.ts', 'logger.ts', 'periodic.ts'],
   ['crypto/'],
   ['db/'],

@@ -98,6 +98,8 @@ export interface AccessLine {
   statusCode: number;
   /** Time to answer, in ms; absent for a request that never got an answer (aborted). */
   ms?: number;
+  /** The request's server span, with tracing on (`trace_id`, `span_id`, placed where pino's mixin puts them). */
+  trace?: { trace_id: string; span_id: string };
 }
 
 /**
@@ -116,10 +118,12 @@ export function accessLineWriter(logger: Logger): (line: AccessLine) => void {
   // The logger's bindings as pino writes them (`,"service":"hubgate"`), made when it was created.
   const bindings = internals[pino.symbols.chindingsSym] as string;
   const opening = `{"level":${logger.levels.values.info},"time":`;
-  return ({ requestId, method, path, statusCode, ms }) => {
+  return ({ requestId, method, path, statusCode, ms, trace }) => {
     if (!logger.isLevelEnabled('info')) return;
+    // IDs are lowercase hex (the SDK makes them), so they need no quoting beyond the quotes.
+    const ids = trace === undefined ? '' : `,"trace_id":"${trace.trace_id}","span_id":"${trace.span_id}"`;
     output.write(
-      `${opening}${Date.now()}${bindings},"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"statusCode":${statusCode}${ms === undefined ? '' : `,"ms":${Number.isFinite(ms) ? ms : null}`},"msg":"request"}\n`,
+      `${opening}${Date.now()}${bindings},"requestId":${JSON.stringify(requestId)}${ids},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"statusCode":${statusCode}${ms === undefined ? '' : `,"ms":${Number.isFinite(ms) ? ms : null}`},"msg":"request"}\n`,
     );
   };
 }

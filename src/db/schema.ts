@@ -217,6 +217,8 @@ export interface EventsTable {
   payload_sealed: string;
   delivery_count: number;
   created_at: Timestamp;
+  /** The W3C `traceparent` of the span that published it (tracing on), which attempts link to. */
+  trace_context: string | null;
 }
 
 /** A publish's Idempotency-Key and the answer it gave, for 24 hours (docs/api/events.md). */

@@ -3,8 +3,9 @@ import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
+import type { PublishSpan } from '../telemetry/types.js';
 import type { EventWriter } from './group-commit.js';
-import { answerOf, payloadOf, publishKeyed, type KeyedDraft, type PublishedEvent } from './publish.js';
+import { answerOf, ended, payloadOf, publishKeyed, type KeyedDraft, type PublishedEvent } from './publish.js';
 
 /** At most this many events in one batch (docs/api/events.md). */
 export const MAX_BATCH_EVENTS = 100;
@@ -51,32 +52,69 @@ export async function publishBatch(
     answers[index] = { error: { status: error.status, code: error.code, detail } };
   };
 
-  const plain: Array<{ index: number; type: string; payload: string }> = [];
-  const keyed: Array<{ index: number; draft: KeyedDraft }> = [];
+  // With tracing on, each event that passes its checks has a publish span, as if published alone.
+  const plain: PlainItem[] = [];
+  const keyed: KeyedItem[] = [];
   for (const [index, value] of items.entries()) {
     try {
       const item = checkItem(value);
       const payload = payloadOf(item.data);
-      if (item.idempotencyKey === undefined) plain.push({ index, type: item.type, payload });
-      else keyed.push({ index, draft: { type: item.type, payload, key: item.idempotencyKey } });
+      const span = deps.ctx.tracing?.startPublish(scope.tenantId, item.type);
+      const traceContext = span?.traceparent ?? null;
+      if (item.idempotencyKey === undefined) plain.push({ index, type: item.type, payload, span });
+      else {
+        const draft = { type: item.type, payload, key: item.idempotencyKey, traceContext };
+        keyed.push({ index, draft, span });
+      }
     } catch (error) {
       refuse(index, error);
     }
   }
 
-  // Keyed and unkeyed events cannot affect one another: both are written at once.
-  const drafts = keyed.map((k) => k.draft);
-  const [written, published] = await Promise.all([
-    Promise.all(plain.map((p) => writer.write({ scope, at: origin.at, type: p.type, payload: p.payload }))),
-    publishKeyed(deps, scope, origin, drafts),
-  ]);
-  for (const [i, p] of plain.entries()) answers[p.index] = answerOf(written[i]!);
-  for (const [i, { index }] of keyed.entries()) {
-    const answer = published[i]!;
+  const [written, published] = await writeBoth(deps, writer, scope, origin, plain, keyed);
+  for (const [i, p] of plain.entries()) answers[p.index] = ended(p.span, answerOf(written[i]!));
+  for (const [i, { index, span }] of keyed.entries()) {
+    const answer = ended(span, published[i]!);
     if (answer instanceof HttpProblem) refuse(index, answer);
     else answers[index] = answer;
   }
   return answers.map((answer) => answer ?? { error: { status: 500, code: 'internal', detail: null } });
+}
+
+type PlainItem = { index: number; type: string; payload: string; span?: PublishSpan };
+type KeyedItem = { index: number; draft: KeyedDraft; span?: PublishSpan };
+
+/** Keyed and unkeyed events cannot affect one another: both are written at once. */
+async function writeBoth(
+  deps: ConnectionDeps,
+  writer: EventWriter,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  plain: readonly PlainItem[],
+  keyed: readonly KeyedItem[],
+) {
+  const write = (p: PlainItem) =>
+    writer.write({
+      scope,
+      at: origin.at,
+      type: p.type,
+      payload: p.payload,
+      traceContext: p.span?.traceparent,
+    });
+  try {
+    return await Promise.all([
+      Promise.all(plain.map(write)),
+      publishKeyed(
+        deps,
+        scope,
+        origin,
+        keyed.map((k) => k.draft),
+      ),
+    ]);
+  } catch (error) {
+    for (const { span } of [...plain, ...keyed]) span?.failed(error);
+    throw error;
+  }
 }
 
 export const itemValidator = (schema: object): ((value: unknown) => BatchItem) =>

@@ -17,7 +17,9 @@ export type ClaimedRow = Pick<
     /** When retaken from a claim that expired: when that claim was made, and when it ran out. */
     lost_claim_at: Date | null;
     lost_claim_until: Date | null;
-  };
+  } &
+  // What the attempt's span says and links to (docs/operators/telemetry.md); a claim reads both.
+  Partial<Pick<Selectable<EventsTable>, 'tenant_id' | 'trace_context'>>;
 
 /**
  * How long a claim lasts: longer than any attempt can take (one timeout, plus reading and writing
@@ -77,7 +79,7 @@ export async function claimDue(db: Kysely<DB>, request: ClaimRequest): Promise<C
       select claimed.id, claimed.event_id, claimed.connection_id, claimed.attempt_count, claimed.created_at,
         claimed.lost_claim_at, claimed.lost_claim_until, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
         c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
-        e.created_at as event_created_at
+        e.created_at as event_created_at, e.tenant_id, e.trace_context
       from claimed
       join connections c on c.id = claimed.connection_id
       join events e on e.id = claimed.event_id and e.created_at = claimed.created_at`.execute(db);

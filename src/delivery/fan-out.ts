@@ -103,6 +103,8 @@ export function eventRows(
   type: string,
   payload: string,
   connections: readonly TargetRow[],
+  // The publish span's `traceparent` (tracing on), which the attempts link to; else null.
+  traceContext: string | null = null,
 ): { event: EventRow; deliveries: DeliveryRow[] } {
   const { ctx, catalog } = deps;
   const targets = connections.filter((connection) => {
@@ -119,6 +121,7 @@ export function eventRows(
     payload_sealed: ctx.keyring.seal('event-payload', payload, id),
     delivery_count: targets.length,
     created_at: at,
+    trace_context: traceContext,
   };
   const deliveries = targets.map((connection) => newDelivery(scope, id, connection.id, at));
   return { event, deliveries };

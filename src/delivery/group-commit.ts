@@ -12,6 +12,8 @@ export interface EventDraft {
   at: Date;
   type: string;
   payload: string;
+  /** The publish span's `traceparent` (tracing on), stored with the event; else null. */
+  traceContext?: string | null;
 }
 
 export interface GroupCommitOptions {
@@ -83,6 +85,7 @@ async function draftGroup(
       draft.type,
       draft.payload,
       connections.get(draft.scope.tenantId) ?? [],
+      draft.traceContext ?? null,
     ),
   }));
   return { scoped, connections };
@@ -194,6 +197,8 @@ function claimedRows(
         type: e.event.type,
         payload_sealed: e.event.payload_sealed,
         event_created_at: e.event.created_at,
+        tenant_id: e.event.tenant_id,
+        trace_context: e.event.trace_context,
       },
     ];
   });

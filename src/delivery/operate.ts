@@ -114,6 +114,7 @@ function testRows(
     payload_sealed: deps.ctx.keyring.seal('event-payload', payload, eventId),
     delivery_count: 1,
     created_at: at,
+    trace_context: null,
   };
   const delivery = newDelivery(scope, eventId, connectionId, at, true);
   return { event, delivery };

@@ -1,6 +1,7 @@
 import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { ConnectorDefinition, OutboundEvent, RenderedRequest } from '../connections/connector.js';
 import type { Keyring } from '../crypto/keyring.js';
+import { TRACEPARENT_HEADER } from '../outbound/headers.js';
 import { signatureHeaders } from '../outbound/signing.js';
 import { lostClaim, type ClaimedRow } from './claim.js';
 
@@ -143,6 +144,8 @@ export function prepare(
   send: Extract<Triage, { kind: 'send' }>,
   keyring: Opener,
   now: Date,
+  // The W3C trace context every delivery carries (docs/operators/telemetry.md): the attempt span's.
+  traceparent?: string,
 ): PreparedRequest {
   const { definition } = send;
   const credentials = openCredentials(keyring, send.credentialsSealed, row.connection_id);
@@ -157,5 +160,6 @@ export function prepare(
     const field = definition.signingSecretField;
     Object.assign(request.headers, sign(keyring, row, field, credentials, request.body, now));
   }
+  if (traceparent !== undefined) request.headers[TRACEPARENT_HEADER] = traceparent;
   return { startedAt: now, request, record: requestRecord(request, credentials) };
 }

@@ -6,6 +6,7 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import type { DB } from '../db/schema.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
+import type { PublishSpan } from '../telemetry/types.js';
 import { activeConnections, eventRows } from './fan-out.js';
 import type { EventWriter } from './group-commit.js';
 import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
@@ -62,14 +63,33 @@ export async function publishEvent(
   body: { type: string; data: Record<string, unknown> },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
-  const payload = payloadOf(body.data);
-  if (!idempotencyKey)
-    return answerOf(await writer.write({ scope, at: origin.at, type: body.type, payload }));
-  const [answer] = await publishKeyed(deps, scope, origin, [
-    { type: body.type, payload, key: idempotencyKey },
-  ]);
-  if (answer instanceof HttpProblem) throw answer;
-  return answer!;
+  const span = deps.ctx.tracing?.startPublish(scope.tenantId, body.type);
+  try {
+    const payload = payloadOf(body.data);
+    const traceContext = span?.traceparent ?? null;
+    if (!idempotencyKey) {
+      return ended(
+        span,
+        answerOf(await writer.write({ scope, at: origin.at, type: body.type, payload, traceContext })),
+      );
+    }
+    const [answer] = await publishKeyed(deps, scope, origin, [
+      { type: body.type, payload, key: idempotencyKey, traceContext },
+    ]);
+    if (answer instanceof HttpProblem) throw answer;
+    return ended(span, answer!);
+  } catch (error) {
+    span?.failed(error);
+    throw error;
+  }
+}
+
+/** The publish span (tracing on) ends with the event's answer. */
+export function ended<T extends PublishedEvent | HttpProblem>(span: PublishSpan | undefined, answer: T): T {
+  if (!span) return answer;
+  if (answer instanceof HttpProblem) span.failed(answer);
+  else span.published({ id: answer.id, deliveries: answer.deliveries });
+  return answer;
 }
 
 /** An event with an Idempotency-Key, its data checked (`payloadOf`). */
@@ -77,6 +97,8 @@ export interface KeyedDraft {
   type: string;
   payload: string;
   key: string;
+  /** The publish span's `traceparent` (tracing on), stored with the event if this makes one. */
+  traceContext?: string | null;
 }
 
 /** Thrown inside a keyed publish's transaction when a concurrent publish took one of its new keys. */
@@ -157,8 +179,11 @@ async function publishKeyedOnce(
   if (first.size > 0) {
     const connections = await activeConnections(trx, scope);
     for (const [key, i] of first) {
-      const { type, payload } = drafts[i]!;
-      fresh.set(key, { hash: hashes[i]!, ...eventRows(deps, scope, origin.at, type, payload, connections) });
+      const { type, payload, traceContext } = drafts[i]!;
+      fresh.set(key, {
+        hash: hashes[i]!,
+        ...eventRows(deps, scope, origin.at, type, payload, connections, traceContext ?? null),
+      });
     }
     // The keys first, sorted (see insertIdempotencyKeys): a publish that lost one writes nothing else.
     const rows = [...fresh].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -135,12 +135,13 @@ async function insertChunk(
   // chose the candidates; no delivery is ever inserted sendable to a connection that was stopped.
   const result = await sql<InsertedDelivery>`
     with event as (
-      insert into events (id, tenant_id, type, payload_sealed, delivery_count, created_at)
-      select id, tenant_id, type, payload_sealed, delivery_count, created_at
+      insert into events (id, tenant_id, type, payload_sealed, delivery_count, created_at, trace_context)
+      select id, tenant_id, type, payload_sealed, delivery_count, created_at, trace_context
       from unnest(${column((e) => e.event.id)}::text[], ${column((e) => e.scope.tenantId)}::text[],
         ${column((e) => e.event.type)}::text[], ${column((e) => e.event.payload_sealed)}::text[],
-        ${column((e) => e.event.delivery_count)}::int[], ${column((e) => new Date(e.event.created_at))}::timestamptz[])
-        as e(id, tenant_id, type, payload_sealed, delivery_count, created_at)),
+        ${column((e) => e.event.delivery_count)}::int[], ${column((e) => new Date(e.event.created_at))}::timestamptz[],
+        ${column((e) => e.event.trace_context)}::text[])
+        as e(id, tenant_id, type, payload_sealed, delivery_count, created_at, trace_context)),
     target as (
       select id, status from connections where id = any(${connectionIds}::text[]) order by id for share)
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver, type Sender } from '../outbound/sender.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
+import { untracedTraceparent } from '../telemetry/start.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
 import { claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
@@ -16,7 +17,7 @@ import { purgeExpired } from './retention.js';
 import { interruptedResult, send } from './send.js';
 import { createThrottle, deferredOutcome, throttleOf, type Throttle } from './throttle.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
-import { createSlots, runClaimLoop } from './worker-loop.js';
+import { createSlots, runClaimLoop, type Slots } from './worker-loop.js';
 
 export type { ClaimedRow } from './claim.js';
 export type { Dispatch } from './dispatch.js';
@@ -35,13 +36,13 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 64, pollMs: 
 
 /** What a worker needs: no HTTP, no key verification (`hubgate worker` has neither). */
 export interface WorkerDeps {
-  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now'>;
+  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now' | 'tracing'>;
   catalog: ConnectorCatalog;
 }
 
 /** What one attempt's phases need (prepare, send, record). */
 export interface AttemptDeps {
-  ctx: Pick<AppContext, 'keyring' | 'metrics' | 'now'>;
+  ctx: Pick<AppContext, 'keyring' | 'metrics' | 'now' | 'tracing'>;
   catalog: Pick<ConnectorCatalog, 'get'>;
   sender: Pick<Sender, 'send'>;
   recorder: Pick<Recorder, 'record'>;
@@ -72,8 +73,23 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
     const until = await deps.throttle.admit(row, max);
     if (until) return deps.recorder.record(deferredOutcome(row, until));
   }
-  const prepared = prepare(row, plan, deps.ctx.keyring, deps.ctx.now());
+  // A span of its own per attempt, linked to the publish (tracing on); a traceparent either way.
+  const span = deps.ctx.tracing?.startAttempt(row);
+  let prepared: ReturnType<typeof prepare>;
+  try {
+    prepared = prepare(
+      row,
+      plan,
+      deps.ctx.keyring,
+      deps.ctx.now(),
+      span?.traceparent ?? untracedTraceparent(),
+    );
+  } catch (error) {
+    span?.failed(error);
+    throw error;
+  }
   const result = await send(deps.sender, prepared, deps.responseBodyBytes);
+  span?.sent(prepared.request.method, prepared.request.url, result);
   recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
 }
 
@@ -115,6 +131,27 @@ function pauseWhenFailing(ctx: WorkerDeps['ctx'], leaseMs: number) {
 }
 
 /**
+ * Starts each claimed row's attempt in a slot of its own, and keeps the IDs of those in flight:
+ * a shutdown names the ones it waits for, or cuts.
+ */
+function attemptsIn(slots: Slots, phases: AttemptDeps, log: WorkerDeps['ctx']['log'], released: () => void) {
+  const attempting = new Set<string>();
+  const track = (row: ClaimedRow) => {
+    attempting.add(row.id);
+    const attempt = attemptDelivery(phases, row).catch((error: unknown) => {
+      // A bug, not an outage (sending touches no database): the claim runs out and the delivery
+      // is retaken with this attempt logged as interrupted.
+      log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
+    });
+    slots.hold(
+      attempt.finally(() => attempting.delete(row.id)),
+      released,
+    );
+  };
+  return { track, attempting };
+}
+
+/**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
  * records the outcome. Any number of workers, in any number of processes, share the table; a worker
  * that dies leaves its claims to expire and be taken again (at least once, never lost).
@@ -146,15 +183,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const wakeIfFree = (): void => {
     if (due.maybe && slots.canClaim()) wakeup.notify();
   };
-  const track = (row: ClaimedRow) =>
-    slots.hold(
-      attemptDelivery(phases, row).catch((error: unknown) => {
-        // A bug, not an outage (sending touches no database): the claim runs out and the delivery
-        // is retaken with this attempt logged as interrupted.
-        ctx.log.error({ ...errorFields(error), deliveryId: row.id }, 'delivery attempt failed unexpectedly');
-      }),
-      wakeIfFree,
-    );
+  const { track, attempting } = attemptsIn(slots, phases, ctx.log, wakeIfFree);
   const claim = claimerFor(ctx, id, leaseMs);
   let running = false;
   let loop: Promise<void> | undefined;
@@ -169,10 +198,16 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       running = true;
       loop = runClaimLoop({ isRunning, slots, claim, track, wakeup, pollMs, log: ctx.log, due });
     },
+    /** The IDs of the deliveries being attempted now. */
+    inFlight: () => [...attempting],
+    /** Claims nothing more, and resolves once the attempts in flight have ended and been recorded. */
     async stop() {
       running = false;
       wakeup.notify();
       await loop;
+      const deliveryIds = [...attempting];
+      if (deliveryIds.length > 0)
+        ctx.log.info({ deliveryIds }, 'stopping: waiting for the attempts in flight');
       await slots.drained();
       await recorder.settled();
       await sender.close();
@@ -191,7 +226,7 @@ export async function startDeliveryWorkers(
   database: Database,
   wakeup: Wakeup,
   options: Partial<WorkerOptions>,
-): Promise<{ dispatch: Dispatch; stop(): Promise<void> }> {
+): Promise<{ dispatch: Dispatch; inFlight(): string[]; stop(): Promise<void> }> {
   const worker = createDeliveryWorker(deps, wakeup, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: deps.ctx.config.delivery.concurrency,
@@ -216,10 +251,10 @@ export async function startDeliveryWorkers(
   });
   return {
     dispatch: worker.dispatch,
+    inFlight: worker.inFlight,
     async stop() {
-      await retention.stop();
-      await unlisten?.();
-      await worker.stop();
+      // The worker stops claiming at once, not after a purge that happens to be running.
+      await Promise.all([retention.stop(), unlisten?.(), worker.stop()]);
     },
   };
 }

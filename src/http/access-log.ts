@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { accessLineWriter } from '../logger.js';
+import { accessLineWriter, type AccessLine } from '../logger.js';
 
 /** The status nginx made the convention for "the client closed the request before the answer". */
 export const CLIENT_CLOSED_REQUEST = 499;
@@ -26,7 +26,12 @@ export const abortStatus = (request: IncomingMessage): number => cutOff.get(requ
  * accessLineWriter (logger.ts), not through the request's child logger: the same line, for a
  * fraction of the cost (docs/benchmarks.md).
  */
-export function registerAccessLog(app: FastifyInstance, logger: Logger): void {
+export function registerAccessLog(
+  app: FastifyInstance,
+  logger: Logger,
+  // With tracing on: the request's server span, whose IDs the line carries (docs/operators/telemetry.md).
+  traceOf?: (request: FastifyRequest) => AccessLine['trace'],
+): void {
   const write = accessLineWriter(logger);
   const line = (request: FastifyRequest, statusCode: number, ms?: number) => {
     // The URL as sent, also for a request the router could not place (answered by another route).
@@ -38,6 +43,7 @@ export function registerAccessLog(app: FastifyInstance, logger: Logger): void {
       path: query === -1 ? url : url.slice(0, query),
       statusCode,
       ms,
+      trace: traceOf?.(request),
     });
   };
   app.addHook('onResponse', (request, reply, done) => {

@@ -7,6 +7,9 @@ export const jsonHeaders = (): Record<string, string> => ({
   'user-agent': `hubgate/${VERSION}`,
 });
 
+/** The W3C trace context every delivery carries (docs/operators/telemetry.md), set after the connector's headers. */
+export const TRACEPARENT_HEADER = 'traceparent';
+
 /**
  * Request headers a configuration may never set on an outbound request: the ones that frame or
  * route it (Host, Content-Length, Transfer-Encoding and the other hop-by-hop headers) belong to the

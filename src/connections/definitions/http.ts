@@ -5,6 +5,7 @@ import {
   HEADER_NAME_PATTERN,
   HEADER_VALUE_PATTERN,
   jsonHeaders,
+  TRACEPARENT_HEADER,
 } from '../../outbound/headers.js';
 import { connectorConfig, eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
@@ -16,6 +17,7 @@ const RESERVED_HEADERS = new Set([
   'webhook-id',
   'webhook-timestamp',
   'webhook-signature',
+  TRACEPARENT_HEADER,
 ]);
 
 /** The event JSON to any HTTP endpoint, authenticated by one header (an API key, a bearer token). */

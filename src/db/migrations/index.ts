@@ -13,6 +13,7 @@ import * as m0011 from './0011_channel_last_attempt.js';
 import * as m0012 from './0012_partitioned_deliveries.js';
 import * as m0013 from './0013_operating_deliveries.js';
 import * as m0014 from './0014_people.js';
+import * as m0015 from './0015_event_trace_context.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -33,4 +34,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012_partitioned_deliveries': m0012,
   '0013_operating_deliveries': m0013,
   '0014_people': m0014,
+  '0015_event_trace_context': m0015,
 };
