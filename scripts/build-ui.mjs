@@ -2,8 +2,9 @@
 // Builds the web UI into dist/ui: one script and one stylesheet with content hashes in their names
 // (served immutable), and index.html that names them (served no-cache). Nothing is fetched at run
 // time and nothing is inline, so the page runs under a CSP of 'self' only (docs/operators/web-ui.md).
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -69,7 +70,40 @@ writeFileSync(
 );
 renameSync(partial, join(out, 'index.html'));
 
-const current = new Set(outputs);
+// Each asset compressed once, here, at the highest levels (about a second for the script), instead
+// of on every request at the low level a server can afford: @fastify/static sends the file a request
+// accepts (src/web/routes.ts). An encoding that saves nothing is not kept. Source maps, which only
+// developer tools fetch, get gzip alone: brotli's best on the script's map takes about 5 s.
+const encoders = {
+  br: (data) =>
+    brotliCompressSync(data, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      },
+    }),
+  gz: (data) => gzipSync(data, { level: constants.Z_BEST_COMPRESSION }),
+};
+const precompressed = [];
+for (const name of outputs) {
+  const data = readFileSync(join(assets, name));
+  for (const [extension, encode] of Object.entries(encoders)) {
+    if (extension === 'br' && name.endsWith('.map')) continue;
+    const encoded = encode(data);
+    const target = join(assets, `${name}.${extension}`);
+    if (encoded.length >= data.length) {
+      rmSync(target, { force: true });
+      continue;
+    }
+    // Whole or not at all: a server running from an earlier build may be sending this name now.
+    const partialTarget = `${target}.${process.pid}.partial`;
+    writeFileSync(partialTarget, encoded);
+    renameSync(partialTarget, target);
+    precompressed.push(`${name}.${extension}`);
+  }
+}
+
+const current = new Set([...outputs, ...precompressed]);
 const stale = Date.now() - 10 * 60 * 1000;
 for (const name of readdirSync(assets)) {
   const path = join(assets, name);

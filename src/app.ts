@@ -21,7 +21,9 @@ import { operateRoutes } from './delivery/operate-routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type Dispatch, type WorkerOptions } from './delivery/worker.js';
-import { registerAccessLog } from './http/access-log.js';
+import { abortStatus, registerAccessLog } from './http/access-log.js';
+import { registerCompression } from './http/compression.js';
+import { registerDraining } from './http/draining.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
@@ -62,6 +64,7 @@ import { invitationRoutes } from './sign-in/invitation-routes.js';
 import { sessionRoutes } from './sign-in/routes.js';
 import { openAcceptor } from './sso/kerberos.js';
 import { ssoRoutes } from './sso/routes.js';
+import { startTelemetry } from './telemetry/start.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
 import { registerSecurityHeaders } from './web/security-headers.js';
@@ -125,8 +128,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     rewriteUrl: rewriteUnplaceable,
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError(deps.logger, metrics),
+    // While shutting down, a request on a kept-alive connection is answered (with Connection: close)
+    // rather than refused with Fastify's bare 503 (http/draining.ts).
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerNodeAnswers(app);
+
+  // Tracing (docs/operators/telemetry.md); with it off nothing is registered: no hook, no context.
+  const tracing = await startTelemetry(config.telemetry, deps.logger);
+  if (tracing) {
+    // onClose hooks run last added first: added first, this exports the spans every other one ended.
+    app.addHook('onClose', () => tracing.close());
+    tracing.registerRequests(app, {
+      tenantOf: (request) =>
+        request.principal && 'tenantId' in request.principal ? request.principal.tenantId : undefined,
+      abortStatus,
+    });
+  }
 
   // Process-wide (docs/decisions/0050-password-hashing-bounded.md): a refusal is a 503 with Retry-After.
   limitPasswordHashing({
@@ -161,6 +179,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     log: deps.logger,
     metrics,
     now: deps.now ?? (() => new Date()),
+    tracing,
   };
 
   // A callback, not an async function: it has nothing to wait for, and a promise per request is
@@ -173,12 +192,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       reply.header('cache-control', 'no-store');
     done();
   });
-  registerAccessLog(app, deps.logger);
+  registerAccessLog(app, deps.logger, tracing?.traceIdsOf);
   registerHttpMetrics(app, ctx.metrics);
   registerErrorHandling(app, answerUiPage(webUi));
   registerValidation(app);
   registerJsonBodies(app, config.bodyLimitBytes);
   registerTextChecks(app);
+  registerDraining(app);
+  // Before any route: the plugin adds its hook to each route as it is declared.
+  await registerCompression(app);
   await app.register(cookie);
   registerSecurityHeaders(app, config.publicUrl);
   registerGate(app, {
@@ -233,15 +255,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const accessRetention = startAccessRetention(ctx, deps.workers.retentionIntervalMs);
     const challengeRetention = startChallengeRetention(ctx);
     const history = startHistorySampler(ctx);
-    app.addHook('onClose', async () => {
-      await Promise.all([
+    let stopping: Promise<unknown> | undefined;
+    const stopBackground = () =>
+      (stopping ??= Promise.all([
         workers.stop(),
         alerts.stop(),
         accessRetention.stop(),
         challengeRetention.stop(),
         history.stop(),
-      ]);
+      ]));
+    // Claiming stops as the server stops listening, not once its last request has ended; the
+    // attempts in flight end meanwhile (docs/decisions/0054-graceful-shutdown.md).
+    app.addHook('preClose', (done) => {
+      // Its failure is the onClose hook's to report, which awaits the same promise.
+      stopBackground().catch(() => undefined);
+      done();
     });
+    app.addHook('onClose', () => stopBackground());
   }
   app.addHook('onClose', () => alertSender.close());
   await registerWebUi(app, webUi);

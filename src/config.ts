@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { ConfigError, parseValues, SERVICE_NAME, SETTINGS, type Values } from './config/table.js';
 import type { Cidr } from './outbound/ssrf-policy.js';
+import { telemetryConfig, type TelemetryConfig } from './telemetry/settings.js';
 
 export { ConfigError };
 
@@ -32,6 +33,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Time a client has to send a whole request, headers and body (slow clients, docs/api/limits.md). */
   requestTimeoutMs: number;
+  /** How long a signalled process lets work in flight finish before it exits (docs/operators/deployment.md). */
+  shutdownGraceMs: number;
   /** Audit entries older than this are deleted. */
   auditRetentionDays: number;
   logLevel: string;
@@ -48,6 +51,8 @@ export interface Config {
   passwordHashConcurrency: number;
   /** Outgoing e-mail (invitations); null: none is sent. */
   mail: MailConfig | null;
+  /** OpenTelemetry tracing (docs/operators/telemetry.md); null: off. */
+  telemetry: TelemetryConfig | null;
   alerts: {
     /** How often the alert conditions are evaluated (by one process at a time). */
     evaluationIntervalMs: number;
@@ -153,6 +158,7 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: values.SHUTDOWN_GRACE_MS,
     auditRetentionDays: values.AUDIT_RETENTION_DAYS,
     logLevel: values.LOG_LEVEL,
     trustProxy: values.TRUST_PROXY,
@@ -163,5 +169,6 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): Config {
     mail: values.SMTP_URL
       ? { smtpUrl: values.SMTP_URL, from: values.SMTP_FROM ?? `hubgate@${publicUrl.hostname}` }
       : null,
+    telemetry: telemetryConfig(values),
   };
 }

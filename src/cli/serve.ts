@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { Kysely } from 'kysely';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
@@ -15,7 +16,15 @@ export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, logOutput);
   const { database, keyring } = await openStorage(config, logger);
   const app = await buildApp(config, { database, keyring, logger, workers: {} });
-  closeOnSignal(logger, database, () => app.close());
+  closeOnSignal({
+    logger,
+    database,
+    graceMs: config.shutdownGraceMs,
+    // The listening socket closes at once, idle keep-alive connections with it; the requests in
+    // flight end with `Connection: close`, and the delivery worker stops claiming meanwhile.
+    stop: () => app.close(),
+    inFlight: async () => ({ openConnections: await openConnections(app.server) }),
+  });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
@@ -27,6 +36,13 @@ export async function serve(config: Config): Promise<void> {
     `hubgate listening on http://${config.host}:${(app.server.address() as { port: number }).port}`,
   );
   await announceSetup(config, database.kysely, keyring, logOutput);
+}
+
+/** Connections the server still holds (each with a request in flight, once it stopped listening). */
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.getConnections((error, count) => (error ? reject(error) : resolve(count)));
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import { createLogger } from '../logger.js';
 import { startAlertEngine } from '../platform/alerting/engine.js';
 import { createChannelSender } from '../platform/alerting/senders/index.js';
 import { startHistorySampler } from '../platform/history.js';
+import { startTelemetry } from '../telemetry/start.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate worker`: delivery workers and the alert engine, until SIGINT or SIGTERM (docs/operators/deployment.md). */
@@ -16,7 +17,17 @@ export async function worker(config: Config): Promise<void> {
   const { database, keyring } = await openStorage(config, logger);
   const catalog = await loadConnectorCatalog(config.disabledConnectors);
   const now = () => new Date();
-  const ctx = { config, database, db: database.kysely, keyring, log: logger, metrics: createMetrics(), now };
+  const tracing = await startTelemetry(config.telemetry, logger);
+  const ctx = {
+    config,
+    database,
+    db: database.kysely,
+    keyring,
+    log: logger,
+    metrics: createMetrics(),
+    now,
+    tracing,
+  };
   const workers = await startDeliveryWorkers({ ctx, catalog }, database, createWakeup(), {});
   const sender = createChannelSender({
     policy: config.delivery,
@@ -26,9 +37,16 @@ export async function worker(config: Config): Promise<void> {
   });
   const alerts = startAlertEngine(ctx, sender);
   const history = startHistorySampler(ctx);
-  closeOnSignal(logger, database, async () => {
-    await Promise.all([workers.stop(), alerts.stop(), history.stop()]);
-    await sender.close();
+  closeOnSignal({
+    logger,
+    database,
+    graceMs: config.shutdownGraceMs,
+    stop: async () => {
+      await Promise.all([workers.stop(), alerts.stop(), history.stop()]);
+      await sender.close();
+      await tracing?.close();
+    },
+    inFlight: async () => ({ deliveriesInFlight: workers.inFlight() }),
   });
   logger.info({ engine: database.engine }, 'hubgate worker running');
 }

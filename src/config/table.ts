@@ -22,6 +22,7 @@ export const GROUPS = [
   'Alerts',
   'Single sign-on',
   'E-mail',
+  'Telemetry',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 
@@ -78,7 +79,20 @@ const smtpUrl: Parser<string> = {
 };
 
 const seconds = (example: string) => list(integer({ min: 0 }), `whole seconds such as ${example}`);
-const [STORAGE, SERVER, DELIVERY, ALERTS, SSO, EMAIL] = GROUPS;
+const [STORAGE, SERVER, DELIVERY, ALERTS, SSO, EMAIL, TELEMETRY] = GROUPS;
+
+// OpenTelemetry's own variables (docs/operators/telemetry.md), read as its SDKs read them: OTLP over HTTP
+// only, so `grpc` stops start-up instead of exporting nothing.
+const otlpEndpoint = matching(
+  /^https?:\/\/[^\s/?#]+/,
+  'an http:// or https:// URL such as http://collector:4318',
+);
+const otlpProtocol = oneOf(['http/protobuf', 'http/json']);
+const keyValuePairs = matching(
+  /^\s*[^\s=,]+\s*=[^,]*(,\s*[^\s=,]+\s*=[^,]*)*$/,
+  'comma-separated key=value pairs, values percent-encoded',
+);
+const otlpTimeout = integer({ min: 1, max: 600_000, unit: 'milliseconds' });
 
 /**
  * The environment of docs/operators/deployment.md, the single source of `parseConfig` (config.ts), its error messages
@@ -141,6 +155,12 @@ export const SETTINGS = {
     parser: integer({ min: 100, max: 600_000, unit: 'milliseconds' }),
     default: '30000',
     doc: 'The time a client has to send a whole request, headers and body; a slower one gets `408` and the connection closes.',
+  }),
+  SHUTDOWN_GRACE_MS: setting({
+    group: SERVER,
+    parser: integer({ min: 0, max: 3_600_000, unit: 'milliseconds' }),
+    default: '25000',
+    doc: "On `SIGTERM` or `SIGINT`, how long `serve` and `worker` let requests and delivery attempts in flight finish after they stop accepting connections; then they exit 0 whatever is left, which another process or the next start takes again. Keep it under your orchestrator's stop timeout (Kubernetes 30 s, Compose 10 s unless `stop_grace_period` says more).",
   }),
   RATE_LIMIT_PER_MINUTE: setting({
     group: SERVER,
@@ -301,6 +321,99 @@ export const SETTINGS = {
     parser: matching(/^[^\s@<>",;]+@[^\s@<>",;]+$/, 'an e-mail address such as hub@example.com'),
     unset: '`hubgate@` the host of `PUBLIC_URL`',
     doc: 'The sender of the e-mail hubgate sends (`From` and the envelope sender).',
+  }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional({
+    group: TELEMETRY,
+    parser: otlpEndpoint,
+    unset: 'unset: tracing off (unless the next is set)',
+    doc: 'The OTLP/HTTP collector spans are sent to; `/v1/traces` is appended. Setting it (or the next) turns tracing on; see [telemetry](operators/telemetry.md).',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional({
+    group: TELEMETRY,
+    parser: otlpEndpoint,
+    unset: 'unset: `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`',
+    doc: 'The full URL spans are sent to, used as given; wins over `OTEL_EXPORTER_OTLP_ENDPOINT`.',
+  }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: setting({
+    group: TELEMETRY,
+    parser: otlpProtocol,
+    default: 'http/protobuf',
+    doc: 'How spans are encoded over HTTP. `grpc` is not supported: start-up stops and says so.',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional({
+    group: TELEMETRY,
+    parser: otlpProtocol,
+    unset: '`OTEL_EXPORTER_OTLP_PROTOCOL`',
+    doc: 'The same for traces only; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`.',
+  }),
+  OTEL_EXPORTER_OTLP_HEADERS: optional({
+    group: TELEMETRY,
+    parser: keyValuePairs,
+    unset: 'none',
+    doc: "Headers sent with every export, such as a vendor's API key: `api-key=abc,x-tenant=ops`. Never logged.",
+    secret: true,
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: optional({
+    group: TELEMETRY,
+    parser: keyValuePairs,
+    unset: 'none',
+    doc: 'Headers for trace exports only, added to (and winning over) `OTEL_EXPORTER_OTLP_HEADERS`.',
+    secret: true,
+  }),
+  OTEL_EXPORTER_OTLP_TIMEOUT: setting({
+    group: TELEMETRY,
+    parser: otlpTimeout,
+    default: '10000',
+    doc: 'How long one export may take before it is abandoned (its spans are dropped).',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: optional({
+    group: TELEMETRY,
+    parser: otlpTimeout,
+    unset: '`OTEL_EXPORTER_OTLP_TIMEOUT`',
+    doc: 'The same for trace exports only.',
+  }),
+  OTEL_SERVICE_NAME: optional({
+    group: TELEMETRY,
+    parser: text('a service name'),
+    unset: '`hubgate`',
+    doc: "The resource's `service.name`; wins over one in `OTEL_RESOURCE_ATTRIBUTES`.",
+  }),
+  OTEL_RESOURCE_ATTRIBUTES: optional({
+    group: TELEMETRY,
+    parser: keyValuePairs,
+    unset: 'none',
+    doc: 'More resource attributes, such as `deployment.environment.name=prod,service.namespace=hub`.',
+  }),
+  OTEL_TRACES_SAMPLER: setting({
+    group: TELEMETRY,
+    parser: oneOf([
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+      'always_on',
+      'always_off',
+      'traceidratio',
+    ]),
+    default: 'parentbased_always_on',
+    doc: "Which traces are recorded. The `parentbased_` ones follow an incoming `traceparent`'s sampled flag.",
+  }),
+  OTEL_TRACES_SAMPLER_ARG: optional({
+    group: TELEMETRY,
+    parser: ratio,
+    unset: '`1.0`',
+    doc: 'The share of traces the `traceidratio` samplers record.',
+  }),
+  OTEL_TRACES_EXPORTER: setting({
+    group: TELEMETRY,
+    parser: oneOf(['otlp', 'none']),
+    default: 'otlp',
+    doc: '`none` turns tracing off whatever the endpoints say.',
+  }),
+  OTEL_SDK_DISABLED: setting({
+    group: TELEMETRY,
+    parser: boolean,
+    default: 'false',
+    doc: '`true` turns tracing off whatever the endpoints say.',
   }),
 } satisfies Record<string, Setting<unknown>>;
 

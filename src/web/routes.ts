@@ -55,13 +55,17 @@ export function answerUiPage(ui: WebUi): UnmatchedAnswer {
   };
 }
 
-/** The UI's hashed assets, kept by any cache for a year. */
+/**
+ * The UI's hashed assets, kept by any cache for a year: the `.br` or `.gz` file the build wrote
+ * beside each (scripts/build-ui.mjs) when the request accepts it, with `Vary: Accept-Encoding`, and
+ * never compressed again at request time.
+ */
 export async function registerWebUi(app: FastifyInstance, ui: WebUi): Promise<void> {
-  await app.register(fastifyStatic, { root: join(ui.root, 'assets'), serve: false });
+  await app.register(fastifyStatic, { root: join(ui.root, 'assets'), serve: false, preCompressed: true });
   app.get<{ Params: { '*': string } }>(
     '/assets/*',
     // Files a page names by their hash, a few per page load: not limited, like the API's docs.
-    { config: { access: { class: 'public', unlimited: true } }, schema: { hide: true } },
+    { config: { access: { class: 'public', unlimited: true } }, schema: { hide: true }, compress: false },
     (request, reply) =>
       reply.sendFile(request.params['*'], { immutable: true, maxAge: '365d', dotfiles: 'deny' }),
   );

@@ -17,6 +17,7 @@ interface Example {
  * settings need the keytab and domain). Typed by the table's names, so a new variable without an
  * example does not compile.
  */
+const OTLP = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
 const EXAMPLES: Record<Name, Example> = {
   DATABASE_URL: { value: 'postgres://hubgate@db.internal/hubgate' },
   DATABASE_PREPARED_STATEMENTS: { value: 'false', with: { DATABASE_URL: 'postgres://db/x' } },
@@ -27,6 +28,7 @@ const EXAMPLES: Record<Name, Example> = {
   PUBLIC_URL: { value: 'https://hub.example.com' },
   TRUST_PROXY: { value: '10.0.0.0/8' },
   REQUEST_TIMEOUT_MS: { value: '5000' },
+  SHUTDOWN_GRACE_MS: { value: '5000' },
   RATE_LIMIT_PER_MINUTE: { value: '60' },
   // Not the default on any machine this runs on: the default is the number of CPUs.
   PASSWORD_HASH_CONCURRENCY: { value: '997' },
@@ -63,12 +65,33 @@ const EXAMPLES: Record<Name, Example> = {
   },
   SMTP_URL: { value: 'smtp://hub:p%40ss@mail.example.com:587' },
   SMTP_FROM: { value: 'people@example.com', with: { SMTP_URL: 'smtp://mail.example.com' } },
+  // Tracing's variables matter once an endpoint turns it on.
+  OTEL_EXPORTER_OTLP_ENDPOINT: { value: 'http://collector:4318' },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { value: 'http://collector:4318/traces' },
+  OTEL_EXPORTER_OTLP_PROTOCOL: { value: 'http/json', with: OTLP },
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: { value: 'http/json', with: OTLP },
+  OTEL_EXPORTER_OTLP_HEADERS: { value: 'api-key=abc', with: OTLP },
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: { value: 'api-key=abc', with: OTLP },
+  OTEL_EXPORTER_OTLP_TIMEOUT: { value: '5000', with: OTLP },
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: { value: '5000', with: OTLP },
+  OTEL_SERVICE_NAME: { value: 'hub-eu', with: OTLP },
+  OTEL_RESOURCE_ATTRIBUTES: { value: 'deployment.environment.name=prod', with: OTLP },
+  OTEL_TRACES_SAMPLER: { value: 'always_on', with: OTLP },
+  OTEL_TRACES_SAMPLER_ARG: { value: '0.5', with: { ...OTLP, OTEL_TRACES_SAMPLER: 'traceidratio' } },
+  OTEL_TRACES_EXPORTER: { value: 'none', with: OTLP },
+  OTEL_SDK_DISABLED: { value: 'true', with: OTLP },
 };
 
 const examples = new Map<string, Example>(Object.entries(EXAMPLES));
 
 // Free text is taken as given; what it names (a directory, a key, a keytab) is checked where it is used.
-const FREE_TEXT = new Set<string>(['DATA_DIR', 'HUBGATE_SECRET_KEY', 'HOST', 'SSO_SPNEGO_KEYTAB']);
+const FREE_TEXT = new Set<string>([
+  'DATA_DIR',
+  'HUBGATE_SECRET_KEY',
+  'HOST',
+  'SSO_SPNEGO_KEYTAB',
+  'OTEL_SERVICE_NAME',
+]);
 const NONSENSE = ['-1', 'not valid!', '99999999999', 'true'];
 
 describe('every variable of the table is read', () => {
