@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { Agent, request } from 'undici';
 import {
   benchTenant,
   buildHubgate,
+  buildOfCommit,
   freePort,
   freshDatabase,
   httpJson,
@@ -71,21 +71,6 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 const agent = new Agent({ connections: CONCURRENCY + 4 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// ---- the earlier build ----
-function previousBuild(commit: string): string {
-  const dir = join(tmpdir(), `hubgate-prev-${commit}`);
-  if (existsSync(join(dir, 'dist/main.js'))) return dir;
-  mkdirSync(dir, { recursive: true });
-  const run = (command: string, args: string[], cwd: string) => {
-    const r = spawnSync(command, args, { cwd, stdio: 'inherit', shell: false });
-    if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed in ${cwd}`);
-  };
-  run('sh', ['-c', `git archive ${commit} | tar -x -C ${dir}`], ROOT);
-  run('npm', ['ci', '--no-audit', '--no-fund'], dir);
-  run('npm', ['run', 'build', '--silent'], dir);
-  return dir;
-}
-
 interface Hub {
   label: string;
   server: Server;
@@ -98,7 +83,7 @@ interface Hub {
 }
 
 async function startHub(system: string): Promise<Hub> {
-  const cwd = system === 'previous' ? previousBuild(PREVIOUS) : ROOT;
+  const cwd = system === 'previous' ? buildOfCommit(PREVIOUS) : ROOT;
   const base = {
     HUBGATE_SECRET_KEY: randomBytes(32).toString('base64'),
     DELIVERY_ALLOW_HTTP: 'true',

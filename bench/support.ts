@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,4 +259,23 @@ export function prepareHubgate(env: Record<string, string>, cwd: string = ROOT):
   };
   cli(['migrate']);
   return (JSON.parse(cli(['platform-key', 'create', '--name', 'bench'])) as { secret: string }).secret;
+}
+
+/**
+ * An earlier commit, exported with `git archive` into a folder of the temporary directory, installed
+ * from its own lock file and built there, kept for later runs: the benchmarks run it beside the build
+ * of today in the same run. Returns the folder, to run `dist/main.js` in.
+ */
+export function buildOfCommit(commit: string): string {
+  const dir = join(tmpdir(), `hubgate-prev-${commit}`);
+  if (existsSync(join(dir, 'dist/main.js'))) return dir;
+  mkdirSync(dir, { recursive: true });
+  const run = (command: string, args: string[], cwd: string) => {
+    const r = spawnSync(command, args, { cwd, stdio: 'inherit', shell: false });
+    if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed in ${cwd}`);
+  };
+  run('sh', ['-c', `git archive ${commit} | tar -x -C ${dir}`], ROOT);
+  run('npm', ['ci', '--no-audit', '--no-fund'], dir);
+  run('npm', ['run', 'build', '--silent'], dir);
+  return dir;
 }

@@ -5,6 +5,7 @@ import autocannon from 'autocannon';
 import {
   benchTenant,
   buildHubgate,
+  buildOfCommit,
   freePort,
   freshDatabase,
   load,
@@ -19,10 +20,15 @@ import {
  * http/protobuf to an OTLP sink in this process on 127.0.0.1. Two routes on each hubgate: an
  * authenticated GET (the access path) and a publish (a server span, a publish span, the context
  * stored with the event). The cases take turns (BENCH_ROUNDS), so load elsewhere falls on all alike.
+ *
+ * "Off costs nothing" is measured against the build before tracing: BENCH_BEFORE (default 874ccb3,
+ * the last commit before issue 28; empty to skip) is built in a temporary folder and serves the same
+ * database beside the others (its code ignores the column tracing added).
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 3)));
+const BEFORE = process.env.BENCH_BEFORE ?? '874ccb3';
 
 /** An OTLP/HTTP collector that takes everything and keeps count: the cost of exporting, not of a collector. */
 async function startSink() {
@@ -75,6 +81,9 @@ const results: LoadResult[] = [];
 try {
   const plt = prepareHubgate(env);
   const bare = await startProcess(['bench/bare-server.ts'], {}, await freePort(), '/');
+  const before = BEFORE
+    ? await startProcess(['dist/main.js', 'serve'], env, await freePort(), '/readyz', buildOfCommit(BEFORE))
+    : undefined;
   const off = await startProcess(['dist/main.js', 'serve'], env, await freePort(), '/readyz');
   const on = await startProcess(
     ['dist/main.js', 'serve'],
@@ -96,17 +105,19 @@ try {
         run: (s) => load('', `${bare.baseUrl}/`, { connections: CONNECTIONS, seconds: s }),
       },
     ];
-    for (const [name, server] of [
-      ['off', off],
-      ['on', on],
-    ] as const) {
+    const hubgates = [
+      ...(before ? [[`${BEFORE}, before tracing`, before] as const] : []),
+      ['tracing off', off] as const,
+      ['tracing on', on] as const,
+    ];
+    for (const [name, server] of hubgates) {
       const health = `${server.baseUrl}/api/v1/automation/health`;
       cases.push({
-        label: `GET /automation/health, tnt_ key, tracing ${name}`,
+        label: `GET /automation/health, tnt_ key, ${name}`,
         run: (s) => load('', health, { connections: CONNECTIONS, seconds: s, headers: bearer }),
       });
       cases.push({
-        label: `POST /integrations/events, tracing ${name}`,
+        label: `POST /integrations/events, ${name}`,
         run: (s) => publishLoad('', `${server.baseUrl}/api/v1/integrations/events`, bearer, s),
       });
     }
@@ -118,7 +129,7 @@ try {
     }
     for (const { label } of cases) results.push(combined(label, turns.get(label) ?? []));
   } finally {
-    await Promise.all([bare, off, on].map((server) => server.stop()));
+    await Promise.all([bare, before, off, on].map((server) => server?.stop()));
   }
 } finally {
   await sink.close();
