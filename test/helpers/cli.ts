@@ -77,6 +77,8 @@ export function startWorker(env: Record<string, string>, cleanup?: Cleanup): Pro
   return startCommand('worker', env, /hubgate worker (running)/, cleanup);
 }
 
+const START_TIMEOUT_MS = 90_000;
+
 async function startCommand(
   command: string,
   env: Record<string, string>,
@@ -101,11 +103,13 @@ function spawnUntilReady(
     });
     let output = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-    // A process that never says it is ready fails the test instead of hanging the suite.
+    // A process that never says it is ready fails the test instead of hanging the suite. Generous:
+    // tsx compiles the sources as it loads them, which on two cores shared with another test file, a
+    // PGlite initdb and a build took over 30 s.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${command} did not start within 30 s:\n${output}`));
-    }, 30_000);
+      reject(new Error(`${command} did not start within ${START_TIMEOUT_MS / 1000} s:\n${output}`));
+    }, START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = ready.exec(output);
