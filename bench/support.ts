@@ -131,17 +131,24 @@ export interface LoadResult {
   errors: number;
 }
 
-/** autocannon against one URL; requests per second and latency percentiles in ms. */
+/** autocannon against one URL (GET, or POST of a JSON `body`); requests per second and latency percentiles in ms. */
 export async function load(
   label: string,
   url: string,
-  options: { connections: number; seconds: number; headers?: Record<string, string> },
+  options: { connections: number; seconds: number; headers?: Record<string, string>; body?: unknown },
 ): Promise<LoadResult> {
+  const posting = options.body !== undefined;
   const result = await autocannon({
     url,
     connections: options.connections,
     duration: options.seconds,
-    headers: options.headers,
+    ...(posting
+      ? {
+          method: 'POST' as const,
+          headers: { ...options.headers, 'content-type': 'application/json' },
+          body: JSON.stringify(options.body),
+        }
+      : { headers: options.headers }),
   });
   return {
     label,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
 import {
   benchTenant,
   buildHubgate,
@@ -46,25 +45,6 @@ async function startSink() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     counts: () => ({ exports, bytes }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function publishLoad(label: string, url: string, headers: Record<string, string>, seconds: number) {
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'order.created', data: { orderId: 'A-1001', total: 42 } }),
-  });
-  return {
-    label,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
   };
 }
 
@@ -118,7 +98,13 @@ try {
       });
       cases.push({
         label: `POST /integrations/events, ${name}`,
-        run: (s) => publishLoad('', `${server.baseUrl}/api/v1/integrations/events`, bearer, s),
+        run: (s) =>
+          load('', `${server.baseUrl}/api/v1/integrations/events`, {
+            connections: CONNECTIONS,
+            seconds: s,
+            headers: bearer,
+            body: { type: 'order.created', data: { orderId: 'A-1001', total: 42 } },
+          }),
       });
     }
     for (const { run } of cases) await run(2); // warm-up
