@@ -160,6 +160,20 @@ export async function load(
   };
 }
 
+/** A case's turns (rounds taken in turn with the other cases) as one: the mean rate, the median turn's p50, the worst turn's p99. */
+export function combinedTurns(label: string, turns: LoadResult[]): LoadResult {
+  const sum = (pick: (r: LoadResult) => number) => turns.reduce((total, r) => total + pick(r), 0);
+  const p50s = turns.map((r) => r.p50).sort((x, y) => x - y);
+  return {
+    label,
+    rps: sum((r) => r.rps) / turns.length,
+    p50: p50s[Math.floor(p50s.length / 2)] ?? 0,
+    p99: Math.max(...turns.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+  };
+}
+
 export async function httpJson(
   method: string,
   url: string,

@@ -5,6 +5,7 @@ import {
   benchTenant,
   buildHubgate,
   buildOfCommit,
+  combinedTurns,
   freePort,
   freshDatabase,
   load,
@@ -113,27 +114,13 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const { label, run } of cases) turns.set(label, [...(turns.get(label) ?? []), await run(seconds)]);
     }
-    for (const { label } of cases) results.push(combined(label, turns.get(label) ?? []));
+    for (const { label } of cases) results.push(combinedTurns(label, turns.get(label) ?? []));
   } finally {
     await Promise.all([bare, before, off, on].map((server) => server?.stop()));
   }
 } finally {
   await sink.close();
   await db.drop();
-}
-
-/** A case's turns as one: the mean rate, the median turn's p50, the worst turn's p99. */
-function combined(label: string, turns: LoadResult[]): LoadResult {
-  const sum = (pick: (r: LoadResult) => number) => turns.reduce((total, r) => total + pick(r), 0);
-  const p50s = turns.map((r) => r.p50).sort((x, y) => x - y);
-  return {
-    label,
-    rps: sum((r) => r.rps) / turns.length,
-    p50: p50s[Math.floor(p50s.length / 2)] ?? 0,
-    p99: Math.max(...turns.map((r) => r.p99)),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-  };
 }
 
 const { exports, bytes } = sink.counts();
