@@ -88,23 +88,26 @@ if (usesBrowser && !chromiumPresent) {
   console.error(`!!! browser tests SKIPPED: chromium not found at ${chromium} — ${install}`);
 }
 
+/** Whether `name` is an executable on PATH or in the sbin folders (root's tools live there, often off PATH). */
+function onPath(name) {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin'].filter(
+    Boolean,
+  );
+  return dirs.some((dir) => {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 // SSO tests (test/helpers/kdc.ts) skip themselves without MIT Kerberos's KDC tools or the `kerberos` module,
 // an optional dependency that `npm ci` leaves out when its native build fails (no libkrb5-dev).
 const usesKerberos = files.some((f) => readFileSync(join(root, f), 'utf8').includes('helpers/kdc.js'));
 if (usesKerberos) {
-  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin'].filter(
-    Boolean,
-  );
-  const found = (name) =>
-    dirs.some((dir) => {
-      try {
-        accessSync(join(dir, name), constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  const missing = ['krb5kdc', 'kdb5_util', 'kadmin.local', 'kinit'].filter((name) => !found(name));
+  const missing = ['krb5kdc', 'kdb5_util', 'kadmin.local', 'kinit'].filter((name) => !onPath(name));
   try {
     createRequire(join(root, 'package.json'))('kerberos');
   } catch {
@@ -127,25 +130,12 @@ if (usesKerberos) {
 // by debootstrap, and runs once, alone after both passes, on PostgreSQL; without those tools it skips itself.
 const usesContainer = files.some((f) => readFileSync(join(root, f), 'utf8').includes('helpers/container.js'));
 if (usesContainer) {
-  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin'].filter(Boolean);
-  const missing = ['podman', 'runc', 'debootstrap'].filter(
-    (name) =>
-      !dirs.some((dir) => {
-        try {
-          accessSync(join(dir, name), constants.X_OK);
-          return true;
-        } catch {
-          return false;
-        }
-      }),
-  );
+  const missing = ['podman', 'runc', 'debootstrap'].filter((name) => !onPath(name));
   const why = [
     ...(missing.length > 0
       ? [`${missing.join(', ')} missing (apt-get install -y podman runc debootstrap)`]
       : []),
-    ...(process.env.TEST_DATABASE_URL
-      ? []
-      : ['they run in the PostgreSQL pass, and TEST_DATABASE_URL is unset']),
+    ...(process.env.TEST_DATABASE_URL ? [] : ['they run on PostgreSQL, and TEST_DATABASE_URL is unset']),
   ].join('; ');
   if (why && process.env.HUBGATE_REQUIRE_CONTAINER === '1') {
     console.error(`!!! container tests cannot run: ${why}, and HUBGATE_REQUIRE_CONTAINER=1`);
