@@ -1,0 +1,316 @@
+import addFormatsModule from 'ajv-formats';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { RE2JS, RE2JSException } from 're2js';
+import { fieldProblem, HttpProblem, type FieldError } from '../http/problem.js';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** A stored schema as serialized JSON is at most this (docs/api/limits.md). */
+export const MAX_SCHEMA_BYTES = 64 * 1024;
+
+/**
+ * How much work checking one event's `data` may do before it is refused (docs/api/limits.md), in the
+ * units `costOf` charges: about one per schema evaluation, key, array item or character scanned. A
+ * count of work, not a clock: the same event and schema get the same verdict however busy the
+ * process is (a clock refused valid events under load). The bound is set so that the costliest work
+ * we could build per unit (test/event-types/hostile-schemas.test.ts, figures in docs/benchmarks.md)
+ * stays within milliseconds, while an ordinary schema over the largest event (256 KiB) stays well
+ * under it. One keyword whose work alone is over MAX_STEP_COST (`uniqueItems` over thousands of
+ * objects) is refused before it starts.
+ */
+export const MAX_VALIDATION_WORK = 1_500_000;
+const MAX_STEP_COST = 1_000_000;
+
+/** Bounds on a schema's shape, so that compiling it takes tens of milliseconds at worst (docs/api/limits.md). */
+export const MAX_SCHEMA_OBJECTS = 300;
+export const MAX_SCHEMA_PATTERNS = 50;
+export const MAX_SCHEMA_DEPTH = 32;
+
+const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * `pattern` and `patternProperties` compiled by RE2: a tenant's schema is hostile input, and RE2's
+ * time is linear in the string, where a backtracking RegExp can take seconds on `(a+)+$`. Searched
+ * (not matched whole), as JSON Schema's ECMA-262 `pattern` is. RE2 syntax, close to ECMA-262's.
+ */
+const re2Engine = Object.assign(
+  (pattern: string): { test: (text: string) => boolean; toString: () => string } => {
+    const compiled = RE2JS.compile(pattern);
+    // ajv shares one compiled pattern among the places with the same `toString()`.
+    return { test: (text) => compiled.test(text), toString: () => pattern };
+  },
+  { code: 're2' },
+);
+
+/** Thrown from inside a validator when checking `data` has done more work than allowed. */
+class OverBudget extends Error {}
+
+// The work done by the validation running now (validation is synchronous: one at a time per process).
+let workDone = 0;
+
+/** `burst`: the part of `cost` that one keyword does at once, which cannot be cut short. */
+function spend([cost, burst]: [number, number]): void {
+  if (burst > MAX_STEP_COST) throw new OverBudget();
+  workDone += cost;
+  if (workDone > MAX_VALIDATION_WORK) throw new OverBudget();
+}
+
+/** The work the last `validateData` did, in `costOf`'s units (for benchmarks and tests' figures). */
+export const lastValidationWork = (): number => workDone;
+
+/** The subschemas' data type scalars: `uniqueItems` over them is a hash lookup in ajv, else pairwise. */
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+// The units `costOf` charges, each about 10 ns of this machine's work at worst (measured per kind of work
+// with the cases of test/event-types/hostile-schemas.test.ts and docs/benchmarks.md): an evaluation of a
+// schema object (a failing `anyOf` branch reached through `$ref`s, which builds an error, is the
+// costliest), a pair compared by `uniqueItems` or a key tried against a `patternProperties` pattern, a
+// `format`'s own regular expression (JavaScript's), a deep comparison with a non-scalar `enum` entry.
+const EVALUATION = 10;
+const PAIR = 12;
+const FORMAT = 50;
+const OBJECT_KEY = 3;
+
+/**
+ * What a schema object costs on every evaluation whatever the data, worked out once when it is compiled:
+ * the evaluation, its branches' errors, and its `enum` and `const` (compared with the data in one go, so their part is also
+ * the burst).
+ */
+function fixedCostOf(schema: Record<string, unknown>): [number, number] {
+  const compared = (value: unknown) =>
+    typeof value === 'object' && value !== null ? 4 + Math.ceil(JSON.stringify(value).length / 100) : 1;
+  let burst = 0;
+  // A branch that fails builds its errors, kept until the `anyOf` or `oneOf` ends: each try costs twice.
+  let branches = 0;
+  for (const key of ['anyOf', 'oneOf']) if (Array.isArray(schema[key])) branches += schema[key].length;
+  if (schema.not !== undefined) branches += 1;
+  if (Array.isArray(schema.enum)) for (const entry of schema.enum as unknown[]) burst += compared(entry);
+  if (schema.const !== undefined) burst += compared(schema.const);
+  return [EVALUATION * (1 + branches) + burst, burst];
+}
+
+/**
+ * What one evaluation of a schema object costs, charged before its keywords run: its fixed cost, plus
+ * the keywords whose work grows with the data (a string scanned by a `pattern`, a `format` or a length
+ * bound, an array's items, an object's keys, `uniqueItems`' pairwise comparison, every key against
+ * every pattern). The subschemas charge their own evaluations, so an `anyOf` that tries every branch,
+ * or `$ref`s that fan out, pay for each try: the budget bounds the whole validation, whatever its shape.
+ * The second figure is what one keyword does in one go (its time cannot be cut short): a string's
+ * `format`, `uniqueItems`, keys × patterns, `enum`. A `pattern` is RE2's, linear in the string, and is
+ * not counted there: a long string may match one.
+ */
+function costOf(
+  schema: Record<string, unknown>,
+  [fixed, fixedBurst]: [number, number],
+  data: unknown,
+): [number, number] {
+  let cost = fixed;
+  let burst = fixedBurst;
+  if (Array.isArray(schema.required)) cost += schema.required.length;
+  if (typeof data === 'string') {
+    if (schema.pattern !== undefined) cost += EVALUATION + data.length;
+    if (schema.format !== undefined) burst += FORMAT + data.length;
+    if (schema.maxLength !== undefined || schema.minLength !== undefined) cost += data.length;
+  } else if (Array.isArray(data)) {
+    cost += data.length;
+    if (schema.uniqueItems === true) {
+      const items = schema.items as { type?: unknown } | undefined;
+      const scalar = typeof items?.type === 'string' && SCALAR_TYPES.has(items.type);
+      burst += scalar ? data.length : PAIR * ((data.length * (data.length - 1)) / 2);
+    }
+  } else if (typeof data === 'object' && data !== null) {
+    const keys = Object.keys(data).length;
+    const patterns = schema.patternProperties ? Object.keys(schema.patternProperties).length : 0;
+    cost += OBJECT_KEY * keys;
+    burst += PAIR * keys * patterns;
+  }
+  return [cost + burst - fixedBurst, burst];
+}
+
+const COST_KEYWORD = 'x-hubgate-cost';
+
+function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    // A referenced schema stays one function, so nothing a schema names twice is compiled twice.
+    inlineRefs: false,
+    // ajv's optimizer passes cost more than they save on schemas compiled once and run on small data.
+    code: { regExp: re2Engine, optimize: false },
+    // ajv logs a failed compile's whole generated code: megabytes from a hostile schema, and its text.
+    logger: false,
+    // Remote `$ref`s are refused before compiling (checkSchema); this refuses anything ajv would fetch.
+    loadSchema: () => Promise.reject(new Error('remote $ref')),
+  });
+  ajv.addKeyword({
+    keyword: COST_KEYWORD,
+    schemaType: 'array',
+    errors: false,
+    before: '$dynamicAnchor',
+    validate: (fixed: [number, number], data: unknown, parent?: Record<string, unknown>) => {
+      spend(costOf(parent ?? {}, fixed, data));
+      return true;
+    },
+  });
+  return addFormats(ajv);
+}
+
+// Keywords that hold one subschema, an array of them, or a map of them (JSON Schema 2020-12 core and
+// applicator vocabularies, and the pre-2020 spellings ajv still reads).
+const ONE = [
+  'additionalProperties',
+  'items',
+  'additionalItems',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
+const MANY = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+const MAP = ['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'];
+
+/** Each schema object in `schema` (itself included) with its JSON Pointer and depth, depth first. */
+function* schemaObjects(
+  schema: unknown,
+  pointer: string,
+  depth = 1,
+): Generator<[Record<string, unknown>, string, number]> {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return;
+  const node = schema as Record<string, unknown>;
+  yield [node, pointer, depth];
+  // A schema deeper than the bound is refused (checkSchema) when its first node that deep is seen.
+  if (depth > MAX_SCHEMA_DEPTH) return;
+  const inner = depth + 1;
+  const escape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+  for (const key of ONE) if (key in node) yield* schemaObjects(node[key], `${pointer}/${key}`, inner);
+  for (const key of MANY) {
+    const list = node[key];
+    if (!Array.isArray(list)) continue;
+    for (const [i, sub] of list.entries()) yield* schemaObjects(sub, `${pointer}/${key}/${i}`, inner);
+  }
+  for (const key of MAP) {
+    const map = node[key];
+    if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
+    for (const [name, sub] of Object.entries(map)) {
+      yield* schemaObjects(sub, `${pointer}/${key}/${escape(name)}`, inner);
+    }
+  }
+}
+
+const at = (pointer: string) => `schema${pointer.replaceAll('/', '.')}`;
+
+/**
+ * The checks of docs/api/events.md on a schema being saved, each a 400 naming the field: an object of
+ * at most 64 KiB, `$schema` absent or 2020-12, no `$id` (the catalog names the schema, and a tenant's
+ * `$id` must not be resolvable by another's), every `$ref` local (`#…`), every `pattern` and
+ * `patternProperties` key one RE2 compiles, and the whole compiling. Returns the validator made.
+ */
+export function checkSchema(schema: Record<string, unknown>): ValidateFunction {
+  if (Buffer.byteLength(JSON.stringify(schema)) > MAX_SCHEMA_BYTES) {
+    throw fieldProblem('schema', 'is larger than 64 KiB as JSON');
+  }
+  if (schema.$schema !== undefined && schema.$schema !== DRAFT_2020) {
+    throw fieldProblem('schema.$schema', `must be absent or ${DRAFT_2020}`);
+  }
+  let objects = 0;
+  let patterns = 0;
+  for (const [node, pointer, depth] of schemaObjects(schema, '')) {
+    if (depth > MAX_SCHEMA_DEPTH)
+      throw fieldProblem(at(pointer), `nests deeper than ${MAX_SCHEMA_DEPTH} schemas`);
+    if (++objects > MAX_SCHEMA_OBJECTS) {
+      throw fieldProblem('schema', `has more than ${MAX_SCHEMA_OBJECTS} schema objects`);
+    }
+    patterns += checkPatterns(node, pointer);
+    if (patterns > MAX_SCHEMA_PATTERNS) {
+      throw fieldProblem('schema', `has more than ${MAX_SCHEMA_PATTERNS} patterns`);
+    }
+    if (node.$id !== undefined)
+      throw fieldProblem(at(`${pointer}/$id`), 'is not supported: the type’s name names it');
+    if (pointer !== '' && node.$schema !== undefined) {
+      throw fieldProblem(at(`${pointer}/$schema`), 'is allowed only at the top');
+    }
+    for (const keyword of ['$ref', '$dynamicRef']) {
+      const ref = node[keyword];
+      if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
+        throw fieldProblem(at(`${pointer}/${keyword}`), 'must be a local reference starting with #');
+      }
+    }
+  }
+  try {
+    return compile(schema);
+  } catch (error) {
+    if (error instanceof HttpProblem) throw error;
+    // ajv's message names the keyword and where; it holds nothing but the schema the caller sent.
+    throw fieldProblem('schema', `does not compile: ${(error as Error).message}`);
+  }
+}
+
+/** Compiles the node's `pattern` and `patternProperties` keys by RE2; returns how many there were. */
+function checkPatterns(node: Record<string, unknown>, pointer: string): number {
+  const patterns: Array<[string, string]> = [];
+  if (typeof node.pattern === 'string') patterns.push([node.pattern, `${pointer}/pattern`]);
+  const map = node.patternProperties;
+  if (typeof map === 'object' && map !== null) {
+    for (const key of Object.keys(map)) patterns.push([key, `${pointer}/patternProperties`]);
+  }
+  for (const [pattern, where] of patterns) {
+    try {
+      RE2JS.compile(pattern);
+    } catch (error) {
+      if (!(error instanceof RE2JSException)) throw error;
+      throw fieldProblem(at(where), `is not a regular expression RE2 accepts (${error.message})`);
+    }
+  }
+  return patterns.length;
+}
+
+/** A copy of `schema` with the cost keyword on every schema object, compiled by an ajv of its own. */
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const costed = structuredClone(schema);
+  for (const [node] of schemaObjects(costed, '')) node[COST_KEYWORD] = fixedCostOf(node);
+  // One ajv per schema: its cache and any names it learns belong to this schema alone.
+  return newAjv().compile(costed);
+}
+
+/**
+ * Checks `data` against a compiled schema (docs/api/events.md): nothing, or the 400 whose `errors`
+ * paths are JSON Pointers starting at `/data`. Data that needs more than MAX_VALIDATION_WORK, or a
+ * schema whose `$ref`s recurse without end, is refused the same way rather than holding the process.
+ */
+export function validateData(validate: ValidateFunction, data: unknown): HttpProblem | undefined {
+  workDone = 0;
+  try {
+    if (validate(data)) return undefined;
+  } catch (error) {
+    if (!(error instanceof OverBudget) && !(error instanceof RangeError)) throw error;
+    return dataProblem([
+      { path: '/data', message: 'is too costly to check against the event type’s schema' },
+    ]);
+  }
+  return dataProblem((validate.errors ?? []).map(fieldErrorOf));
+}
+
+function fieldErrorOf(issue: ErrorObject): FieldError {
+  const params = issue.params as Record<string, unknown>;
+  let path = `/data${issue.instancePath}`;
+  const extra = params.additionalProperty ?? params.missingProperty ?? params.unevaluatedProperty;
+  if (typeof extra === 'string') path += `/${extra.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  let message = issue.message ?? 'is invalid';
+  if (typeof params.additionalProperty === 'string' || typeof params.unevaluatedProperty === 'string') {
+    message = 'is not a known field';
+  } else if (typeof params.missingProperty === 'string') message = 'is required';
+  return { path, message };
+}
+
+function dataProblem(errors: FieldError[]): HttpProblem {
+  const first = errors[0];
+  return new HttpProblem('validation_failed', first ? `${first.path}: ${first.message}` : undefined, {
+    errors,
+  });
+}
