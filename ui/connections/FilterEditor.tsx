@@ -1,0 +1,186 @@
+// A connection's payload filter (docs/api/connections.md): a JSON text area with the API's refusals by
+// their place in the filter, and a box that tries the filter on a sample event and says which
+// conditions failed (docs/decisions/0058-payload-filters.md).
+import { useState } from 'preact/hooks';
+import { api, type ApiError } from '../common/api.js';
+import { Field } from '../common/Field.js';
+import { useAction } from '../common/hooks.js';
+import { ErrorNotice } from '../common/Notice.js';
+import { routes } from '../common/routes.js';
+
+type FilterTest = Awaited<ReturnType<typeof testFilter>>;
+type Failure = FilterTest['failed'][number];
+
+const SAMPLE = '{\n  "type": "order.paid",\n  "data": { "customer": { "tier": "gold" }, "total": 120 }\n}';
+
+/** What was typed, as the API takes it: nothing when empty, the parsed JSON, else the text (refused). */
+export function filterValueOf(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** A filter as the text area shows it. */
+export const filterTextOf = (value: unknown): string =>
+  value === null || value === undefined ? '' : JSON.stringify(value, null, 2);
+
+/** Why typed text is not JSON, said before anything is sent; undefined when it is (or is empty). */
+function jsonProblem(text: string, what: string): string | undefined {
+  if (text.trim() === '') return undefined;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch {
+    return `The ${what} is not valid JSON. Check quotes, commas and braces.`;
+  }
+}
+
+/** The API's refusals of a filter (JSON Pointers, `/filter/data.tier/gtt`), one line each. */
+export function filterErrorText(error: ApiError | undefined): string | undefined {
+  const found = error?.fieldErrors.filter((e) => e.path === 'filter' || e.path.startsWith('/filter'));
+  if (!found || found.length === 0) return undefined;
+  return found
+    .map((e) => (e.path === 'filter' ? `The filter ${e.message}.` : `${e.path}: ${e.message}.`))
+    .join(' ');
+}
+
+function testFilter(filter: unknown, event: { type: string; data: Record<string, unknown> }) {
+  const body = { filter: (filter ?? null) as Record<string, unknown> | null, event };
+  return api(routes.connections.filterTest, { body });
+}
+
+/** One failed condition in words: `data.customer.tier` in ["gold"]: found "silver". */
+function FailureLine({ failure }: { failure: Failure }) {
+  const operator = failure.operator === 'equals' ? 'equals' : failure.operator;
+  const found =
+    failure.actualType === 'missing'
+      ? 'nothing there'
+      : failure.actual !== null || failure.actualType === 'null'
+        ? JSON.stringify(failure.actual)
+        : `an ${failure.actualType}`;
+  return (
+    <li>
+      <code>{failure.path}</code> {operator} <code>{JSON.stringify(failure.expected)}</code>: found {found}
+    </li>
+  );
+}
+
+function TestResult({ result }: { result: FilterTest }) {
+  if (result.matches) {
+    return <p class="notice notice-success">The sample event matches: this connection would get it.</p>;
+  }
+  return (
+    <div class="notice notice-warning">
+      <p>The sample event does not match: this connection would not get it. Conditions that failed:</p>
+      <ul>
+        {result.failed.map((failure) => (
+          <FailureLine key={failure.filterPath} failure={failure} />
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The "Test with a sample event" box: a sample event, a button, and the verdict with its reasons. */
+function SampleTest({ filterText }: { filterText: string }) {
+  const [sample, setSample] = useState(SAMPLE);
+  const [result, setResult] = useState<FilterTest | undefined>(undefined);
+  const sampleProblem = jsonProblem(sample, 'sample event');
+  const test = useAction(async () => {
+    setResult(undefined);
+    const event = JSON.parse(sample) as { type: string; data: Record<string, unknown> };
+    setResult(await testFilter(filterValueOf(filterText), event));
+  });
+  return (
+    <fieldset class="form">
+      <legend>Test with a sample event</legend>
+      <Field
+        label="Sample event"
+        hint={
+          <>
+            An event as you would publish it: <code>type</code> and <code>data</code>.
+          </>
+        }
+        error={sampleProblem}
+      >
+        {({ id, describedBy, invalid }) => (
+          <textarea
+            id={id}
+            class="mono"
+            rows={5}
+            spellcheck={false}
+            value={sample}
+            aria-describedby={describedBy}
+            aria-invalid={invalid || undefined}
+            onInput={(event) => setSample(event.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <div class="form-actions">
+        <button
+          type="button"
+          class="button"
+          disabled={test.busy || Boolean(sampleProblem) || jsonProblem(filterText, 'filter') !== undefined}
+          aria-busy={test.busy}
+          onClick={() => void test.run()}
+        >
+          {test.busy ? 'Testing…' : 'Test filter'}
+        </button>
+      </div>
+      <div role="status">{result ? <TestResult result={result} /> : null}</div>
+      {test.error && filterErrorText(test.error) ? (
+        <p class="notice notice-error" role="alert">
+          The filter is not valid: {filterErrorText(test.error)}
+        </p>
+      ) : (
+        <ErrorNotice error={test.error} title="The filter could not be tested." />
+      )}
+    </fieldset>
+  );
+}
+
+/** The `filter` field of a connector: JSON, checked as typed, with the sample-event test below it. */
+export function FilterEditor({
+  value,
+  onInput,
+  error,
+}: {
+  value: string;
+  onInput: (value: string) => void;
+  error?: string;
+}) {
+  const shown = jsonProblem(value, 'filter') ?? error;
+  return (
+    <div class="form">
+      <Field
+        label="Payload filter (optional)"
+        hint={
+          <>
+            JSON: only events whose body matches every condition are delivered, e.g.{' '}
+            <code>{'{"data.customer.tier": {"in": ["gold"]}, "data.total": {"gte": 100}}'}</code>. Leave empty
+            to receive every event of the types above.
+          </>
+        }
+        error={shown}
+      >
+        {({ id, describedBy, invalid }) => (
+          <textarea
+            id={id}
+            name="filter"
+            class="mono"
+            rows={5}
+            spellcheck={false}
+            value={value}
+            aria-describedby={describedBy}
+            aria-invalid={invalid || undefined}
+            onInput={(event) => onInput(event.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <SampleTest filterText={value} />
+    </div>
+  );
+}
