@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Agent } from 'undici';
+import { checkSchema, validateData } from '../src/event-types/schemas.js';
 import {
   benchTenant,
   buildHubgate,
@@ -114,6 +115,24 @@ const batchPublish =
     }
     return answer.data.map((item) => item.id!);
   };
+
+/**
+ * Single publishes with an `orderingKey` drawn in turn from `keys` keys (docs/api/events.md, Ordering):
+ * on a `per-key` connection each key's deliveries go one at a time, the keys side by side.
+ */
+const orderedPublish = (url: string, headers: Record<string, string>, keys: number): Send => {
+  let sent = 0;
+  return async () => {
+    const orderingKey = `key-${sent++ % keys}`;
+    const text = await post(url, headers, JSON.stringify({ ...event, orderingKey }));
+    return [(JSON.parse(text) as { id: string }).id];
+  };
+};
+// Ordered delivery per key, beside the unordered single publishes: with 1 key every delivery waits
+// for the one before it, so that case gets its own (smaller) count.
+const ORDERED_KEYS = (process.env.BENCH_ORDERED_KEYS ?? '1,100,10000').split(',').map(Number);
+const ORDERED_EVENTS = Number(process.env.BENCH_ORDERED_EVENTS ?? EVENTS);
+const ONE_KEY_EVENTS = Number(process.env.BENCH_ONE_KEY_EVENTS ?? Math.min(EVENTS, 2_000));
 
 /** The ceiling: the event straight to the receiver, with a webhook-id for it to time. */
 let ceilingIds = 0;
@@ -245,6 +264,29 @@ try {
 
 // hubgate.
 let hubWarm: Phase, hub: Phase, batchWarm: Phase, batch: Phase, hubLow: Phase;
+const ordered: Array<[number, Phase]> = [];
+// Single publishes of a type registered with a schema (docs/api/events.md, Event types and schemas),
+// and, in this process, what checking one event's `data` against that schema costs alone.
+const TYPED_EVENTS = Number(process.env.BENCH_TYPED_EVENTS ?? EVENTS);
+const TYPED_SCHEMA = {
+  type: 'object',
+  required: ['hello', 'n'],
+  properties: { hello: { type: 'string', pattern: '^[a-z]+$' }, n: { type: 'integer', minimum: 0 } },
+  additionalProperties: false,
+};
+let typed: Phase | undefined;
+const typedPublish = (url: string, headers: Record<string, string>): Send => {
+  const text = JSON.stringify({ ...event, type: 'bench.typed' });
+  return async () => [(JSON.parse(await post(url, headers, text)) as { id: string }).id];
+};
+function validationMicroseconds(): number {
+  const validate = checkSchema(TYPED_SCHEMA);
+  const runs = 100_000;
+  for (let i = 0; i < 1_000; i++) validateData(validate, event.data);
+  const started = performance.now();
+  for (let i = 0; i < runs; i++) validateData(validate, event.data);
+  return ((performance.now() - started) * 1_000) / runs;
+}
 let storage: Array<{ relation: string; rows: number; heap: number; indexes: number }> = [];
 // Transactions and rows written per event in hubgate's database during each measured phase.
 const work: Array<{ label: string; commits: number; tuples: number; wal: number; events: number }> = [];
@@ -305,6 +347,28 @@ try {
     await settle();
     hubLow = await lowLoad(single);
     storage = await storageOf(db.url);
+    await httpJson('POST', `${server.baseUrl}/api/v1/integrations/event-types`, session, {
+      name: 'bench.typed',
+      schema: TYPED_SCHEMA,
+    });
+    const typedSend = typedPublish(`${server.baseUrl}/api/v1/integrations/events`, auth);
+    typed = await phase(TYPED_EVENTS, 1, CONCURRENCY, RATE, typedSend);
+    // The same connection, now ordered per key; the events carry keys from 1, 100 or 10,000.
+    await httpJson(
+      'PATCH',
+      `${server.baseUrl}/api/v1/integrations/connections/${connection.body.id}`,
+      session,
+      {
+        ordering: 'per-key',
+      },
+    );
+    for (const keys of ORDERED_KEYS) {
+      const send = orderedPublish(`${server.baseUrl}/api/v1/integrations/events`, auth, keys);
+      ordered.push([
+        keys,
+        await phase(keys === 1 ? ONE_KEY_EVENTS : ORDERED_EVENTS, 1, CONCURRENCY, RATE, send),
+      ]);
+    }
   } finally {
     await Promise.all([server.stop(), ...workers.map((w) => w.stop())]);
   }
@@ -331,6 +395,10 @@ const rows: Array<[string, Phase]> = [
   ['hubgate: single publishes', hub],
   [`hubgate: batches of ${BATCH}`, batch],
 ];
+if (typed) rows.push(['hubgate: single publishes, type with a schema', typed]);
+for (const [keys, p] of ordered) {
+  rows.push([`hubgate: single publishes, ordered per key, ${keys} key(s)`, p]);
+}
 for (const [label, p] of rows) {
   const rate = rateOf(p);
   console.log(
@@ -338,6 +406,14 @@ for (const [label, p] of rows) {
   );
 }
 
+if (typed) {
+  const perEvent = (p: Phase) => (p.publishSeconds * 1e6) / p.events;
+  console.log(
+    `\npublish with a schema: ${(perEvent(typed) - perEvent(hub)).toFixed(1)} µs more per event published ` +
+      `(wall time at ${CONCURRENCY} publishers, against an unregistered type); the check of \`data\` alone, ` +
+      `in one process: ${validationMicroseconds().toFixed(2)} µs per event`,
+  );
+}
 console.log(
   `\nlow-load publish latency: ${LOW_RATE} events/s for ${LOW_SECONDS} s, ${LOW_PUBLISHERS} publishers, one event per request`,
 );

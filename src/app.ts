@@ -10,6 +10,7 @@ import { createRateLimiter } from './access/rate-limit.js';
 import { startAccessRetention } from './access/retention.js';
 import type { Config } from './config.js';
 import { loadConnectorCatalog } from './connections/catalog.js';
+import { filterRoutes } from './connections/filter-routes.js';
 import { connectionRoutes } from './connections/routes.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
@@ -21,6 +22,7 @@ import { operateRoutes } from './delivery/operate-routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type Dispatch, type WorkerOptions } from './delivery/worker.js';
+import { eventTypeRoutes } from './event-types/routes.js';
 import { abortStatus, registerAccessLog } from './http/access-log.js';
 import { registerCompression } from './http/compression.js';
 import { registerDraining } from './http/draining.js';
@@ -241,12 +243,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Pause and revoke wait for attempts in flight at most as long as a claim can last.
   const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseDuration(config.delivery.timeoutMs) });
   await app.register(connectionRoutes(connections, control));
+  await app.register(filterRoutes());
   const wakeup = createWakeup();
   // This process's worker takes its publishes' deliveries straight away when it has room.
   const local: { dispatch?: Dispatch } = {};
   const announce = createAnnouncer(deps.database, wakeup, logBackgroundError);
   await app.register(deliveryRoutes(connections, announce, local));
   await app.register(operateRoutes(connections, announce));
+  await app.register(eventTypeRoutes(ctx));
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);
     local.dispatch = workers.dispatch;

@@ -13,6 +13,7 @@ import { ConnectionsPage } from './connections/ConnectionsPage.js';
 import { NewConnectionPage } from './connections/NewConnectionPage.js';
 import { ConnectionEventsPage } from './deliveries/ConnectionPage.js';
 import { DeliveryPage } from './deliveries/DeliveryPage.js';
+import { EventTypesPage } from './event-types/EventTypesPage.js';
 import { ApiKeysPage } from './keys/ApiKeysPage.js';
 import { OverviewPage } from './overview/OverviewPage.js';
 import { InvitePage } from './people/InvitePage.js';
@@ -86,6 +87,7 @@ const NewConnection = signedIn(NewConnectionPage);
 const ConnectionEvents = signedIn(ConnectionEventsPage);
 const Delivery = signedIn(DeliveryPage);
 const ApiKeys = signedIn(ApiKeysPage);
+const EventTypes = signedIn(EventTypesPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
 const People = signedIn(PeoplePage);
@@ -153,6 +155,7 @@ function Pages() {
       <Route path="/connections/new" component={NewConnection} />
       <Route path="/connections/:id/events" component={ConnectionEvents} />
       <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
+      <Route path="/event-types" component={EventTypes} />
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />
       <Route path="/people" component={People} />

@@ -11,6 +11,7 @@ import { bodyValidator } from '../http/validation.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
 import type { ConnectorCatalog } from './catalog.js';
 import type { ConnectorDefinition } from './connector.js';
+import { checkFilter } from './filter.js';
 import {
   findConnectionRow,
   insertConnection,
@@ -143,6 +144,7 @@ export async function createConnection(
     });
   }
   checkUrlFields(deps, definition, config);
+  checkFilter(config.filter);
   const row: ConnectionRow = {
     id: newId('con'),
     tenant_id: scope.tenantId,

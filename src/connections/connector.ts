@@ -1,4 +1,5 @@
 import { Type, type TObject, type TProperties } from 'typebox';
+import { FilterField } from './filter.js';
 
 /** An event as it leaves hubgate (docs/api/events.md). */
 export interface OutboundEvent {
@@ -64,11 +65,19 @@ export interface ConnectorDefinition {
  * OpenAPI document all show them.
  */
 export const COMMON_CONFIG = {
+  filter: FilterField,
   maxPerSecond: Type.Optional(
     Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
       description:
         'attempts started per second at most, across every process (1–1000); null or absent: unlimited. ' +
         'Deliveries over it wait; they are not failed.',
+    }),
+  ),
+  ordering: Type.Optional(
+    Type.Union([Type.Literal('none'), Type.Literal('per-key')], {
+      description:
+        'per-key: deliveries of events with the same orderingKey are attempted one at a time, in publish ' +
+        'order; none (the default): not ordered.',
     }),
   ),
 };

@@ -10,6 +10,7 @@ import {
   type ConnectionDeps,
 } from './connections.js';
 import type { ConnectorDefinition } from './connector.js';
+import { checkFilter } from './filter.js';
 import { updateConnectionConfig } from './store.js';
 
 export type ConnectionEdit = { displayName?: string } & Record<string, unknown>;
@@ -79,6 +80,7 @@ export async function editConnection(
     for (const [field, value] of Object.entries(changes)) if (value === null) delete merged[field];
     const config = configValidator(definition)(merged);
     checkUrlFields(deps, definition, changes);
+    checkFilter(changes.filter);
     const sentTo = definition.credentialsSentTo;
     const unbind =
       sentTo !== undefined &&

@@ -210,6 +210,14 @@ export interface ConnectionSendPermitsTable {
   used: number;
 }
 
+/** The last delivery queued per `per-key` connection and ordering key: what the next one waits for. */
+export interface OrderingHeadsTable {
+  connection_id: string;
+  ordering_key: string;
+  delivery_id: string | null;
+  delivery_created_at: Timestamp | null;
+}
+
 export interface EventsTable {
   id: string;
   tenant_id: string;
@@ -219,6 +227,17 @@ export interface EventsTable {
   created_at: Timestamp;
   /** The W3C `traceparent` of the span that published it (tracing on), which attempts link to. */
   trace_context: string | null;
+}
+
+/** A tenant's registered event type (docs/api/events.md); `schema` is a JSON Schema 2020-12 for `data`. */
+export interface EventTypesTable {
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  schema: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  deprecated: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 /** A publish's Idempotency-Key and the answer it gave, for 24 hours (docs/api/events.md). */
@@ -260,6 +279,10 @@ export interface DeliveriesTable {
   test: Generated<boolean>;
   /** The answer's status of the last attempt, for the log's `responseStatus` filter. */
   last_response_status: Generated<number | null>;
+  /** The event's `orderingKey` on a `per-key` connection (docs/api/events.md, Ordering); else null. */
+  ordering_key: Generated<string | null>;
+  /** The delivery of its key it waits for (not due meanwhile); null when free. */
+  waiting_for: Generated<string | null>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -368,11 +391,13 @@ export interface DB {
   alert_notifications: AlertNotificationsTable;
   alert_channel_state: AlertChannelStateTable;
   events: EventsTable;
+  event_types: EventTypesTable;
   event_idempotency_keys: EventIdempotencyKeysTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
   connection_send_permits: ConnectionSendPermitsTable;
+  ordering_heads: OrderingHeadsTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;

@@ -1,7 +1,8 @@
 import type { AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
-import { HttpProblem } from '../http/problem.js';
+import { batchCatalog } from '../event-types/catalog.js';
+import { HttpProblem, type FieldError } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import type { PublishSpan } from '../telemetry/types.js';
 import type { EventWriter } from './group-commit.js';
@@ -11,13 +12,14 @@ import { answerOf, ended, payloadOf, publishKeyed, type KeyedDraft, type Publish
 export const MAX_BATCH_EVENTS = 100;
 
 export interface BatchItemError {
-  error: { status: number; code: string; detail: string | null };
+  error: { status: number; code: string; detail: string | null; errors?: FieldError[] };
 }
 
 export interface BatchItem {
   type: string;
   data: Record<string, unknown>;
   idempotencyKey?: string;
+  orderingKey?: string;
 }
 
 /**
@@ -47,23 +49,29 @@ export async function publishBatch(
       error.detail === undefined
         ? null
         : error.code === 'validation_failed'
-          ? `events.${index}.${error.detail}`
+          ? `events.${index}${error.detail.startsWith('/') ? ': ' : '.'}${error.detail}`
           : error.detail;
-    answers[index] = { error: { status: error.status, code: error.code, detail } };
+    // A schema's findings (the event-type catalog) keep their paths from `/data`, as published alone.
+    const errors = error.errors && error.detail?.startsWith('/') ? { errors: error.errors } : {};
+    answers[index] = { error: { status: error.status, code: error.code, detail, ...errors } };
   };
 
   // With tracing on, each event that passes its checks has a publish span, as if published alone.
   const plain: PlainItem[] = [];
   const keyed: KeyedItem[] = [];
+  const catalog = await batchCatalog(deps.ctx.db, scope, items);
   for (const [index, value] of items.entries()) {
     try {
       const item = checkItem(value);
       const payload = payloadOf(item.data);
+      catalog.check(index, item.type, item.data);
       const span = deps.ctx.tracing?.startPublish(scope.tenantId, item.type);
       const traceContext = span?.traceparent ?? null;
-      if (item.idempotencyKey === undefined) plain.push({ index, type: item.type, payload, span });
+      const { orderingKey } = item;
+      if (item.idempotencyKey === undefined)
+        plain.push({ index, type: item.type, payload, span, orderingKey });
       else {
-        const draft = { type: item.type, payload, key: item.idempotencyKey, traceContext };
+        const draft = { type: item.type, payload, key: item.idempotencyKey, traceContext, orderingKey };
         keyed.push({ index, draft, span });
       }
     } catch (error) {
@@ -78,10 +86,12 @@ export async function publishBatch(
     if (answer instanceof HttpProblem) refuse(index, answer);
     else answers[index] = answer;
   }
-  return answers.map((answer) => answer ?? { error: { status: 500, code: 'internal', detail: null } });
+  return answers.map((answer, index) =>
+    answer ? catalog.answer(index, answer) : { error: { status: 500, code: 'internal', detail: null } },
+  );
 }
 
-type PlainItem = { index: number; type: string; payload: string; span?: PublishSpan };
+type PlainItem = { index: number; type: string; payload: string; span?: PublishSpan; orderingKey?: string };
 type KeyedItem = { index: number; draft: KeyedDraft; span?: PublishSpan };
 
 /** Keyed and unkeyed events cannot affect one another: both are written at once. */
@@ -100,6 +110,7 @@ async function writeBoth(
       type: p.type,
       payload: p.payload,
       traceContext: p.span?.traceparent,
+      orderingKey: p.orderingKey,
     });
   try {
     return await Promise.all([

@@ -7,6 +7,8 @@ export type ClaimedRow = Pick<
   DeliveryRow,
   'id' | 'event_id' | 'connection_id' | 'attempt_count' | 'created_at'
 > &
+  // Per-key ordering (ordering.ts): when the delivery ends, the next of its key is released.
+  Partial<Pick<DeliveryRow, 'ordering_key'>> &
   Pick<
     Selectable<ConnectionsTable>,
     'connector_key' | 'config' | 'credentials_sealed' | 'previous_credentials_sealed' | 'previous_valid_until'
@@ -73,11 +75,11 @@ export async function claimDue(db: Kysely<DB>, request: ClaimRequest): Promise<C
         update deliveries d set status = 'delivering', lease_until = ${leaseUntil},
           leased_by = ${workerId}, updated_at = ${now}, next_attempt_at = ${now}
         from due where d.id = due.id and d.created_at = due.created_at
-        returning d.id, d.event_id, d.connection_id, d.attempt_count, d.created_at,
+        returning d.id, d.event_id, d.connection_id, d.attempt_count, d.created_at, d.ordering_key,
           case when due.status = 'delivering' then due.updated_at end as lost_claim_at,
           case when due.status = 'delivering' then due.lease_until end as lost_claim_until)
       select claimed.id, claimed.event_id, claimed.connection_id, claimed.attempt_count, claimed.created_at,
-        claimed.lost_claim_at, claimed.lost_claim_until, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
+        claimed.ordering_key, claimed.lost_claim_at, claimed.lost_claim_until, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
         c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
         e.created_at as event_created_at, e.tenant_id, e.trace_context
       from claimed

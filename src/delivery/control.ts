@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
 import type { DeliveryControl, HeldClaim } from '../connections/connections.js';
 import type { DB, DeliveryStatus } from '../db/schema.js';
+import { chainRequeued, lockConnectionHeads, type Requeued } from './ordering.js';
 
 // What a connection's state changes do to its deliveries (docs/api/connections.md, docs/api/events.md). Each runs in the
 // caller's transaction, after the caller locked the connection's row: pause, resume and revoke lock
@@ -31,9 +32,12 @@ async function close(
       select id, created_at from deliveries
       where tenant_id = ${scope.tenantId} and connection_id = ${connectionId}
         and status in ('pending', 'retrying', 'delivering')
+      -- Oldest first, as an outcome locks an ordered delivery and then the next of its key (ordering.ts).
+      order by created_at, id
       for update),
     closed as (
-      update deliveries d set status = ${status}, next_attempt_at = null, updated_at = ${at}
+      -- Every open delivery ends here, so none waits for another any more.
+      update deliveries d set status = ${status}, next_attempt_at = null, waiting_for = null, updated_at = ${at}
       from open where d.id = open.id and d.created_at = open.created_at
       returning 1)
     select count(*) as n from closed`.execute(trx);
@@ -97,15 +101,22 @@ async function requeue(
     sql` and `,
   );
   const limit = which.limit ? sql`limit ${which.limit}` : sql``;
-  const result = await sql`
+  await lockConnectionHeads(trx, connectionId);
+  const result = await sql<Requeued>`
     with chosen as (
       select id, created_at from deliveries where ${range} order by created_at, id ${limit} for update),
     numbered as (select id, created_at, row_number() over (order by created_at, id) as n from chosen)
-    update deliveries d set status = 'pending', updated_at = ${at},
+    update deliveries d set status = 'pending', updated_at = ${at}, waiting_for = null,
       next_attempt_at = case when d.leased_by is not null and d.lease_until > ${at} then d.lease_until
         else ${at}::timestamptz + numbered.n * interval '1 microsecond' end
-    from numbered where d.id = numbered.id and d.created_at = numbered.created_at`.execute(trx);
-  return Number(result.numAffectedRows ?? 0);
+    from numbered where d.id = numbered.id and d.created_at = numbered.created_at
+    returning d.id, d.created_at, d.ordering_key`.execute(trx);
+  const requeued = [...result.rows].sort(
+    (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
+  );
+  // Per-key ordering: each goes to the end of its key's queue, oldest first (ordering.ts).
+  await chainRequeued(trx, connectionId, requeued);
+  return requeued.length;
 }
 
 /** The functions buildApp hands to the connection domain (which sits below delivery). */

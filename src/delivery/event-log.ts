@@ -77,8 +77,8 @@ function toEntry(row: LogRow, attempts: LogAttemptRow[]): DeliveryLogEntry {
     nextAttemptAt: isoOrNull(row.next_attempt_at),
     deliveredAt: isoOrNull(row.delivered_at),
     test: row.test,
-    // Ordered delivery (docs/api/events.md) is not built yet: no delivery waits for another.
-    waitingFor: null,
+    // Per-key ordering (docs/api/events.md): the delivery of its key it waits for, until that one ends.
+    waitingFor: row.waiting_for,
     attempts: attempts.map((a) => ({
       number: a.number,
       startedAt: new Date(a.started_at).toISOString(),

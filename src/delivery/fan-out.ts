@@ -2,8 +2,10 @@ import type { Kysely, Selectable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { eventTypeMatches } from '../connections/event-types.js';
+import { filterAccepts } from '../connections/filter-match.js';
 import { newId } from '../crypto/ids.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
+import { orderingKeyFor } from './ordering.js';
 import type { DeliveryRow, EventRow } from './store.js';
 
 // An event's fan-out, shared by a publish with an idempotency key (publish.ts) and the group commit
@@ -76,6 +78,8 @@ export function newDelivery(
   connectionId: string,
   at: Date,
   test = false,
+  // The event's `orderingKey` when the connection orders by it (ordering.ts); else null.
+  orderingKey: string | null = null,
 ): DeliveryRow {
   return {
     id: newId('dlv'),
@@ -92,10 +96,24 @@ export function newDelivery(
     delivered_at: null,
     test,
     last_response_status: null,
+    ordering_key: orderingKey,
+    waiting_for: null,
   };
 }
 
-/** The event's row and one pending delivery per connection whose connector and `eventTypes` take its type. */
+/**
+ * The body a webhook or HTTP receiver gets (docs/api/events.md), which payload filters look into:
+ * parsed on the first connection with a filter, once per event, and never when none has one.
+ */
+function deliveredBody(id: string, type: string, at: Date, payload: string): () => unknown {
+  let body: unknown;
+  return () => (body ??= { id, type, timestamp: at.toISOString(), data: JSON.parse(payload) as unknown });
+}
+
+/**
+ * The event's row and one pending delivery per connection whose connector and `eventTypes` take its
+ * type and whose `filter` (docs/api/connections.md) its body passes.
+ */
 export function eventRows(
   deps: ConnectionDeps,
   scope: TenantScope,
@@ -105,15 +123,22 @@ export function eventRows(
   connections: readonly TargetRow[],
   // The publish span's `traceparent` (tracing on), which the attempts link to; else null.
   traceContext: string | null = null,
+  // The event's `orderingKey` (docs/api/events.md, Ordering), used by `per-key` connections only.
+  orderingKey: string | null = null,
 ): { event: EventRow; deliveries: DeliveryRow[] } {
   const { ctx, catalog } = deps;
+  const id = newId('evt');
+  const body = deliveredBody(id, type, at, payload);
   const targets = connections.filter((connection) => {
     const definition = catalog.get(connection.connector_key);
     if (!definition || !catalog.isEnabled(definition.key)) return false;
     const patterns = connection.config.eventTypes as string[] | undefined;
-    return eventTypeMatches(definition.acceptedEventTypes, type) && eventTypeMatches(patterns, type);
+    return (
+      eventTypeMatches(definition.acceptedEventTypes, type) &&
+      eventTypeMatches(patterns, type) &&
+      filterAccepts(connection.config.filter, body)
+    );
   });
-  const id = newId('evt');
   const event: EventRow = {
     id,
     tenant_id: scope.tenantId,
@@ -123,6 +148,8 @@ export function eventRows(
     created_at: at,
     trace_context: traceContext,
   };
-  const deliveries = targets.map((connection) => newDelivery(scope, id, connection.id, at));
+  const deliveries = targets.map((connection) =>
+    newDelivery(scope, id, connection.id, at, false, orderingKeyFor(connection.config, orderingKey)),
+  );
   return { event, deliveries };
 }

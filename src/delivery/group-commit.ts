@@ -14,6 +14,8 @@ export interface EventDraft {
   payload: string;
   /** The publish span's `traceparent` (tracing on), stored with the event; else null. */
   traceContext?: string | null;
+  /** The event's `orderingKey` (docs/api/events.md, Ordering), if any. */
+  orderingKey?: string;
 }
 
 export interface GroupCommitOptions {
@@ -52,10 +54,11 @@ export function createEventWriter(
   announce: () => void = () => {},
   options: GroupCommitOptions = DEFAULT_GROUP_COMMIT,
 ) {
+  const turn = createInsertOrder();
   const batcher = createTurnBatcher<Waiting>({
     maxBatch: options.maxEvents,
     maxInFlight: options.maxInFlight,
-    write: (group) => writeGroup(deps, local, group, announce),
+    write: (group) => writeGroup(deps, local, group, announce, turn()),
   });
   return {
     /** Writes the event and its deliveries; resolves with the event's row once they are committed. */
@@ -86,6 +89,7 @@ async function draftGroup(
       draft.payload,
       connections.get(draft.scope.tenantId) ?? [],
       draft.traceContext ?? null,
+      draft.orderingKey,
     ),
   }));
   return { scoped, connections };
@@ -100,15 +104,60 @@ async function writeGroup(
   local: { dispatch?: Dispatch },
   group: Waiting[],
   announce: () => void,
+  turn: InsertTurn,
 ): Promise<void> {
-  const { db } = deps.ctx;
   let drafted: Awaited<ReturnType<typeof draftGroup>>;
   try {
     drafted = await draftGroup(deps, group);
   } catch (error) {
+    turn.skip();
     for (const w of group) w.done(error);
     return;
   }
+  const ordered = drafted.scoped.some((e) => e.deliveries.some((d) => d.ordering_key !== null));
+  if (!ordered) {
+    turn.skip();
+    return writeDrafted(deps, local, group, announce, drafted);
+  }
+  await turn.ready;
+  try {
+    await writeDrafted(deps, local, group, announce, drafted);
+  } finally {
+    turn.done();
+  }
+}
+
+/**
+ * A group's place among the inserts of groups with ordered deliveries (ordering.ts): such a group
+ * inserts once the groups formed before it have, so events of one key published together (a batch
+ * that two groups share) are chained in the order they were published. A group without any takes
+ * no turn: it waits for nothing, and those after it wait only for the groups before it.
+ */
+interface InsertTurn {
+  ready: Promise<void>;
+  /** The group has no ordered delivery: its turn ends with the one before it. */
+  skip(): void;
+  done(): void;
+}
+
+function createInsertOrder(): () => InsertTurn {
+  let previous: Promise<void> = Promise.resolve();
+  return () => {
+    const ready = previous;
+    let end!: () => void;
+    previous = new Promise<void>((resolve) => (end = resolve));
+    return { ready, skip: () => void ready.then(end), done: end };
+  };
+}
+
+async function writeDrafted(
+  deps: ConnectionDeps,
+  local: { dispatch?: Dispatch },
+  group: Waiting[],
+  announce: () => void,
+  drafted: Awaited<ReturnType<typeof draftGroup>>,
+): Promise<void> {
+  const { db } = deps.ctx;
   const { scoped, connections } = drafted;
   const byId = new Map([...connections.values()].flat().map((c) => [c.id, c]));
   // Only deliveries to connections active when read are offered to this process's worker; the
@@ -188,6 +237,9 @@ function claimedRows(
         created_at: d.created_at,
         lost_claim_at: null,
         lost_claim_until: null,
+        // A key's first delivery may be claimed at its insert (one that waits never is, store.ts); its
+        // outcome then releases the next of its key.
+        ordering_key: d.ordering_key,
         connection_status: 'active' as const,
         connector_key: connection.connector_key,
         config: connection.config,

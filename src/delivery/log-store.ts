@@ -15,6 +15,7 @@ export type LogRow = Pick<
   | 'next_attempt_at'
   | 'delivered_at'
   | 'test'
+  | 'waiting_for'
 > & { event_type: string };
 
 export type LogAttemptRow = Omit<Selectable<DeliveryAttemptsTable>, 'delivery_created_at'>;
@@ -45,6 +46,7 @@ const LOG_COLUMNS = [
   'deliveries.next_attempt_at',
   'deliveries.delivered_at',
   'deliveries.test',
+  'deliveries.waiting_for',
 ] as const;
 
 /**

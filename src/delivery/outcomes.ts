@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
+import { ENDED_STATUSES, releaseSuccessors } from './ordering.js';
 import { createTurnBatcher } from './turn-batch.js';
 
 /** How one claimed delivery ended this time, and the attempt that ended it (none when cancelled). */
@@ -13,6 +14,8 @@ export interface Outcome {
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
   attempt?: Insertable<DeliveryAttemptsTable>;
+  /** Whether the delivery has an ordering key: its end releases the next of its key (ordering.ts). */
+  ordered?: boolean;
 }
 
 const MAX_BATCH = 256;
@@ -84,6 +87,26 @@ export type OutcomeWriter = ReturnType<typeof createOutcomeWriter>;
  * failures to reset (auto-pause.ts), read in the same statement.
  */
 export async function writeOutcomes(
+  db: Kysely<DB>,
+  workerId: string,
+  now: Date,
+  outcomes: readonly Outcome[],
+): Promise<string[]> {
+  // Ending an ordered delivery releases the next of its key in the same transaction, by a statement
+  // of its own that sees deliveries chained to it meanwhile (ordering.ts); a batch without one is
+  // the single statement it always was.
+  const ending = outcomes
+    .filter((o) => o.ordered && ENDED_STATUSES.includes(o.status))
+    .map((o) => o.deliveryId);
+  if (ending.length === 0) return writeStates(db, workerId, now, outcomes);
+  return db.transaction().execute(async (trx) => {
+    const withRun = await writeStates(trx, workerId, now, outcomes);
+    await releaseSuccessors(trx, ending, now);
+    return withRun;
+  });
+}
+
+async function writeStates(
   db: Kysely<DB>,
   workerId: string,
   now: Date,

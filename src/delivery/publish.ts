@@ -4,6 +4,7 @@ import { type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import type { DB } from '../db/schema.js';
+import { checkEventType, withWarnings } from '../event-types/catalog.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
 import type { PublishSpan } from '../telemetry/types.js';
@@ -28,6 +29,8 @@ export interface PublishedEvent {
   type: string;
   createdAt: string;
   deliveries: number;
+  /** The catalog's warnings (a deprecated type); absent when there are none. */
+  warnings?: string[];
 }
 
 export const answerOf = (row: EventRow): PublishedEvent => ({
@@ -60,24 +63,37 @@ export async function publishEvent(
   writer: EventWriter,
   scope: TenantScope,
   origin: AuditOrigin,
-  body: { type: string; data: Record<string, unknown> },
+  body: { type: string; data: Record<string, unknown>; orderingKey?: string },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
   const span = deps.ctx.tracing?.startPublish(scope.tenantId, body.type);
   try {
     const payload = payloadOf(body.data);
+    const warnings = await checkEventType(deps.ctx.db, scope, body.type, body.data);
     const traceContext = span?.traceparent ?? null;
     if (!idempotencyKey) {
-      return ended(
-        span,
-        answerOf(await writer.write({ scope, at: origin.at, type: body.type, payload, traceContext })),
+      return withWarnings(
+        ended(
+          span,
+          answerOf(
+            await writer.write({
+              scope,
+              at: origin.at,
+              type: body.type,
+              payload,
+              traceContext,
+              orderingKey: body.orderingKey,
+            }),
+          ),
+        ),
+        warnings,
       );
     }
     const [answer] = await publishKeyed(deps, scope, origin, [
-      { type: body.type, payload, key: idempotencyKey, traceContext },
+      { type: body.type, payload, key: idempotencyKey, traceContext, orderingKey: body.orderingKey },
     ]);
     if (answer instanceof HttpProblem) throw answer;
-    return ended(span, answer!);
+    return withWarnings(ended(span, answer!), warnings);
   } catch (error) {
     span?.failed(error);
     throw error;
@@ -99,6 +115,8 @@ export interface KeyedDraft {
   key: string;
   /** The publish span's `traceparent` (tracing on), stored with the event if this makes one. */
   traceContext?: string | null;
+  /** The event's `orderingKey` (docs/api/events.md, Ordering), if any. */
+  orderingKey?: string;
 }
 
 /** Thrown inside a keyed publish's transaction when a concurrent publish took one of its new keys. */
@@ -123,7 +141,7 @@ export async function publishKeyed(
   drafts: readonly KeyedDraft[],
 ): Promise<Array<PublishedEvent | HttpProblem>> {
   if (drafts.length === 0) return [];
-  const hashes = drafts.map((d) => requestHashOf(d.type, d.payload));
+  const hashes = drafts.map((d) => requestHashOf(d.type, d.payload, d.orderingKey));
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.ctx.db
@@ -135,10 +153,13 @@ export async function publishKeyed(
   }
 }
 
-/** What a request is compared by: its `type` and `data` as stored. */
-const requestHashOf = (type: string, payload: string): string =>
+/**
+ * What a request is compared by: its `type` and `data` as stored, and its `orderingKey` when it has
+ * one (left out otherwise, so a key stored before ordering existed still matches its request).
+ */
+const requestHashOf = (type: string, payload: string, orderingKey?: string): string =>
   createHash('sha256')
-    .update(JSON.stringify([type, payload]))
+    .update(JSON.stringify(orderingKey === undefined ? [type, payload] : [type, payload, orderingKey]))
     .digest('hex');
 
 /** A key's first use, within its 24 hours: what a request with that key and body answers. */
@@ -179,10 +200,10 @@ async function publishKeyedOnce(
   if (first.size > 0) {
     const connections = await activeConnections(trx, scope);
     for (const [key, i] of first) {
-      const { type, payload, traceContext } = drafts[i]!;
+      const { type, payload, traceContext, orderingKey } = drafts[i]!;
       fresh.set(key, {
         hash: hashes[i]!,
-        ...eventRows(deps, scope, origin.at, type, payload, connections, traceContext ?? null),
+        ...eventRows(deps, scope, origin.at, type, payload, connections, traceContext ?? null, orderingKey),
       });
     }
     // The keys first, sorted (see insertIdempotencyKeys): a publish that lost one writes nothing else.

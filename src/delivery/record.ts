@@ -77,6 +77,8 @@ export function outcomeOf(
     nextAttemptAt: ended?.nextAttemptAt ?? null,
     deliveredAt: ended?.deliveredAt ?? null,
     attempt,
+    // Only an ordered delivery says so: its end releases the next of its key (ordering.ts).
+    ...(row.ordering_key ? { ordered: true } : {}),
   };
 }
 

@@ -11,7 +11,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  * Delivery retention (docs/configuration.md DELIVERY_RETENTION_DAYS) and the partitions it works by: makes the
  * coming days' partitions, drops whole the days that ended before the cutoff and have nothing left
  * to send, and deletes, in small batches, the expired rows of the default partitions (rows whose day
- * had no partition when they were written) and the idempotency keys past their 24 hours.
+ * had no partition when they were written), the ordering heads of keys idle since the cutoff, and the
+ * idempotency keys past their 24 hours.
  */
 export async function purgeExpired(
   db: Kysely<DB>,
@@ -44,6 +45,21 @@ export async function purgeExpired(
         where e.created_at < ${cutoff}
           and not exists (select 1 from deliveries_default d where d.event_id = e.id)
         limit ${batch})`,
+  );
+  // An ordering key's head row (ordering.ts) is kept while its last delivery may still hold the key back:
+  // one whose delivery has ended (or is gone) before the cutoff goes. A publish that locked the row
+  // meanwhile makes it name a new delivery, which the delete re-reads and keeps.
+  await deleteInBatches(
+    db,
+    (batch) => sql`
+      delete from ordering_heads where (connection_id, ordering_key) in (
+        select h.connection_id, h.ordering_key from ordering_heads h
+        where h.delivery_created_at < ${cutoff}
+          and not exists (select 1 from deliveries d where d.id = h.delivery_id
+            and d.created_at = h.delivery_created_at
+            and d.status not in ('delivered', 'failed', 'cancelled', 'skipped'))
+        limit ${batch})
+      and delivery_created_at < ${cutoff}`,
   );
   await deleteInBatches(
     db,

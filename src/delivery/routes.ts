@@ -127,6 +127,15 @@ export const RetryAnswer = Type.Object({ id: Type.String(), status: Type.Literal
 const EventFields = {
   type: Type.String({ pattern: EVENT_TYPE_PATTERN }),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON object of at most 256 KiB' }),
+  orderingKey: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'on a per-key connection, deliveries of events with the same key are attempted one at a time, ' +
+        'in publish order',
+    }),
+  ),
 };
 const EventBody = StrictObject(EventFields);
 const BatchEventFields = {
@@ -156,6 +165,11 @@ const PublishedSchema = Type.Object({
   type: Type.String(),
   createdAt: Timestamp,
   deliveries: Type.Integer({ description: 'how many deliveries were enqueued' }),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'the catalog’s, e.g. `event type … is deprecated`; absent if none',
+    }),
+  ),
 });
 
 const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
@@ -215,10 +229,13 @@ export function deliveryRoutes(
             'an event refused on its own (its fields, an idempotency conflict, its size). A malformed ' +
             'envelope is 400 for the whole batch. Body at most 1 MiB.',
           body: StrictObject({
-            events: Type.Array(Type.Unknown({ description: '`{"type","data","idempotencyKey"?}`' }), {
-              minItems: 1,
-              maxItems: MAX_BATCH_EVENTS,
-            }),
+            events: Type.Array(
+              Type.Unknown({ description: '`{"type","data","idempotencyKey"?,"orderingKey"?}`' }),
+              {
+                minItems: 1,
+                maxItems: MAX_BATCH_EVENTS,
+              },
+            ),
           }),
           response: {
             202: Type.Object({
@@ -230,6 +247,11 @@ export function deliveryRoutes(
                       status: Type.Integer(),
                       code: Type.String(),
                       detail: Nullable(Type.String()),
+                      errors: Type.Optional(
+                        Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+                          description: "a schema's findings on the event's `data`, paths from `/data`",
+                        }),
+                      ),
                     }),
                   }),
                 ]),

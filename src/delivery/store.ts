@@ -8,6 +8,7 @@ import type {
   EventIdempotencyKeysTable,
   EventsTable,
 } from '../db/schema.js';
+import { chainNewDeliveries } from './ordering.js';
 
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
@@ -97,6 +98,26 @@ export async function insertEventGroup(
   events: readonly ScopedEvent[],
   claim?: InsertedClaim,
 ): Promise<InsertedDelivery[]> {
+  // Deliveries ordered by key are chained to their key's previous one in the same transaction as
+  // their insert (ordering.ts); a group without any writes as it always did, without a transaction.
+  if (events.some((e) => e.deliveries.some((d) => d.ordering_key !== null))) {
+    const write = async (trx: Kysely<DB>) => {
+      await chainNewDeliveries(
+        trx,
+        events.flatMap((e) => e.deliveries),
+      );
+      return insertInChunks(trx, events, claim);
+    };
+    return db.isTransaction ? write(db) : db.transaction().execute(write);
+  }
+  return insertInChunks(db, events, claim);
+}
+
+async function insertInChunks(
+  db: Kysely<DB>,
+  events: readonly ScopedEvent[],
+  claim?: InsertedClaim,
+): Promise<InsertedDelivery[]> {
   const inserted: InsertedDelivery[] = [];
   let chunk: ScopedEvent[] = [];
   let bytes = 0;
@@ -145,20 +166,23 @@ async function insertChunk(
     target as (
       select id, status from connections where id = any(${connectionIds}::text[]) order by id for share)
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
-      lease_until, leased_by, created_at, updated_at, test)
+      lease_until, leased_by, created_at, updated_at, test, ordering_key, waiting_for)
     select d.id, d.tenant_id, d.event_id, d.connection_id, s.status, 0,
-      case when s.status in ('pending', 'delivering') then d.created_at end,
+      case when s.status in ('pending', 'delivering') and d.waiting_for is null then d.created_at end,
       case when s.status = 'delivering' then ${claim?.leaseUntil ?? null}::timestamptz end,
-      case when s.status = 'delivering' then ${claim?.workerId ?? null}::text end, d.created_at, d.created_at, d.test
+      case when s.status = 'delivering' then ${claim?.workerId ?? null}::text end, d.created_at, d.created_at, d.test,
+      d.ordering_key, case when s.status = 'pending' then d.waiting_for end
     from unnest(${deliveryColumn((x) => x.d.id)}::text[], ${deliveryColumn((x) => x.scope.tenantId)}::text[],
       ${deliveryColumn((x) => x.d.event_id)}::text[], ${deliveryColumn((x) => x.d.connection_id)}::text[],
       ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[],
       ${deliveryColumn((x) => claim?.deliveryIds.has(x.d.id) ?? false)}::boolean[],
-      ${deliveryColumn((x) => x.d.test)}::boolean[])
-      as d(id, tenant_id, event_id, connection_id, created_at, claimed, test)
+      ${deliveryColumn((x) => x.d.test)}::boolean[], ${deliveryColumn((x) => x.d.ordering_key)}::text[],
+      ${deliveryColumn((x) => x.d.waiting_for)}::text[])
+      as d(id, tenant_id, event_id, connection_id, created_at, claimed, test, ordering_key, waiting_for)
     join target t on t.id = d.connection_id
+    -- A delivery waiting for the one before it in its key is never inserted claimed (ordering.ts).
     cross join lateral (select case t.status
-      when 'active' then case when d.claimed then 'delivering' else 'pending' end
+      when 'active' then case when d.claimed and d.waiting_for is null then 'delivering' else 'pending' end
       when 'paused' then 'skipped' else 'cancelled' end as status) s
     returning id, status`.execute(db);
   return result.rows;

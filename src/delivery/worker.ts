@@ -10,6 +10,7 @@ import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
 import { claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
+import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { prepare, triage } from './prepare.js';
 import { createRecorder, recordAttempt, recordCancelled, type Recorder } from './record.js';
@@ -94,8 +95,8 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
 }
 
 /**
- * Calls `onDue` once an outcome that makes its delivery due at once (a retry with no wait,
- * DELIVERY_RETRY_SCHEDULE 0) is written: nothing announces such a retry, and the claim loop only
+ * Calls `onDue` once an outcome that makes a delivery due at once (a retry with no wait,
+ * DELIVERY_RETRY_SCHEDULE 0, or the next of an ordered key) is written: nothing announces such a retry, and the claim loop only
  * wakes on a freed slot when something may be due (worker-loop.ts, `due`).
  */
 function withDueRetries(
@@ -106,6 +107,8 @@ function withDueRetries(
   return {
     record: (outcome) =>
       writer.record(outcome).then(() => {
+        // An ordered delivery that ended released the next of its key, due now (ordering.ts).
+        if (outcome.ordered && ENDED_STATUSES.includes(outcome.status)) return onDue();
         if (outcome.status !== 'retrying' || !outcome.nextAttemptAt) return;
         if (new Date(outcome.nextAttemptAt) <= now()) onDue();
       }),

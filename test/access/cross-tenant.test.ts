@@ -39,6 +39,7 @@ interface TenantA {
   deliveryId: string;
   passkeyId: string;
   credentialId: string;
+  eventTypeName: string;
 }
 
 interface TenantB {
@@ -57,6 +58,7 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/company/api-keys/:id': (a) => a.keyId,
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
   '/api/v1/company/users/:id': (a) => a.userId,
+  '/api/v1/integrations/event-types/:name': (a) => a.eventTypeName,
 };
 
 /**
@@ -92,6 +94,9 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     role: 'MEMBER',
   }),
   'PATCH /api/v1/company/users/:id': () => ({ role: 'MEMBER' }),
+  'POST /api/v1/integrations/event-types': () => ({ name: 'b.own.type' }),
+  'PATCH /api/v1/integrations/event-types/:name': () => ({ deprecated: true }),
+  'POST /api/v1/integrations/filter-test': () => ({ filter: null, event: { type: 'a', data: {} } }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -129,6 +134,12 @@ async function seedTenantA(): Promise<TenantA> {
   const deliveryId = log.body.data?.[0]?.id;
   assert.ok(deliveryId, `tenant A’s delivery is missing from its own log: ${log.text}`);
   const passkey = await registerPasskey(h, session, newAuthenticator());
+  const eventTypeName = `a.only.${randomBase62(8).toLowerCase()}`;
+  const eventType = await h.request('POST', '/api/v1/integrations/event-types', {
+    session,
+    body: { name: eventTypeName, schema: { type: 'object' } },
+  });
+  assert.equal(eventType.status, 201, `tenant A could not register its event type: ${eventType.text}`);
   return {
     tenantId: tenant.id,
     tenantName,
@@ -142,6 +153,7 @@ async function seedTenantA(): Promise<TenantA> {
     deliveryId,
     passkeyId: passkey.record.id,
     credentialId: passkey.credentialId,
+    eventTypeName,
   };
 }
 
@@ -213,6 +225,7 @@ const idsOfA = () =>
     'delivery ID': a.deliveryId,
     'passkey ID': a.passkeyId,
     'passkey credential ID': a.credentialId,
+    'event type name': a.eventTypeName,
   });
 
 /** What the gate decides for the second tenant's credential, from the route's own declaration. */

@@ -36,9 +36,11 @@ describe('connector catalog', () => {
       [
         ['url', true],
         ['eventTypes', false],
+        ['filter', false],
         ['maxPerSecond', false],
+        ['ordering', false],
       ],
-      'the webhook connector lists other config fields than url (required), eventTypes and maxPerSecond',
+      'the webhook connector lists other config fields than url (required), eventTypes, filter, maxPerSecond and ordering',
     );
     assert.deepEqual(
       (webhook.credentialFields as Array<{ name: string; generated: boolean }>).map((f) => [

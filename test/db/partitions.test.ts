@@ -114,6 +114,60 @@ describe('deliveries partitioned by day', () => {
     );
   });
 
+  test("retention forgets an ordering key's head once its last delivery ended, and keeps a key still held back", async () => {
+    const { session } = await makeSignedInTenant(h);
+    const hook = await makeWebhookConnection(h, session, 'http://127.0.0.1:9/hook', { ordering: 'per-key' });
+    const key = await makeKey(h, session, { scopes: ['integrations:READER', 'integrations:OPERATOR'] });
+    const publish = async (orderingKey: string) => {
+      const r = await h.request<{ id: string }>('POST', '/api/v1/integrations/events', {
+        token: key.secret,
+        body: { type: 'order.updated', data: { orderingKey }, orderingKey },
+      });
+      assert.equal(r.status, 202, r.text);
+      return r.body.id;
+    };
+    const past = new Date('2021-04-01T10:00:00Z');
+    await ensurePartitions(h.database.kysely, past, 0);
+    h.setNow(past);
+    let heldBackEvent: string;
+    try {
+      await publish('idle');
+      heldBackEvent = await publish('held');
+    } finally {
+      h.setNow(null);
+    }
+    // The idle key's only delivery is finished (as a worker would leave it); the held one's is still pending.
+    await sql`update deliveries set status = 'delivered', delivered_at = created_at, next_attempt_at = null
+      where connection_id = ${hook.id} and ordering_key = 'idle'`.execute(h.database.kysely);
+    const headsOf = async () =>
+      (
+        await sql<{ key: string }>`select ordering_key as key from ordering_heads
+          where connection_id = ${hook.id} order by ordering_key`.execute(h.database.kysely)
+      ).rows.map((r) => r.key);
+    assert.deepEqual(await headsOf(), ['held', 'idle'], 'each key published has its head');
+
+    const now = new Date('2021-06-10T00:00:00Z');
+    await purgeExpired(h.database.kysely, now, new Date(now.getTime() - 30 * DAY));
+    assert.deepEqual(await headsOf(), ['held'], 'the idle key is forgotten, the held one kept');
+
+    // What a user sees: the held key's next event still waits for the old one; the idle key's does not.
+    const nextHeld = await publish('held');
+    const nextIdle = await publish('idle');
+    const log = await h.request<{ data: Array<{ id: string; eventId: string; waitingFor: string | null }> }>(
+      'GET',
+      `${CONNECTIONS}/${hook.id}/events?limit=100`,
+      { token: key.secret },
+    );
+    assert.equal(log.status, 200, log.text);
+    const deliveryOf = (eventId: string) => log.body.data.find((d) => d.eventId === eventId);
+    assert.equal(
+      deliveryOf(nextHeld)?.waitingFor,
+      deliveryOf(heldBackEvent)?.id,
+      'after retention, the held key stopped waiting for its pending delivery',
+    );
+    assert.equal(deliveryOf(nextIdle)?.waitingFor, null, 'the idle key waits for a delivery that ended');
+  });
+
   test('many processes making partitions at once: each day made once, no error', async () => {
     const at = new Date('2022-01-10T00:00:00Z');
     const runs = await Promise.all(

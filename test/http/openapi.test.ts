@@ -389,12 +389,12 @@ test('If-Match is documented exactly as validation takes it: revisions, bare or 
   });
 });
 
-test('the batch publish body documents each event: type, data, idempotencyKey and nothing else', async () => {
+test('the batch publish body documents each event: type, data, idempotencyKey, orderingKey and nothing else', async () => {
   const body = bodyOf('/api/v1/integrations/events/batch', 'post');
   const item = resolve(body.properties.events.items);
   assert.deepEqual(
     Object.keys(item.properties ?? {}).sort(),
-    ['data', 'idempotencyKey', 'type'],
+    ['data', 'idempotencyKey', 'orderingKey', 'type'],
     'a batch event is not documented with its fields',
   );
   assert.deepEqual([...(item.required ?? [])].sort(), ['data', 'type'], 'the required event fields differ');
@@ -415,6 +415,9 @@ test('the batch publish body documents each event: type, data, idempotencyKey an
     { type: 'order.created', data: {}, idempotencyKey: '' },
     { type: 'order.created', data: {}, idempotencyKey: 'k'.repeat(256) },
     { type: 'order.created', data: {}, idempotencyKey: 5 },
+    { type: 'order.created', data: {}, orderingKey: 'k'.repeat(200) },
+    { type: 'order.created', data: {}, orderingKey: 'k'.repeat(201) },
+    { type: 'order.created', data: {}, orderingKey: '' },
     'order.created',
     null,
     [],

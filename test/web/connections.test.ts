@@ -149,7 +149,7 @@ describe('connections pages', () => {
       );
       await page.getByLabel('Display name').fill(NAME);
       const url = page.getByRole('textbox', { name: 'Receiver URL' });
-      const eventTypes = page.getByRole('textbox', { name: /^Event types/ });
+      const eventTypes = page.getByRole('combobox', { name: /^Event types/ });
       assert.match(
         await descriptionOf(eventTypes),
         /employee\.\*, invoice\.paid/,

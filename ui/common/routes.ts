@@ -9,6 +9,7 @@
 // here after the API's documentation (docs/api/) and says so: `// inline in src/…`.
 import type { Static, TProperties } from 'typebox';
 import type { AuditEntry } from '../../src/access/audit-routes.js';
+import type { FilterTestAnswer, FilterTestBody } from '../../src/connections/filter-routes.js';
 import type {
   BindAnswer as BindAnswerSchema,
   ConnectionSchema,
@@ -28,6 +29,11 @@ import type {
   RetryAnswer,
   STATUSES,
 } from '../../src/delivery/routes.js';
+import type {
+  CreateEventTypeBody,
+  EventTypeSchema,
+  PatchEventTypeBody,
+} from '../../src/event-types/routes.js';
 import type { PageQueryFields } from '../../src/http/pagination.js';
 import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../../src/hub/routes.js';
 import type { AllowedScopes, KeyRecord, KeyWithSecret, RotateKeyBody } from '../../src/keys/routes.js';
@@ -80,6 +86,7 @@ export interface Page<T> {
 }
 
 export type Connection = Static<typeof ConnectionSchema>;
+export type EventType = Static<typeof EventTypeSchema>;
 export type Connector = Static<typeof ConnectorSchema>;
 export type Overview = Static<typeof OverviewSchema>;
 export type Readiness = Static<typeof ReadinessSchema>;
@@ -383,6 +390,12 @@ export const routes = {
       answer: shape<BindAnswer>(),
     },
     pause: { method: 'POST', path: `${CONNECTION}/pause`, answer: shape<Connection>() },
+    filterTest: {
+      method: 'POST',
+      path: '/api/v1/integrations/filter-test',
+      body: shape<Static<typeof FilterTestBody>>(),
+      answer: shape<Static<typeof FilterTestAnswer>>(),
+    },
     resume: {
       method: 'POST',
       path: `${CONNECTION}/resume`,
@@ -417,6 +430,27 @@ export const routes = {
       body: shape<Static<typeof TestEventBody>>(),
       answer: shape<Static<typeof TestEventAnswer>>(),
     },
+  },
+  eventTypes: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/integrations/event-types',
+      query: shape<PageQuery>(),
+      answer: shape<Page<EventType>>(),
+    },
+    create: {
+      method: 'POST',
+      path: '/api/v1/integrations/event-types',
+      body: shape<Static<typeof CreateEventTypeBody>>(),
+      answer: shape<EventType>(),
+    },
+    edit: {
+      method: 'PATCH',
+      path: '/api/v1/integrations/event-types/:name',
+      body: shape<Static<typeof PatchEventTypeBody>>(),
+      answer: shape<EventType>(),
+    },
+    remove: { method: 'DELETE', path: '/api/v1/integrations/event-types/:name', answer: shape<void>() },
   },
   platform: {
     monitoring: {

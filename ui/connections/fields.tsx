@@ -5,6 +5,8 @@ import type { ComponentChildren } from 'preact';
 import type { ApiError } from '../common/api.js';
 import { Field } from '../common/Field.js';
 import type { Connection, Connector } from '../common/routes.js';
+import { EventTypeInput } from '../event-types/EventTypeInput.js';
+import { FilterEditor, filterErrorText, filterTextOf, filterValueOf } from './FilterEditor.js';
 
 /** A field typed as a number: an integer in the catalog, or the throttle (docs/api/events.md). */
 const isNumeric = (field: Pick<CatalogField, 'name' | 'type'>): boolean =>
@@ -13,6 +15,7 @@ const isNumeric = (field: Pick<CatalogField, 'name' | 'type'>): boolean =>
 /** A config value as a form shows it: lists joined by commas, nothing as ''. */
 function textOf(value: unknown): string {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'object' && !Array.isArray(value)) return filterTextOf(value);
   if (Array.isArray(value)) return value.map(String).join(', ');
   return String(value);
 }
@@ -20,6 +23,7 @@ function textOf(value: unknown): string {
 /** What was typed, as the API takes it; undefined when an optional field is left empty. */
 export function valueOf(field: CatalogField, text: string): unknown {
   const trimmed = text.trim();
+  if (field.name === 'filter') return filterValueOf(text);
   if (field.type === 'array') {
     const items = splitList(trimmed);
     return items.length > 0 ? items : undefined;
@@ -31,7 +35,13 @@ export function valueOf(field: CatalogField, text: string): unknown {
 
 /** The form's starting values for a connection: each config field as text. */
 export const valuesOf = (connector: Connector, connection: Connection): Record<string, string> =>
-  Object.fromEntries(connector.configFields.map((f) => [f.name, textOf(connection.config[f.name])]));
+  Object.fromEntries(
+    connector.configFields.map((f) => {
+      const value = connection.config[f.name];
+      // A choice never made shows its default (`ordering`: none), as the API applies it.
+      return [f.name, value === undefined && f.options ? initialValue(f) : textOf(value)];
+    }),
+  );
 
 /**
  * The PATCH body: only what changed. A field emptied that had a value is sent as null (back to its
@@ -49,6 +59,7 @@ export function changesOf(
     const before = connection.config[field.name];
     const after = valueOf(field, values[field.name] ?? '');
     if (JSON.stringify(after ?? null) === JSON.stringify(before ?? null)) continue;
+    if (before === undefined && field.options && after === initialValue(field)) continue;
     body[field.name] = after === undefined ? null : after;
   }
   return body;
@@ -139,6 +150,8 @@ function ConnectionFieldControl({
   };
   if (field.format === 'uri') return <input {...text} type="url" inputMode="url" placeholder="https://" />;
   if (isNumeric(field)) return <input {...text} type="text" inputMode="numeric" class="num-input" />;
+  // The catalog's names offered as the patterns are typed (ui/event-types/EventTypeInput.tsx).
+  if (field.name === 'eventTypes') return <EventTypeInput {...text} />;
   return (
     <input
       {...text}
@@ -180,6 +193,16 @@ const WORDS: Record<string, { label: string; hint?: ComponentChildren }> = {
   headerValue: {
     label: 'Header value',
     hint: 'Sent as is, e.g. Bearer followed by a token. Stored encrypted and never shown again.',
+  },
+  ordering: {
+    label: 'Delivery order',
+    hint: (
+      <>
+        <code>per-key</code>: events published with the same <code>orderingKey</code> are delivered one at a
+        time, in the order they were published; a failing one holds back the rest of its key until it is
+        delivered or fails for good. <code>none</code>: no order.
+      </>
+    ),
   },
   maxPerSecond: {
     label: 'Deliveries per second',
@@ -266,6 +289,7 @@ export function fieldErrorText(
   name: string,
   values: string[] = [],
 ): string | undefined {
+  if (name === 'filter') return filterErrorText(error);
   const found = error?.fieldErrors.find((e) => e.path === name || e.path.startsWith(`${name}.`));
   if (!error || !found) return undefined;
   const { message, path } = found;
@@ -288,7 +312,10 @@ export function fieldErrorText(
 
 /** Whether the API named any of these fields, so the form can say "see below" instead of repeating. */
 export const namesAnyField = (error: ApiError | undefined, names: string[]): boolean =>
-  Boolean(error && names.some((name) => error.forField(name) !== undefined));
+  Boolean(
+    error &&
+    names.some((name) => error.forField(name) !== undefined || (name === 'filter' && filterErrorText(error))),
+  );
 
 /** One catalog field as a form control: a URL, a choice, a list of patterns, a secret or text. */
 export function ConnectionField({
@@ -305,6 +332,7 @@ export function ConnectionField({
   /** A secret value: a password input, never autocompleted. */
   secret?: boolean;
 }) {
+  if (field.name === 'filter') return <FilterEditor value={value} onInput={onInput} error={error} />;
   const label = field.required ? fieldLabel(field.name) : `${fieldLabel(field.name)} (optional)`;
   return (
     <Field label={label} hint={fieldHint(field)} error={error}>

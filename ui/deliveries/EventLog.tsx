@@ -192,10 +192,17 @@ function breakable(type: string) {
 function LastAndNext({ delivery }: { delivery: Delivery }) {
   const last = delivery.attempts[delivery.attempts.length - 1];
   const waiting = delivery.status === 'pending' || delivery.status === 'retrying';
-  if (!last && !(waiting && delivery.nextAttemptAt)) return <span class="muted">—</span>;
+  if (!last && !(waiting && delivery.nextAttemptAt) && !delivery.waitingFor)
+    return <span class="muted">—</span>;
   return (
     <span class="last-next">
       {last ? <Time at={last.startedAt} /> : null}
+      {delivery.waitingFor ? (
+        // Per-key ordering (docs/api/events.md): it goes once the earlier delivery of its key has ended.
+        <span class="muted" title={`Waits for ${delivery.waitingFor}`}>
+          After the earlier event of its key
+        </span>
+      ) : null}
       {waiting && delivery.nextAttemptAt ? (
         <span class="muted">
           Next <Time at={delivery.nextAttemptAt} />

@@ -14,6 +14,8 @@ import * as m0012 from './0012_partitioned_deliveries.js';
 import * as m0013 from './0013_operating_deliveries.js';
 import * as m0014 from './0014_people.js';
 import * as m0015 from './0015_event_trace_context.js';
+import * as m0016 from './0016_event_type_catalog.js';
+import * as m0017 from './0017_ordered_delivery.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -35,4 +37,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013_operating_deliveries': m0013,
   '0014_people': m0014,
   '0015_event_trace_context': m0015,
+  '0016_event_type_catalog': m0016,
+  '0017_ordered_delivery': m0017,
 };
