@@ -4,6 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import {
   assertNoSeriousViolations,
   browserSkipReason,
+  gone,
   launchBrowser,
   newPage,
   screenshot,
@@ -141,6 +142,11 @@ describe('the payload filter in the web UI', () => {
 
       await page.goto(`${h.uiUrl}/connections/${connectionId}/events`);
       await shown(page.getByRole('heading', { level: 1, name: NAME }));
+      const facts = page.getByRole('region', { name: 'Connection' });
+      // As stored: the database keeps an object's keys in an order of its own.
+      await shown(
+        facts.getByText(/^\{"data\.total":\{"gte":100\},"data\.customer\.tier":\{"in":\["gold"\]\}\}$/),
+      );
       await page.getByRole('button', { name: 'Edit', exact: true }).click();
       const dialog = page.getByRole('dialog', { name: `Edit “${NAME}”` });
       const filter = dialog.getByRole('textbox', { name: /^Payload filter/ });
@@ -154,6 +160,7 @@ describe('the payload filter in the web UI', () => {
       await filter.fill('');
       await dialog.getByRole('button', { name: 'Save changes' }).click();
       await shown(page.getByRole('status').filter({ hasText: 'Saved the changes' }));
+      await gone(facts.getByText('Payload filter'));
       const after = await h.request('GET', `${CONNECTIONS}/${connectionId}`, { session: api });
       assert.equal(
         'filter' in after.body.config,

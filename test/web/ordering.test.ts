@@ -4,6 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import {
   assertNoSeriousViolations,
   browserSkipReason,
+  gone,
   launchBrowser,
   newPage,
   screenshot,
@@ -73,7 +74,7 @@ describe('ordered delivery in the web UI', () => {
       await page.getByRole('textbox', { name: 'Receiver URL' }).fill(receiver.url('/orders'));
       const order = page.getByRole('combobox', { name: /^Delivery order/ });
       assert.equal(await order.inputValue(), 'none', 'a new connection does not start unordered');
-      await order.selectOption('per-key');
+      await order.selectOption({ label: 'In order per ordering key' });
       await page.getByRole('button', { name: 'Create connection' }).click();
       await shown(page.getByRole('dialog', { name: `Bind credentials to “${NAME}”` }));
       await page.keyboard.press('Escape');
@@ -99,6 +100,8 @@ describe('ordered delivery in the web UI', () => {
       await receiver.waitFor(1);
       await page.goto(`${h.uiUrl}/connections/${id}/events`);
       await shown(page.getByRole('heading', { level: 1, name: NAME }));
+      const facts = page.getByRole('region', { name: 'Connection' });
+      await shown(facts.getByText('In order per ordering key'));
       const row = page.getByRole('row').filter({ hasText: published[1]! });
       await shown(row.getByText('After the earlier event of its key'));
       await assertNoSeriousViolations(page, 'event log with a delivery waiting for its key');
@@ -121,6 +124,7 @@ describe('ordered delivery in the web UI', () => {
       await shown(page.getByRole('status').filter({ hasText: 'Saved the changes' }));
       const after = await h.request('GET', `${CONNECTIONS}/${id}`, { session: api });
       assert.equal(after.body.config.ordering, 'none', 'the edit dialog did not change the order');
+      await gone(facts.getByText('In order per ordering key'));
       assert.deepEqual(tp.errors, [], 'the pages reported errors');
     },
   );

@@ -75,6 +75,12 @@ export function hostOf(url: unknown): string | null {
   }
 }
 
+/** Options of catalog fields in words, by the value the API takes (`ordering`). */
+export const OPTION_WORDS: Record<string, string> = {
+  none: 'Not ordered',
+  'per-key': 'In order per ordering key',
+};
+
 /** A catalog field with options, as a `<select>` of them; `common` wires it to its label. */
 function ConnectionFieldSelect({
   common,
@@ -96,7 +102,7 @@ function ConnectionFieldSelect({
     <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
       {options.map((option) => (
         <option key={option} value={option}>
-          {option}
+          {OPTION_WORDS[option] ?? option}
         </option>
       ))}
     </select>
@@ -198,9 +204,9 @@ const WORDS: Record<string, { label: string; hint?: ComponentChildren }> = {
     label: 'Delivery order',
     hint: (
       <>
-        <code>per-key</code>: events published with the same <code>orderingKey</code> are delivered one at a
-        time, in the order they were published; a failing one holds back the rest of its key until it is
-        delivered or fails for good. <code>none</code>: no order.
+        In order per ordering key: events published with the same <code>orderingKey</code> are delivered one
+        at a time, in the order they were published; a failing one holds back the rest of its key until it is
+        delivered or fails for good. Events without a key, and other keys, are not held back.
       </>
     ),
   },

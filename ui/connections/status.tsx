@@ -4,6 +4,7 @@ import { withQuery } from '../common/api.js';
 import { Time } from '../common/format.js';
 import { StatusBadge } from '../common/Notice.js';
 import type { Connection, ConnectionStatus, PausedReason } from '../common/routes.js';
+import { OPTION_WORDS } from './fields.js';
 
 export const CONNECTION_STATUS_WORDS: Record<ConnectionStatus, string> = {
   active: 'Active',
@@ -83,6 +84,7 @@ export function ConnectionSummary({
   const eventTypes = Array.isArray(connection.config.eventTypes)
     ? (connection.config.eventTypes as unknown[]).map(String)
     : null;
+  const { filter } = connection.config;
   return (
     <section class="card" aria-label="Connection">
       <dl class="connection-facts">
@@ -121,6 +123,18 @@ export function ConnectionSummary({
             {eventTypes ? eventTypes.join(', ') : 'All events'}
           </dd>
         </div>
+        {filter ? (
+          <div class="connection-fact-wide">
+            <dt>Payload filter</dt>
+            <dd class="mono break">{JSON.stringify(filter)}</dd>
+          </div>
+        ) : null}
+        {connection.config.ordering === 'per-key' ? (
+          <div>
+            <dt>Delivery order</dt>
+            <dd>{OPTION_WORDS['per-key']}</dd>
+          </div>
+        ) : null}
         <div>
           <dt>Connection ID</dt>
           <dd class="mono break">{connection.id}</dd>
