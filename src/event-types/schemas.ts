@@ -26,6 +26,8 @@ const MAX_STEP_COST = 1_000_000;
 export const MAX_SCHEMA_OBJECTS = 300;
 export const MAX_SCHEMA_PATTERNS = 50;
 export const MAX_SCHEMA_DEPTH = 32;
+/** A mismatch answers at most this many `errors` (docs/api/events.md). */
+export const MAX_DATA_ERRORS = 20;
 
 const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
@@ -156,6 +158,9 @@ function newAjv(): Ajv2020 {
   return addFormats(ajv);
 }
 
+/** The `format`s ajv and ajv-formats check; any other would be ignored silently, so it is refused. */
+const KNOWN_FORMATS = new Set(Object.keys(newAjv().formats));
+
 // Keywords that hold one subschema, an array of them, or a map of them (JSON Schema 2020-12 core and
 // applicator vocabularies, and the pre-2020 spellings ajv still reads).
 const ONE = [
@@ -173,7 +178,7 @@ const ONE = [
   'contentSchema',
 ];
 const MANY = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-const MAP = ['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'];
+const MAP = ['properties', 'patternProperties', 'dependentSchemas', 'dependencies', '$defs', 'definitions'];
 
 /** Each schema object in `schema` (itself included) with its JSON Pointer and depth, depth first. */
 function* schemaObjects(
@@ -188,7 +193,13 @@ function* schemaObjects(
   if (depth > MAX_SCHEMA_DEPTH) return;
   const inner = depth + 1;
   const escape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
-  for (const key of ONE) if (key in node) yield* schemaObjects(node[key], `${pointer}/${key}`, inner);
+  for (const key of ONE) {
+    const value = node[key];
+    // `items` as an array (draft 7's tuples), which ajv may still read: each entry is a schema.
+    if (Array.isArray(value)) {
+      for (const [i, sub] of value.entries()) yield* schemaObjects(sub, `${pointer}/${key}/${i}`, inner);
+    } else if (key in node) yield* schemaObjects(value, `${pointer}/${key}`, inner);
+  }
   for (const key of MANY) {
     const list = node[key];
     if (!Array.isArray(list)) continue;
@@ -220,7 +231,23 @@ export function checkSchema(schema: Record<string, unknown>): ValidateFunction {
   }
   let objects = 0;
   let patterns = 0;
+  // What a `$ref` may point at: a schema object walked here (so it is counted, bounded and charged for
+  // when it runs), by JSON Pointer or by an anchor one of them declares. Anything else — a subschema
+  // under a keyword ajv ignores, a value inside `enum` — would run uncharged.
+  const walked = new Set<string>();
+  const anchors = new Set<string>();
+  const refs: Array<[string, string]> = [];
   for (const [node, pointer, depth] of schemaObjects(schema, '')) {
+    walked.add(pointer);
+    for (const keyword of ['$anchor', '$dynamicAnchor']) {
+      if (typeof node[keyword] === 'string') anchors.add(node[keyword]);
+    }
+    if (node.format !== undefined && (typeof node.format !== 'string' || !KNOWN_FORMATS.has(node.format))) {
+      throw fieldProblem(
+        at(`${pointer}/format`),
+        `is not a format hubgate checks (${[...KNOWN_FORMATS].join(', ')})`,
+      );
+    }
     if (depth > MAX_SCHEMA_DEPTH)
       throw fieldProblem(at(pointer), `nests deeper than ${MAX_SCHEMA_DEPTH} schemas`);
     if (++objects > MAX_SCHEMA_OBJECTS) {
@@ -240,14 +267,42 @@ export function checkSchema(schema: Record<string, unknown>): ValidateFunction {
       if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
         throw fieldProblem(at(`${pointer}/${keyword}`), 'must be a local reference starting with #');
       }
+      if (typeof ref === 'string') refs.push([ref, `${pointer}/${keyword}`]);
     }
   }
+  checkRefTargets(refs, walked, anchors);
   try {
     return compile(schema);
   } catch (error) {
     if (error instanceof HttpProblem) throw error;
     // ajv's message names the keyword and where; it holds nothing but the schema the caller sent.
     throw fieldProblem('schema', `does not compile: ${(error as Error).message}`);
+  }
+}
+
+/** Each `$ref` (at `where`) points at a walked schema object, by JSON Pointer or a declared anchor. */
+function checkRefTargets(
+  refs: ReadonlyArray<[string, string]>,
+  walked: ReadonlySet<string>,
+  anchors: ReadonlySet<string>,
+): void {
+  for (const [ref, where] of refs) {
+    const fragment = ref.slice(1);
+    let target: string | undefined;
+    try {
+      target = decodeURIComponent(fragment);
+    } catch {
+      target = undefined;
+    }
+    const known =
+      target !== undefined &&
+      (target.startsWith('/') || target === '' ? walked.has(target) : anchors.has(target));
+    if (!known) {
+      throw fieldProblem(
+        at(where),
+        'must point at a schema of this schema (under properties, items, $defs and the other schema keywords)',
+      );
+    }
   }
 }
 
@@ -293,7 +348,8 @@ export function validateData(validate: ValidateFunction, data: unknown): HttpPro
       { path: '/data', message: 'is too costly to check against the event type’s schema' },
     ]);
   }
-  return dataProblem((validate.errors ?? []).map(fieldErrorOf));
+  // The first few say what is wrong; an `anyOf` over many branches could otherwise answer thousands.
+  return dataProblem((validate.errors ?? []).slice(0, MAX_DATA_ERRORS).map(fieldErrorOf));
 }
 
 function fieldErrorOf(issue: ErrorObject): FieldError {

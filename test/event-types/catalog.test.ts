@@ -95,6 +95,9 @@ describe('the event-type catalog', () => {
     assert.ok(edited.body.updatedAt > made.body.updatedAt, 'updatedAt did not move on an edit');
     const read = await h.request('GET', `${TYPES}/order.paid`, { session });
     assert.deepEqual(read.body, edited.body, 'the type read back differs from the edit’s answer');
+    const empty = await h.request('PATCH', `${TYPES}/order.paid`, { session, body: {} });
+    assert.equal(empty.status, 200, empty.text);
+    assert.deepEqual(empty.body, edited.body, 'an edit of nothing changed the type (or its updatedAt)');
 
     const gone = await h.request('DELETE', `${TYPES}/order.paid`, { session });
     assert.equal(gone.status, 204, gone.text);
@@ -134,6 +137,19 @@ describe('the event-type catalog', () => {
       ],
       ['another draft', { $schema: 'http://json-schema.org/draft-07/schema#' }, 'schema.$schema'],
       ['an $id', { $id: 'https://example.com/mine' }, 'schema.$id'],
+      // A $ref into what is not walked as a schema would run without being charged for (a hostile chain).
+      [
+        'a $ref under a keyword that is no schema keyword',
+        { x: { a0: { anyOf: [{ type: 'string' }, { type: 'integer' }] } }, $ref: '#/x/a0' },
+        'schema.$ref',
+      ],
+      ['a $ref into an enum', { enum: [{ type: 'string' }], $ref: '#/enum/0' }, 'schema.$ref'],
+      [
+        'a $ref to an anchor no schema declares',
+        { properties: { a: { $ref: '#nowhere' } } },
+        'schema.properties.a.$ref',
+      ],
+      ['an unknown format', { properties: { a: { format: 'nope' } } }, 'schema.properties.a.format'],
       ['a bad name', undefined, 'name'],
     ];
     for (const [why, schema, path] of cases) {
@@ -186,6 +202,40 @@ describe('the event-type catalog', () => {
 });
 
 describe('publishing against the catalog', () => {
+  test('a retry with the same Idempotency-Key gets its first answer, even after the schema changed to refuse it', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const made = await create(session, { name: 'order.kept', schema: { type: 'object' } });
+    assert.equal(made.status, 201, `the type could not be registered: ${made.text}`);
+    const publish = (data: object, path = EVENTS, key = 'retry-1') =>
+      h.request('POST', path, {
+        session,
+        headers: path === EVENTS ? { 'idempotency-key': key } : {},
+        body:
+          path === EVENTS
+            ? { type: 'order.kept', data }
+            : { events: [{ type: 'order.kept', data, idempotencyKey: key }] },
+      });
+    const first = await publish({ a: 1 });
+    assert.equal(first.status, 202, first.text);
+    const inBatch = await publish({ a: 2 }, `${EVENTS}/batch`, 'retry-2');
+    assert.equal(inBatch.status, 202, inBatch.text);
+    const changed = await h.request('PATCH', `${TYPES}/order.kept`, {
+      session,
+      body: { schema: { type: 'object', required: ['b'] } },
+    });
+    assert.equal(changed.status, 200, changed.text);
+
+    const again = await publish({ a: 1 });
+    assert.equal(again.status, 202, `the retry was answered ${again.status}: ${again.text}`);
+    assert.deepEqual(again.body, first.body, 'the retry did not get the first answer');
+    const batchAgain = await publish({ a: 2 }, `${EVENTS}/batch`, 'retry-2');
+    assert.deepEqual(batchAgain.body, inBatch.body, 'the batch item retried did not get its first answer');
+    const fresh = await publish({ a: 1 }, EVENTS, 'retry-3');
+    assert.equal(fresh.status, 400, `a new key is not checked against the new schema: ${fresh.text}`);
+    const otherBody = await publish({ a: 9 });
+    assert.equal(otherBody.status, 400, `another body with the key skipped the schema: ${otherBody.text}`);
+  });
+
   test('data that does not match is 400 with paths from /data; a match, an unregistered type and a deprecated one are delivered', async (t) => {
     const { session } = await makeSignedInTenant(h);
     const receiver = await startReceiver(t);

@@ -206,3 +206,62 @@ test('the bound is a count of work, not a clock: data just under it is accepted 
     'the refusal does not say why at /data',
   );
 });
+
+test('a mismatch answers at most 20 errors, however many branches failed', async () => {
+  const { session } = await makeSignedInTenant(h);
+  // Every branch of this chain fails, each with its own error: 8,191 of them without the cap.
+  const saved = await h.request('POST', TYPES, {
+    session,
+    body: { name: 'anyof.errors', schema: chainOfAnyOf(12) },
+  });
+  assert.equal(saved.status, 201, saved.text);
+  const r = await h.request('POST', EVENTS, { session, body: { type: 'anyof.errors', data: { n: 1 } } });
+  assert.equal(r.status, 400, r.text);
+  assert.equal(r.body.errors.length, 20, `a mismatch answered ${r.body.errors.length} errors`);
+  const batch = await h.request('POST', `${EVENTS}/batch`, {
+    session,
+    body: { events: Array.from({ length: 100 }, () => ({ type: 'anyof.errors', data: { n: 1 } })) },
+  });
+  assert.equal(batch.status, 202, batch.text);
+  assert.ok(batch.text.length < 1_000_000, `a batch of 100 mismatches answered ${batch.text.length} bytes`);
+});
+
+test('a batch of events each at the bound never holds other requests for long', async (t) => {
+  const { session } = await makeSignedInTenant(h);
+  const saved = await h.request('POST', TYPES, {
+    session,
+    body: { name: 'anyof.batch', schema: chainOfAnyOf(60) },
+  });
+  assert.equal(saved.status, 201, saved.text);
+  let checking = true;
+  let slowestHealthMs = 0;
+  const health = (async () => {
+    while (checking) {
+      const at = performance.now();
+      const r = await h.request('GET', '/healthz');
+      slowestHealthMs = Math.max(slowestHealthMs, performance.now() - at);
+      assert.equal(r.status, 200, `/healthz answered ${r.status} during the batch`);
+    }
+  })();
+  const at = performance.now();
+  const batch = await h.request('POST', `${EVENTS}/batch`, {
+    session,
+    body: { events: Array.from({ length: 100 }, () => ({ type: 'anyof.batch', data: { n: 1 } })) },
+  });
+  const batchMs = performance.now() - at;
+  checking = false;
+  await health;
+  assert.equal(batch.status, 202, batch.text);
+  assert.ok(
+    batch.body.data.every((item: { error?: { code: string } }) => item.error?.code === 'validation_failed'),
+    'an item at the bound was not refused as too costly',
+  );
+  t.diagnostic(
+    `batch of 100 at the bound: ${batchMs.toFixed(0)} ms; slowest /healthz meanwhile ${slowestHealthMs.toFixed(0)} ms`,
+  );
+  // Without giving the loop back, /healthz would wait for the whole batch (about 100 × the bound).
+  assert.ok(
+    slowestHealthMs < batchMs / 3,
+    `/healthz took ${slowestHealthMs.toFixed(0)} ms of the batch's ${batchMs.toFixed(0)} ms`,
+  );
+});
