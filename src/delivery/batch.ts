@@ -6,7 +6,15 @@ import { HttpProblem, type FieldError } from '../http/problem.js';
 import { bodyValidator } from '../http/validation.js';
 import type { PublishSpan } from '../telemetry/types.js';
 import type { EventWriter } from './group-commit.js';
-import { answerOf, ended, payloadOf, publishKeyed, type KeyedDraft, type PublishedEvent } from './publish.js';
+import {
+  answerOf,
+  ended,
+  payloadOf,
+  publishKeyed,
+  replayedAnswer,
+  type KeyedDraft,
+  type PublishedEvent,
+} from './publish.js';
 
 /** At most this many events in one batch (docs/api/events.md). */
 export const MAX_BATCH_EVENTS = 100;
@@ -42,28 +50,19 @@ export async function publishBatch(
   checkItem: (value: unknown) => BatchItem,
 ): Promise<Array<PublishedEvent | BatchItemError>> {
   const answers: Array<PublishedEvent | BatchItemError | undefined> = items.map(() => undefined);
-  const refuse = (index: number, error: unknown) => {
-    if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
-    // A field's problem names the field as the batch has it (`events.3.type: …`).
-    const detail =
-      error.detail === undefined
-        ? null
-        : error.code === 'validation_failed'
-          ? `events.${index}${error.detail.startsWith('/') ? ': ' : '.'}${error.detail}`
-          : error.detail;
-    // A schema's findings (the event-type catalog) keep their paths from `/data`, as published alone.
-    const errors = error.errors && error.detail?.startsWith('/') ? { errors: error.errors } : {};
-    answers[index] = { error: { status: error.status, code: error.code, detail, ...errors } };
-  };
+  const refuse = (index: number, error: unknown) => (answers[index] = itemError(index, error));
 
   // With tracing on, each event that passes its checks has a publish span, as if published alone.
   const plain: PlainItem[] = [];
   const keyed: KeyedItem[] = [];
   const catalog = await batchCatalog(deps.ctx.db, scope, items);
   for (const [index, value] of items.entries()) {
+    await catalog.pause();
+    let item: BatchItem | undefined;
+    let payload = '';
     try {
-      const item = checkItem(value);
-      const payload = payloadOf(item.data);
+      item = checkItem(value);
+      payload = payloadOf(item.data);
       catalog.check(index, item.type, item.data);
       const span = deps.ctx.tracing?.startPublish(scope.tenantId, item.type);
       const traceContext = span?.traceparent ?? null;
@@ -75,7 +74,13 @@ export async function publishBatch(
         keyed.push({ index, draft, span });
       }
     } catch (error) {
-      refuse(index, error);
+      // A retry of an event the schema accepted before it changed gets that event's answer.
+      const replay =
+        item?.idempotencyKey !== undefined &&
+        error instanceof HttpProblem &&
+        (await replayedAnswer(deps.ctx.db, scope, origin.at, { ...item, key: item.idempotencyKey, payload }));
+      if (replay) answers[index] = replay;
+      else refuse(index, error);
     }
   }
 
@@ -91,10 +96,29 @@ export async function publishBatch(
   );
 }
 
+/** An event's own refusal as its item's answer; anything else (a 500) fails the whole request. */
+function itemError(index: number, error: unknown): BatchItemError {
+  if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
+  // A field's problem names the field as the batch has it (`events.3.type: …`).
+  const detail =
+    error.detail === undefined
+      ? null
+      : error.code === 'validation_failed'
+        ? `events.${index}${error.detail.startsWith('/') ? ': ' : '.'}${error.detail}`
+        : error.detail;
+  // A schema's findings (the event-type catalog) keep their paths from `/data`, as published alone.
+  const errors = error.errors && error.detail?.startsWith('/') ? { errors: error.errors } : {};
+  return { error: { status: error.status, code: error.code, detail, ...errors } };
+}
+
 type PlainItem = { index: number; type: string; payload: string; span?: PublishSpan; orderingKey?: string };
 type KeyedItem = { index: number; draft: KeyedDraft; span?: PublishSpan };
 
-/** Keyed and unkeyed events cannot affect one another: both are written at once. */
+/**
+ * Keyed and unkeyed events cannot affect one another: both are written at once. Unless an ordering
+ * key is in both: its events must be chained in the batch's order (docs/api/events.md, Ordering), so
+ * then every event is written one after another, in that order, each as if published alone.
+ */
 async function writeBoth(
   deps: ConnectionDeps,
   writer: EventWriter,
@@ -112,6 +136,10 @@ async function writeBoth(
       traceContext: p.span?.traceparent,
       orderingKey: p.orderingKey,
     });
+  const plainKeys = new Set(plain.map((p) => p.orderingKey).filter((key) => key !== undefined));
+  if (keyed.some((k) => k.draft.orderingKey !== undefined && plainKeys.has(k.draft.orderingKey))) {
+    return writeInOrder(deps, scope, origin, plain, keyed, write);
+  }
   try {
     return await Promise.all([
       Promise.all(plain.map(write)),
@@ -126,6 +154,36 @@ async function writeBoth(
     for (const { span } of [...plain, ...keyed]) span?.failed(error);
     throw error;
   }
+}
+
+/** writeBoth's answers, written one event at a time in the batch's order. */
+async function writeInOrder(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  plain: readonly PlainItem[],
+  keyed: readonly KeyedItem[],
+  write: (p: PlainItem) => ReturnType<EventWriter['write']>,
+) {
+  const written: Array<Awaited<ReturnType<EventWriter['write']>>> = [];
+  const published: Array<PublishedEvent | HttpProblem> = [];
+  const order = [
+    ...plain.map((p, i) => ({ index: p.index, run: async () => void (written[i] = await write(p)) })),
+    ...keyed.map((k, i) => ({
+      index: k.index,
+      run: async () => {
+        const [answer] = await publishKeyed(deps, scope, origin, [k.draft]);
+        published[i] = answer!;
+      },
+    })),
+  ].sort((a, b) => a.index - b.index);
+  try {
+    for (const step of order) await step.run();
+  } catch (error) {
+    for (const { span } of [...plain, ...keyed]) span?.failed(error);
+    throw error;
+  }
+  return [written, published] as const;
 }
 
 export const itemValidator = (schema: object): ((value: unknown) => BatchItem) =>

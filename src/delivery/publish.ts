@@ -69,7 +69,21 @@ export async function publishEvent(
   const span = deps.ctx.tracing?.startPublish(scope.tenantId, body.type);
   try {
     const payload = payloadOf(body.data);
-    const warnings = await checkEventType(deps.ctx.db, scope, body.type, body.data);
+    let warnings: string[];
+    try {
+      warnings = await checkEventType(deps.ctx.db, scope, body.type, body.data);
+    } catch (problem) {
+      const replay =
+        idempotencyKey &&
+        (await replayedAnswer(deps.ctx.db, scope, origin.at, {
+          type: body.type,
+          payload,
+          key: idempotencyKey,
+          orderingKey: body.orderingKey,
+        }));
+      if (!replay) throw problem;
+      return ended(span, replay);
+    }
     const traceContext = span?.traceparent ?? null;
     if (!idempotencyKey) {
       return withWarnings(
@@ -161,6 +175,25 @@ const requestHashOf = (type: string, payload: string, orderingKey?: string): str
   createHash('sha256')
     .update(JSON.stringify(orderingKey === undefined ? [type, payload] : [type, payload, orderingKey]))
     .digest('hex');
+
+/**
+ * The answer a key gave to this very request within its 24 hours, if it did. A retry is answered so
+ * even when the event type's schema changed meanwhile and now refuses the data (docs/api/events.md):
+ * the event was published, and the retry must not say otherwise. Read only when the catalog refused.
+ */
+export async function replayedAnswer(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  at: Date,
+  draft: Omit<KeyedDraft, 'traceContext'>,
+): Promise<PublishedEvent | undefined> {
+  const [row] = await findIdempotencyKeys(db, scope, [draft.key]);
+  if (!row || at.getTime() - new Date(row.created_at).getTime() >= IDEMPOTENCY_WINDOW_MS) return undefined;
+  const owner = storedOwner(row);
+  return owner.hash === requestHashOf(draft.type, draft.payload, draft.orderingKey)
+    ? owner.answer
+    : undefined;
+}
 
 /** A key's first use, within its 24 hours: what a request with that key and body answers. */
 interface KeyOwner {
