@@ -70,11 +70,30 @@ const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Z
 export function instantOf(text: string): number | undefined {
   if (text.length > 40) return undefined;
   const parts = RFC3339.exec(text);
-  if (!parts) return undefined;
+  if (!parts || !realFields(parts[1]!, parts[2]!, parts[4]!)) return undefined;
   const fraction = parts[3] ? `.${parts[3].slice(0, 3).padEnd(3, '0')}` : '';
   const zone = parts[4] === 'z' || parts[4] === 'Z' ? 'Z' : parts[4];
   const ms = Date.parse(`${parts[1]}T${parts[2]}${fraction}${zone}`);
   return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** Each field in its range, the day in its month: `Date.parse` would roll 2024-02-30 over into March. */
+function realFields(date: string, time: string, zone: string): boolean {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const [hour, minute, second] = time.split(':').map(Number) as [number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const [zoneHour, zoneMinute] = zone.length === 6 ? zone.slice(1).split(':').map(Number) : [0, 0];
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    zoneHour! <= 23 &&
+    zoneMinute! <= 59
+  );
 }
 
 interface Findings {

@@ -63,6 +63,12 @@ describe('saving a filter', () => {
     ],
     ['over 4 KiB', { 'data.a': { in: Array.from({ length: 100 }, () => 'x'.repeat(40)) } }, '/filter'],
     ['a bad operand', { 'data.total': { gt: 'soon' } }, '/filter/data.total/gt'],
+    [
+      'a date that does not exist',
+      { 'data.paidAt': { gte: '2024-02-30T00:00:00Z' } },
+      '/filter/data.paidAt/gte',
+    ],
+    ['hour 24', { 'data.paidAt': { lt: '2024-02-01T24:00:00Z' } }, '/filter/data.paidAt/lt'],
   ];
   for (const [name, filter, path] of bad) {
     test(`${name} → 400 validation_failed naming ${path}, nothing saved (create and edit)`, async () => {
