@@ -52,6 +52,7 @@ describe('event types', () => {
         await nav(page).getByRole('link', { name: 'Event types' }).click();
         await visible(heading(page, 'Event types'));
         await visible(page.getByText('No event types yet'));
+        await screenshot(page, 'event-types-empty');
 
         await page.getByRole('button', { name: 'Add an event type' }).click();
         const dialog = page.getByRole('dialog', { name: 'Add an event type' });
@@ -68,6 +69,8 @@ describe('event types', () => {
         await visible(
           dialog.getByText(/properties\.orderId\.pattern: is not a regular expression RE2 accepts/),
         );
+        await assertNoSeriousViolations(page, 'an event type refused at its schema');
+        await screenshot(page, 'event-type-refused-schema');
         await schema.fill(
           '{"type":"object","required":["orderId"],"properties":{"orderId":{"type":"string","pattern":"^A-[0-9]+$"}}}',
         );
