@@ -13,6 +13,26 @@ import { chainRequeued, lockConnectionHeads, type Requeued } from './ordering.js
 /** Recover takes at most this many deliveries per call (docs/api/events.md). */
 export const MAX_RECOVERED = 10_000;
 
+// Lock order of close() (docs/decisions/0059-ordered-delivery.md). Pause, resume, revoke, recover,
+// retry and publish all lock the connection's row before any of its deliveries, so they never meet
+// halfway through its deliveries. An outcome (outcomes.ts) does not: it locks the claimed deliveries
+// it ends, then (releaseSuccessors) the deliveries waiting for them. So close() locks the open
+// deliveries that wait for nothing first, then those that wait, each group oldest first:
+// - A claimed delivery waits for nothing (a claim takes only rows with a `next_attempt_at`, which a
+//   waiting one has not), and what an outcome locks second all wait. While close() takes the first
+//   group it holds nothing the outcome locks second; it reaches the second group only once it holds
+//   every delivery of the connection the outcome ends, so that outcome has not started on this
+//   connection (it waits, holding nothing close() wants) or has ended. No cycle either way.
+// - Age is not that order: a manual retry, recover or resume with replay chains an OLDER delivery
+//   behind a newer one still open (chainRequeued). Oldest first, close() would lock the older one and
+//   wait for the newer, which an outcome holds while it waits for the older one: 40P01.
+// - Which group a delivery is in is read in close()'s snapshot: an outcome still running is seen as
+//   before it (the claimed delivery free, its successor waiting); one that committed left no chain.
+// - Several claimed deliveries of one connection that one outcome batch ends are locked in the
+//   batch's order, not by age; that holds for unordered connections alike, and only the outcome
+//   writer can settle it (by writing its batch sorted by created_at, id).
+// Requeue below locks the heads, then deliveries that ended (no outcome releases those), then, for
+// share, the open last delivery of each key, as a publish does (ordering.ts).
 /**
  * Stops the connection's open deliveries (`pending`, `retrying`, `delivering`): `cancelled` for a
  * revocation, `skipped` for a pause. A claimed one keeps its claim, which its worker releases when
@@ -32,8 +52,8 @@ async function close(
       select id, created_at from deliveries
       where tenant_id = ${scope.tenantId} and connection_id = ${connectionId}
         and status in ('pending', 'retrying', 'delivering')
-      -- Oldest first, as an outcome locks an ordered delivery and then the next of its key (ordering.ts).
-      order by created_at, id
+      -- Those waiting for nothing first, then those that wait, each oldest first (lock order above).
+      order by (waiting_for is not null), created_at, id
       for update),
     closed as (
       -- Every open delivery ends here, so none waits for another any more.

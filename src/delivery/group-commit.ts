@@ -196,7 +196,13 @@ async function writeDrafted(
   for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
 }
 
-/** After a group's statement failed: each event alone, so one event's problem fails only its request. */
+/**
+ * After a group's statement failed: each event alone, so one event's problem fails only its request.
+ * A group with ordered deliveries writes them one after another in the group's order (its requests'
+ * publish order), since each insert chains its deliveries after the key's last queued one
+ * (ordering.ts): written at once, on several connections, they would chain in whichever order they
+ * commit. A group without any writes them all at once, as they are independent.
+ */
 async function writeAlone(
   db: ConnectionDeps['ctx']['db'],
   group: readonly Waiting[],
@@ -204,14 +210,17 @@ async function writeAlone(
   error: unknown,
 ): Promise<void> {
   if (group.length === 1) return group[0]!.done(error);
-  await Promise.all(
-    group.map((w, i) =>
-      insertEventGroup(db, [scoped[i]!]).then(
-        () => w.done(undefined, scoped[i]!.event),
-        (alone: unknown) => w.done(alone),
-      ),
-    ),
-  );
+  const writeOne = (w: Waiting, i: number) =>
+    insertEventGroup(db, [scoped[i]!]).then(
+      () => w.done(undefined, scoped[i]!.event),
+      (alone: unknown) => w.done(alone),
+    );
+  const ordered = scoped.some((e) => e.deliveries.some((d) => d.ordering_key !== null));
+  if (!ordered) {
+    await Promise.all(group.map(writeOne));
+    return;
+  }
+  for (const [i, w] of group.entries()) await writeOne(w, i);
 }
 
 export type EventWriter = ReturnType<typeof createEventWriter>;

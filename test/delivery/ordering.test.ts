@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
+import type { TenantScope } from '../../src/access/scope.js';
+import { loadConnectorCatalog } from '../../src/connections/catalog.js';
+import type { AppContext } from '../../src/context.js';
+import { createEventWriter } from '../../src/delivery/group-commit.js';
 import type { Problem, PublishedEvent } from '../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -283,6 +287,65 @@ describe('ordering per key', () => {
     assert.deepEqual(r.ofKey('none').sort(), upTo(3), 'the events without a key were not each delivered');
     const log = await logOf(h, session, hook.id);
     assert.equal(log.length, 9, 'the batch did not make one delivery per event');
+  });
+
+  test('a group whose statement fails writes its events again one by one, each key chained in publish order', async (t) => {
+    // The receiver holds every answer, so nothing of a key ends while the chain is read.
+    const held: Array<() => void> = [];
+    const receiver = await startReceiver(t, (_r, _i, res) => void held.push(() => res.end()));
+    t.after(() => {
+      for (const release of held.splice(0)) release();
+    });
+    const { session, tenant } = await makeSignedInTenant(h);
+    const hook = await orderedHook(session, receiver.url());
+    // The writer the publish route uses, on this app's database; a draft of a tenant that does not
+    // exist fails the group's statement, so the group falls back to writing each event alone.
+    const ctx = { db: h.database.kysely, keyring: h.keyring } as unknown as AppContext;
+    const writer = createEventWriter({ ctx, catalog: await loadConnectorCatalog([]) });
+    const scopeOf = (tenantId: string) =>
+      ({ tenantId, entitlements: ['integrations'] }) as unknown as TenantScope;
+    const PER_KEY = 8;
+    for (const key of ['fallback-1', 'fallback-2', 'fallback-3']) {
+      const at = new Date();
+      const drafts = upTo(PER_KEY).map((n) =>
+        writer.write({
+          scope: scopeOf(tenant.id),
+          at,
+          type: 'order.updated',
+          payload: JSON.stringify({ key, n }),
+          orderingKey: key,
+        }),
+      );
+      // Queued in the same turn of the event loop as the others: one group, which this one fails.
+      const missing = writer.write({
+        scope: scopeOf('tnt_missing'),
+        at,
+        type: 'order.updated',
+        payload: JSON.stringify({ key, n: 0 }),
+        orderingKey: key,
+      });
+      await assert.rejects(missing, 'the event of a missing tenant was written');
+      const events = await Promise.all(drafts);
+      const rows = await h.database.kysely
+        .selectFrom('deliveries')
+        .select(['id', 'event_id', 'waiting_for'])
+        .where('connection_id', '=', hook.id)
+        .where('ordering_key', '=', key)
+        .execute();
+      const byEvent = new Map(rows.map((r) => [r.event_id, r]));
+      assert.equal(byEvent.size, PER_KEY, `the fallback did not write one delivery per event of ${key}`);
+      const chain = events.map((e) => byEvent.get(e.id)!);
+      assert.equal(chain[0]!.waiting_for, null, `the first event of ${key} waits for something`);
+      for (const [i, d] of chain.entries()) {
+        if (i === 0) continue;
+        assert.equal(
+          d.waiting_for,
+          chain[i - 1]!.id,
+          `event ${i + 1} of ${key} does not wait for event ${i}: the fallback chained the key out of publish order`,
+        );
+      }
+    }
+    assert.ok(!h.logs().includes(hook.secret), 'the connection secret is in the logs');
   });
 
   test('an unordered connection takes keyed events as always: nothing waits', async (t) => {
