@@ -14,8 +14,9 @@ import { layerRules } from './eslint.layers.js';
 export const UI_FEATURES = {
   common: [],
   overview: [],
-  connections: [],
+  connections: ['event-types'],
   deliveries: ['connections'],
+  'event-types': [],
   keys: [],
   audit: [],
   passkeys: [],
