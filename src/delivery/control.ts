@@ -28,9 +28,9 @@ export const MAX_RECOVERED = 10_000;
 //   wait for the newer, which an outcome holds while it waits for the older one: 40P01.
 // - Which group a delivery is in is read in close()'s snapshot: an outcome still running is seen as
 //   before it (the claimed delivery free, its successor waiting); one that committed left no chain.
-// - Several claimed deliveries of one connection that one outcome batch ends are locked in the
-//   batch's order, not by age; that holds for unordered connections alike, and only the outcome
-//   writer can settle it (by writing its batch sorted by created_at, id).
+// - Several claimed deliveries of one connection that one outcome batch ends are locked oldest first
+//   too (outcomes.ts, `locked`), whatever order their attempts ended in; unordered connections alike
+//   (test/delivery/outcome-locks.test.ts).
 // Requeue below locks the heads, then deliveries that ended (no outcome releases those), then, for
 // share, the open last delivery of each key, as a publish does (ordering.ts).
 /**

@@ -132,6 +132,17 @@ async function writeStates(
           as a(delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
             response_status, error, error_detail, request, response)
         on conflict do nothing),
+      -- Lock the batch's deliveries oldest first, the order close() locks them in (control.ts): in
+      -- the update's join order, a batch holding a newer one while a pause held an older one
+      -- deadlocked, and the outcome the database dropped left a delivery that had arrived to be sent
+      -- again once its claim ran out.
+      locked as (
+        select d.id, d.created_at from deliveries d
+        join unnest(${of(outcomes, (o) => o.deliveryId)}::text[], ${of(outcomes, (o) => at(o.createdAt))}::timestamptz[])
+          as k(id, created_at) on d.id = k.id and d.created_at = k.created_at
+        where d.leased_by = ${workerId}
+        order by d.created_at, d.id
+        for update of d),
       updated as (
         update deliveries d set
           status = case when d.status = 'delivering' or v.status = 'delivered' then v.status else d.status end,
@@ -147,6 +158,7 @@ async function writeStates(
           ${of(outcomes, (o) => o.attempt !== undefined)}::boolean[],
           ${of(outcomes, (o) => o.attempt?.response_status ?? null)}::int[])
           as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at, attempted, response_status)
+        join locked on locked.id = v.id and locked.created_at = v.created_at
         where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId}
         returning 1)
       select id from connections where id = any(${delivered}::text[]) and failure_streak > 0`.execute(db);
