@@ -27,6 +27,7 @@ export const UI_FEATURES = {
   platform: [],
   'platform/alerting': [],
   'platform/monitoring': [],
+  'platform/oauth': [],
   'platform/tenants': [],
 };
 

@@ -20,6 +20,7 @@ import { leaseDuration } from './delivery/claim.js';
 import { deliveryControl } from './delivery/control.js';
 import { operateRoutes } from './delivery/operate-routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
+import { takePermit } from './delivery/throttle.js';
 import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { startDeliveryWorkers, type Dispatch, type WorkerOptions } from './delivery/worker.js';
 import { eventTypeRoutes } from './event-types/routes.js';
@@ -50,6 +51,10 @@ import {
 } from './keys/key-verifier.js';
 import { keyRoutes } from './keys/routes.js';
 import { errorFields } from './logger.js';
+import { createOAuth } from './oauth/oauth.js';
+import { oauthProviderRoutes } from './oauth/provider-routes.js';
+import { proxyRoutes } from './oauth/proxy-routes.js';
+import { oauthRoutes } from './oauth/routes.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { createInvitationMailer } from './people/mailer.js';
@@ -239,6 +244,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(alertRulesRoutes(ctx));
   await app.register(alertsRoutes(ctx));
   const connections = { ctx, catalog: await loadConnectorCatalog(config.disabledConnectors) };
+  // Before the connection routes: the providers join the catalog their create body is made from.
+  const oauth = await createOAuth(ctx, connections.catalog);
+  app.addHook('onClose', () => oauth.close());
+  await app.register(oauthProviderRoutes(oauth.providers));
+  await app.register(oauthRoutes(oauth.authorize));
+  // The credential proxy shares the deliveries' per-connection permits (maxPerSecond).
+  const permit = (id: string, max: number, at: Date) => takePermit(ctx.db, id, max, at);
+  await app.register(proxyRoutes({ ctx, tokens: oauth.tokens, takePermit: permit }, tracing));
   await app.register(hubRoutes(connections));
   // Pause and revoke wait for attempts in flight at most as long as a claim can last.
   const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseDuration(config.delivery.timeoutMs) });

@@ -115,6 +115,25 @@ function operationIdOf(method: string, url: string): string {
 }
 
 /** The route's schema as the document shows it: security, every error, and the body checked at run time. */
+/**
+ * A route ending in a `*` wildcard (the credential proxy) is documented with a `{path}` parameter
+ * instead: OpenAPI has no wildcard, and a parameter named `*` is not one a client can fill in. The
+ * parameter's description says it may hold slashes.
+ */
+function wildcardAsPath(url: string, schema: FastifySchema): { url: string; schema: FastifySchema } {
+  if (!url.endsWith('/*')) return { url, schema };
+  const params = (schema.params ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  const { '*': rest, ...named } = params.properties ?? {};
+  const required = (params.required ?? []).filter((name) => name !== '*');
+  return {
+    url: `${url.slice(0, -1)}:path`,
+    schema: {
+      ...schema,
+      params: { ...params, properties: { ...named, path: rest }, required: [...required, 'path'] },
+    },
+  };
+}
+
 function documentedSchema(route: RouteOptions): FastifySchema {
   const schema = (route.schema ?? {}) as FastifySchema & { response?: Record<string, unknown> };
   const body = route.config?.openapi?.body;
@@ -224,7 +243,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
-    transform: ({ route, url }) => ({ schema: documentedSchema(route), url }),
+    transform: ({ route, url }) => wildcardAsPath(url, documentedSchema(route)),
     transformObject: (generated) =>
       'openapiObject' in generated
         ? completeDocument(generated.openapiObject as Json)

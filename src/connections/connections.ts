@@ -3,7 +3,7 @@ import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
-import type { ConnectionStatus, DB, PausedReason } from '../db/schema.js';
+import type { AuthorizationStatus, ConnectionStatus, DB, PausedReason } from '../db/schema.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
@@ -16,6 +16,7 @@ import {
   findConnectionRow,
   insertConnection,
   listConnectionRows,
+  updateConnectionAuthorization,
   updateConnectionRow,
   type ConnectionRow,
   type ListedConnectionRow,
@@ -34,6 +35,15 @@ export interface Connection {
   revokedAt: string | null;
   pausedAt: string | null;
   pausedReason: PausedReason | null;
+  /** OAuth2 connectors only (docs/api/oauth.md); never a token. */
+  authorization: Authorization | null;
+}
+
+export interface Authorization {
+  status: AuthorizationStatus;
+  scopes: string[];
+  /** When the current access token expires. */
+  expiresAt: string | null;
 }
 
 export function toConnection(
@@ -43,18 +53,33 @@ export function toConnection(
   return shown(row, row.credentials_sealed !== null, new Date(row.created_at).toISOString(), {
     revokedAt: isoOrNull(row.revoked_at),
     pausedAt: isoOrNull(row.paused_at),
+    authorizationExpiresAt: isoOrNull(row.authorization_expires_at),
   });
 }
 
 /** A listed row as the API shows it: the list's query wrote its timestamps already. */
 const toListedConnection = (row: ListedConnectionRow): Connection =>
-  shown(row, row.credentials_bound, row.created_at, { revokedAt: row.revoked_at, pausedAt: row.paused_at });
+  shown(row, row.credentials_bound, row.created_at, {
+    revokedAt: row.revoked_at,
+    pausedAt: row.paused_at,
+    authorizationExpiresAt: row.authorization_expires_at,
+  });
 
 function shown(
-  row: Pick<ConnectionRow, 'id' | 'connector_key' | 'display_name' | 'status' | 'config' | 'paused_reason'>,
+  row: Pick<
+    ConnectionRow,
+    | 'id'
+    | 'connector_key'
+    | 'display_name'
+    | 'status'
+    | 'config'
+    | 'paused_reason'
+    | 'authorization_status'
+    | 'authorization_scopes'
+  >,
   credentialsBound: boolean,
   createdAt: string,
-  times: { revokedAt: string | null; pausedAt: string | null },
+  times: { revokedAt: string | null; pausedAt: string | null; authorizationExpiresAt: string | null },
 ): Connection {
   return {
     id: row.id,
@@ -68,6 +93,11 @@ function shown(
     revokedAt: times.revokedAt,
     pausedAt: times.pausedAt,
     pausedReason: row.paused_reason,
+    authorization: row.authorization_status && {
+      status: row.authorization_status,
+      scopes: row.authorization_scopes ?? [],
+      expiresAt: times.authorizationExpiresAt,
+    },
   };
 }
 
@@ -106,7 +136,10 @@ export interface ConnectionDeps {
 export function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
   const policy = deps.ctx.config.delivery;
   for (const field of definition.urlFields) {
-    const value = (values as Record<string, unknown>)[field];
+    // A dotted name reaches into an object field (`oauth2ClientCredentials.tokenUrl`).
+    const value = field
+      .split('.')
+      .reduce<unknown>((at, name) => (at as Record<string, unknown> | undefined)?.[name], values);
     if (typeof value !== 'string') continue;
     const verdict = checkUrl(value, policy);
     if (!verdict.allowed) {
@@ -129,6 +162,11 @@ export async function connectionOr404(
   return row;
 }
 
+const unknownConnector = (message: string) =>
+  new HttpProblem('validation_failed', `connectorKey: ${message}`, {
+    errors: [{ path: 'connectorKey', message }],
+  });
+
 export async function createConnection(
   deps: ConnectionDeps,
   scope: TenantScope,
@@ -136,24 +174,28 @@ export async function createConnection(
   body: { connectorKey: string; displayName: string } & Record<string, unknown>,
 ): Promise<Connection> {
   const { connectorKey, displayName, ...config } = body;
-  const definition = deps.catalog.get(connectorKey);
+  const definition = await deps.catalog.current(connectorKey);
   if (!definition || !deps.catalog.isEnabled(connectorKey)) {
     // The body schema knows every connector; one switched off by the platform takes no new connections.
-    throw new HttpProblem('validation_failed', 'connectorKey: is switched off on this hub', {
-      errors: [{ path: 'connectorKey', message: 'is switched off on this hub' }],
-    });
+    // An `oauth2:` key the body's pattern takes may name no provider (docs/api/oauth.md).
+    throw unknownConnector(definition ? 'is switched off on this hub' : 'is not a known connector');
   }
   checkUrlFields(deps, definition, config);
   checkFilter(config.filter);
+  const id = newId('con');
+  // Client credentials: the tokens first, so a connection that cannot get them is not stored.
+  const initial = await definition.authorization?.bindOnCreate?.(id);
   const row: ConnectionRow = {
-    id: newId('con'),
+    id,
     tenant_id: scope.tenantId,
     connector_key: connectorKey,
     display_name: displayName,
     status: 'active',
     config,
-    credentials_sealed: null,
-    credentials_bound_at: null,
+    credentials_sealed: initial
+      ? deps.ctx.keyring.seal('connection-credentials', JSON.stringify(initial.credentials), id)
+      : null,
+    credentials_bound_at: initial ? origin.at : null,
     previous_credentials_sealed: null,
     previous_valid_until: null,
     created_at: origin.at,
@@ -163,15 +205,23 @@ export async function createConnection(
     paused_reason: null,
     failure_streak: 0,
     failure_streak_since: null,
+    authorization_status: definition.authorization ? (initial ? 'authorized' : 'none') : null,
+    authorization_scopes: definition.authorization ? (initial?.scopes ?? []) : null,
+    authorization_expires_at: initial?.expiresAt ?? null,
+    authorization_refreshing_until: null,
   };
   await deps.ctx.db.transaction().execute(async (trx) => {
+    // The catalog may be a moment behind another process: the provider is checked (and held) here.
+    if (definition.authorization && !(await definition.authorization.holdForInsert(trx))) {
+      throw unknownConnector('is not a known connector');
+    }
     await insertConnection(trx, scope, row);
     await recordAudit(trx, origin, {
       action: 'connection.create',
       tenantId: scope.tenantId,
       targetType: 'connection',
       targetId: row.id,
-      metadata: { connectorKey, displayName, config },
+      metadata: { connectorKey, displayName, config, ...(initial ? { authorized: true } : {}) },
     });
   });
   return toConnection(row);
@@ -221,12 +271,12 @@ export async function bindCredentials(
   scope: TenantScope,
   origin: AuditOrigin,
   id: string,
-  body: Record<string, string>,
+  body: Record<string, unknown>,
 ): Promise<{ connection: Connection; credentials: Record<string, string> }> {
   const { keyring } = deps.ctx;
   return deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
-    const definition = deps.catalog.get(row.connector_key);
+    const definition = await deps.catalog.resolve(row.connector_key);
     if (row.status === 'disabled') {
       throw new HttpProblem('conflict', 'The connection is disabled; create a new one instead.');
     }
@@ -266,4 +316,41 @@ export async function bindCredentials(
     });
     return { connection: toConnection(updated), credentials: generated };
   });
+}
+
+/**
+ * Binds an OAuth2 connection's tokens, or marks its authorization expired (docs/api/oauth.md), in the
+ * caller's transaction with the row locked: the tokens are sealed as its credentials, and only the
+ * status, scopes and expiry are stored where the API reads them. `credentials` undefined leaves the
+ * stored tokens as they are.
+ */
+export async function setAuthorization(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  at: Date,
+  change: {
+    status: AuthorizationStatus;
+    scopes?: string[];
+    expiresAt?: Date | null;
+    credentials?: Record<string, unknown>;
+  },
+  keyring: AppContext['keyring'],
+): Promise<Connection> {
+  const updated = await updateConnectionAuthorization(trx, scope, id, {
+    authorization_status: change.status,
+    ...(change.scopes ? { authorization_scopes: JSON.stringify(change.scopes) } : {}),
+    ...(change.expiresAt !== undefined ? { authorization_expires_at: change.expiresAt } : {}),
+    ...(change.credentials
+      ? {
+          credentials_sealed: keyring.seal('connection-credentials', JSON.stringify(change.credentials), id),
+          credentials_bound_at: at,
+          // A refresh still out used the tokens these replace: its answer must not be written over them
+          // (it finds its lease gone, src/oauth/tokens.ts), nor, refused, mark these expired.
+          authorization_refreshing_until: null,
+        }
+      : {}),
+  });
+  if (!updated) throw notFound('connection');
+  return toConnection(updated);
 }

@@ -1,4 +1,7 @@
+import type { Kysely } from 'kysely';
 import { Type, type TObject, type TProperties } from 'typebox';
+import type { DB } from '../db/schema.js';
+import type { ClientCredentialsGrant } from '../outbound/request.js';
 import { FilterField } from './filter.js';
 
 /** An event as it leaves hubgate (docs/api/events.md). */
@@ -16,6 +19,16 @@ export interface RenderedRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** A receiver behind OAuth2: the sender adds `Authorization: Bearer` with a token from here. */
+  clientCredentials?: ClientCredentialsGrant;
+}
+
+/** Tokens a connection starts bound with, and what its `authorization` shows of them. */
+export interface InitialAuthorization {
+  /** Sealed as the connection's credentials. */
+  credentials: Record<string, unknown>;
+  scopes: string[];
+  expiresAt: Date | null;
 }
 
 /**
@@ -36,9 +49,10 @@ export interface ConnectorDefinition {
   /**
    * The config field whose URL receives the bound credentials themselves (the `http` connector's
    * header): when an edit changes that URL's host, the credentials are unbound (docs/api/connections.md), so a
-   * secret is never sent to a host it was not given for.
+   * secret is never sent to a host it was not given for. A function when that depends on what is
+   * bound: a webhook sends a bearer token to its URL only with `oauth2ClientCredentials`.
    */
-  credentialsSentTo?: string;
+  credentialsSentTo?: string | ((credentials: Record<string, unknown>) => string | undefined);
   /**
    * Credential fields hubgate makes when the body leaves them out (a webhook signing secret), with
    * their generators; generated values are returned once by the binding call.
@@ -50,6 +64,21 @@ export interface ConnectorDefinition {
   signingSecretField?: string;
   /** Event types the connector can carry at all (patterns); a connection narrows it with `eventTypes`. */
   acceptedEventTypes: readonly string[];
+  /**
+   * Connections of it carry an authorization (OAuth2, docs/api/oauth.md): shown as `authorization`,
+   * `none` until tokens are bound. `bindOnCreate` fetches them when the connection is created
+   * (client credentials): a connection that cannot get them is not created.
+   */
+  authorization?: {
+    grant: 'authorization_code' | 'client_credentials';
+    bindOnCreate?: (connectionId: string) => Promise<InitialAuthorization>;
+    /**
+     * Locks what the connector stands for (its provider's row) for share in the caller's transaction,
+     * and says whether it still exists: the connection's insert then either waits for a delete of it
+     * (and sees it gone) or is seen by that delete, which refuses while a connection uses it.
+     */
+    holdForInsert: (trx: Kysely<DB>) => Promise<boolean>;
+  };
   /** Checks a schema cannot express; throws a 400 HttpProblem naming the field. */
   checkCredentials?: (credentials: Record<string, string>) => void;
   render(
@@ -93,3 +122,45 @@ export const RECEIVER_URL = UrlField('https URL that receives events');
 /** The event as webhook and HTTP receivers get it (docs/api/events.md). */
 export const eventJson = (event: OutboundEvent): string =>
   JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, data: event.data });
+
+/**
+ * A receiver behind OAuth2 (the `webhook` and `http` connectors, docs/api/connections.md): deliveries
+ * carry `Authorization: Bearer` with a token from `tokenUrl` (client credentials, the client
+ * authenticated with HTTP Basic). Secret as a whole, like every credential field.
+ */
+export const OAuth2ClientCredentialsField = Type.Optional(
+  Type.Object(
+    {
+      tokenUrl: UrlField('the token endpoint (https); passes the SSRF policy'),
+      clientId: Type.String({ minLength: 1, maxLength: 500 }),
+      clientSecret: Type.String({ minLength: 1, maxLength: 2000 }),
+      scope: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 1000,
+          pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'a receiver behind OAuth2: {tokenUrl, clientId, clientSecret, scope?}; deliveries carry a bearer ' +
+        'token from tokenUrl (client credentials grant)',
+    },
+  ),
+);
+export const OAUTH2_TOKEN_URL_FIELD = 'oauth2ClientCredentials.tokenUrl';
+
+/** The credentials' client credentials grant, when they have one (a render adds it to the request). */
+export function clientCredentialsOf(
+  credentials: Record<string, unknown>,
+): ClientCredentialsGrant | undefined {
+  const grant = credentials.oauth2ClientCredentials;
+  if (grant === null || typeof grant !== 'object') return undefined;
+  const { tokenUrl, clientId, clientSecret, scope } = grant as Record<string, unknown>;
+  if (typeof tokenUrl !== 'string' || typeof clientId !== 'string' || typeof clientSecret !== 'string') {
+    return undefined;
+  }
+  return { tokenUrl, clientId, clientSecret, ...(typeof scope === 'string' ? { scope } : {}) };
+}

@@ -11,7 +11,7 @@ import {
 } from './connections.js';
 import type { ConnectorDefinition } from './connector.js';
 import { checkFilter } from './filter.js';
-import { updateConnectionConfig } from './store.js';
+import { updateConnectionConfig, type ConnectionRow } from './store.js';
 
 export type ConnectionEdit = { displayName?: string } & Record<string, unknown>;
 
@@ -58,6 +58,23 @@ const hostOf = (value: unknown): string | null => {
  * the config when it claims). When the host of the URL that receives the credentials changes, the
  * credentials are unbound in the same transaction: a secret is never sent to a host it was not given for.
  */
+/** The config field the bound credentials are sent to, if any (see `credentialsSentTo`). */
+function sentToOf(
+  definition: ConnectorDefinition,
+  row: ConnectionRow,
+  keyring: ConnectionDeps['ctx']['keyring'],
+): string | undefined {
+  const sentTo = definition.credentialsSentTo;
+  if (typeof sentTo !== 'function') return sentTo;
+  // Nothing bound, nothing sent.
+  if (row.credentials_sealed === null) return undefined;
+  const bound = JSON.parse(keyring.open('connection-credentials', row.credentials_sealed, row.id)) as Record<
+    string,
+    unknown
+  >;
+  return sentTo(bound);
+}
+
 export async function editConnection(
   deps: ConnectionDeps,
   scope: TenantScope,
@@ -71,7 +88,7 @@ export async function editConnection(
     if (row.status === 'disabled') {
       throw new HttpProblem('conflict', 'The connection is disabled; create a new one instead.');
     }
-    const definition = deps.catalog.get(row.connector_key);
+    const definition = await deps.catalog.resolve(row.connector_key);
     if (!definition) throw new HttpProblem('conflict', `The ${row.connector_key} connector is not known.`);
     const { displayName, ...changes } = editValidator(definition, displayNameSchema)(body);
     // Nothing to change: answered as it is, with no write and no audit entry.
@@ -81,7 +98,7 @@ export async function editConnection(
     const config = configValidator(definition)(merged);
     checkUrlFields(deps, definition, changes);
     checkFilter(changes.filter);
-    const sentTo = definition.credentialsSentTo;
+    const sentTo = sentToOf(definition, row, deps.ctx.keyring);
     const unbind =
       sentTo !== undefined &&
       row.credentials_sealed !== null &&

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import type { AccessRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import { CONNECTION_STATUSES, PAUSED_REASONS } from '../db/schema.js';
+import { AUTHORIZATION_STATUSES, CONNECTION_STATUSES, PAUSED_REASONS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
 import type { ConnectorCatalog } from './catalog.js';
@@ -32,7 +32,24 @@ export const ConnectionSchema = Type.Object({
   revokedAt: Nullable(Timestamp),
   pausedAt: Nullable(Timestamp),
   pausedReason: Nullable(Type.Enum(PAUSED_REASONS)),
+  authorization: Nullable(
+    Type.Object(
+      {
+        status: Type.Enum(AUTHORIZATION_STATUSES),
+        scopes: Type.Array(Type.String()),
+        expiresAt: Nullable(Timestamp),
+      },
+      {
+        description:
+          "OAuth2 connectors only (docs/api/oauth.md): never a token; expiresAt is the access token's",
+      },
+    ),
+  ),
 });
+
+/** The connectors defined in files; those of a family (docs/api/oauth.md) share one body, made by the family. */
+const ofFiles = (catalog: ConnectorCatalog) =>
+  catalog.all.filter((d) => !catalog.families.some((family) => d.key.startsWith(family.prefix)));
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
 
@@ -42,7 +59,7 @@ const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }
  * connector's fields. Each branch is a named component of the document (its `$id`).
  */
 function createBodySchema(catalog: ConnectorCatalog) {
-  const branches = catalog.all.map((definition) =>
+  const branches = ofFiles(catalog).map((definition) =>
     StrictObject(
       {
         connectorKey: Type.Literal(definition.key),
@@ -52,12 +69,46 @@ function createBodySchema(catalog: ConnectorCatalog) {
       { title: definition.name, $id: `${pascalCase(definition.key)}ConnectionCreate` },
     ),
   );
-  return Type.Unsafe<{ connectorKey: string; displayName: string } & Record<string, unknown>>({
+  const byFile = {
     type: 'object',
     required: ['connectorKey'],
     discriminator: { propertyName: 'connectorKey' },
     oneOf: branches,
-  });
+  };
+  // Connectors made at run time (OAuth2 providers) are a family each, its keys a pattern, which a
+  // discriminator cannot map: a key with a family's prefix takes the family's body instead.
+  const body = catalog.families.reduceRight<object>(
+    (otherwise, family) => ({
+      if: {
+        type: 'object',
+        properties: { connectorKey: { type: 'string', pattern: `^${family.prefix}` } },
+        required: ['connectorKey'],
+      },
+      then: {
+        ...family.createBody,
+        properties: { ...family.createBody.properties, displayName: DisplayName },
+      },
+      else: otherwise,
+    }),
+    byFile,
+  );
+  // The document shows the file connectors' branches, which OpenAPI can map by key, and says in words
+  // what a family's keys take.
+  const documented = {
+    ...byFile,
+    description: catalog.families
+      .map(
+        (f) =>
+          `A \`${f.prefix}…\` connector takes displayName and ${Object.keys(f.createBody.properties)
+            .filter((p) => p !== 'connectorKey')
+            .join(', ')} only.`,
+      )
+      .join(' '),
+  };
+  return {
+    body: Type.Unsafe<{ connectorKey: string; displayName: string } & Record<string, unknown>>(body),
+    documented: Type.Unsafe(documented),
+  };
 }
 
 /**
@@ -67,7 +118,7 @@ function createBodySchema(catalog: ConnectorCatalog) {
 function documentedEditBody(catalog: ConnectorCatalog) {
   return Type.Unsafe({
     description: "displayName and the fields of the connection's connector, each optional",
-    oneOf: catalog.all.map((definition) => ({
+    oneOf: ofFiles(catalog).map((definition) => ({
       type: 'object',
       properties: { displayName: DisplayName, ...definition.config.properties },
       additionalProperties: false,
@@ -82,10 +133,15 @@ const EditBody = Type.Record(Type.String(), Type.Unknown(), {
   description: "displayName and the fields of the connection's connector, each optional",
 });
 
-const CredentialsBody = Type.Record(Type.String(), Type.String(), {
-  maxProperties: 20,
-  description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
-});
+// A field is a string, or an object of strings (the webhook and http `oauth2ClientCredentials`).
+const CredentialsBody = Type.Record(
+  Type.String(),
+  Type.Union([Type.String(), Type.Record(Type.String(), Type.String(), { maxProperties: 10 })]),
+  {
+    maxProperties: 20,
+    description: "the connector's credential fields (GET /api/v1/integration-hub/connectors lists them)",
+  },
+);
 
 /** The answer of `PUT …/connections/:id/credentials`: the connection, and the values hubgate generated. */
 export const BindAnswer = Type.Object({
@@ -114,12 +170,13 @@ export const ResumeAnswer = Type.Object({
 /**
  * The credential body as checked at run time, against the fields of the connection's connector
  * (connections.ts): the document shows one named schema per connector. No property names the
- * connector, so there is no discriminator; no two connectors share a field name.
+ * connector, so there is no discriminator; and a body may fit several (the webhook and http
+ * connectors share `oauth2ClientCredentials`), hence `anyOf`, not `oneOf`.
  */
 function documentedCredentialsBody(catalog: ConnectorCatalog) {
   return Type.Unsafe({
     description: "the fields of the connection's connector",
-    oneOf: catalog.all.map((definition) => ({
+    anyOf: ofFiles(catalog).map((definition) => ({
       ...definition.credentials,
       additionalProperties: false,
       title: `${definition.name} credentials`,
@@ -139,6 +196,7 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
   // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
   return async (app) => {
     const { ctx } = deps;
+    const createBody = createBodySchema(deps.catalog);
     app.get(
       '/api/v1/integrations/connections',
       {
@@ -156,11 +214,14 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
     app.post(
       '/api/v1/integrations/connections',
       {
-        config: { ...rule('OPERATOR'), openapi: { problems: ['destination_forbidden'] } },
+        config: {
+          ...rule('OPERATOR'),
+          openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
+        },
         schema: {
           tags,
           summary: 'Create a connection to a connector; URL fields must pass the SSRF policy',
-          body: createBodySchema(deps.catalog),
+          body: createBody.body,
           response: { 201: ConnectionSchema },
         },
       },

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
 import { afterCursor, type Cursor } from '../http/pagination.js';
@@ -19,7 +19,12 @@ export async function insertConnection(
 ): Promise<void> {
   await db
     .insertInto('connections')
-    .values({ ...row, tenant_id: scope.tenantId, config: JSON.stringify(row.config) })
+    .values({
+      ...row,
+      tenant_id: scope.tenantId,
+      config: JSON.stringify(row.config),
+      authorization_scopes: row.authorization_scopes && JSON.stringify(row.authorization_scopes),
+    })
     .execute();
 }
 
@@ -41,8 +46,21 @@ export function findConnectionRow(
  */
 export type ListedConnectionRow = Pick<
   ConnectionRow,
-  'id' | 'connector_key' | 'display_name' | 'status' | 'config' | 'paused_reason'
-> & { created_at: string; revoked_at: string | null; paused_at: string | null; credentials_bound: boolean };
+  | 'id'
+  | 'connector_key'
+  | 'display_name'
+  | 'status'
+  | 'config'
+  | 'paused_reason'
+  | 'authorization_status'
+  | 'authorization_scopes'
+> & {
+  created_at: string;
+  revoked_at: string | null;
+  paused_at: string | null;
+  credentials_bound: boolean;
+  authorization_expires_at: string | null;
+};
 
 /**
  * One page of the scope's connections, newest first (`limit + 1` rows, as newestFirstPage reads).
@@ -66,7 +84,9 @@ export async function listConnectionRows(
       to_char(created_at at time zone 'UTC', ${ISO_FORMAT}) as created_at,
       to_char(revoked_at at time zone 'UTC', ${ISO_FORMAT}) as revoked_at,
       to_char(paused_at at time zone 'UTC', ${ISO_FORMAT}) as paused_at,
-      credentials_sealed is not null as credentials_bound
+      credentials_sealed is not null as credentials_bound,
+      authorization_status, authorization_scopes,
+      to_char(authorization_expires_at at time zone 'UTC', ${ISO_FORMAT}) as authorization_expires_at
     from connections
     where tenant_id = ${scope.tenantId} ${afterPosition}
     order by connections.created_at desc, connections.id desc
@@ -78,7 +98,23 @@ export async function updateConnectionRow(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
-  changes: Partial<Omit<ConnectionRow, 'id' | 'tenant_id' | 'config'>>,
+  changes: Partial<Omit<ConnectionRow, 'id' | 'tenant_id' | 'config' | 'authorization_scopes'>>,
+): Promise<ConnectionRow | undefined> {
+  return db
+    .updateTable('connections')
+    .set(changes)
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** An OAuth2 connection's authorization and, when given, its tokens (docs/api/oauth.md). */
+export async function updateConnectionAuthorization(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  changes: Updateable<ConnectionsTable>,
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')

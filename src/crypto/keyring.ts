@@ -19,7 +19,8 @@ export type KeyPurpose =
   | 'csrf'
   | 'connection-credentials'
   | 'event-payload'
-  | 'alert-channel-secrets';
+  | 'alert-channel-secrets'
+  | 'oauth';
 
 export interface Keyring {
   /** Deterministic keyed hash (HMAC-SHA256, hex) for looking a bearer token up by its value. */

@@ -181,6 +181,12 @@ export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 /** Why a connection is paused: by hand, failing for long, or its receiver said 410 Gone. */
 export const PAUSED_REASONS = ['manual', 'failing', 'gone'] as const;
 export type PausedReason = (typeof PAUSED_REASONS)[number];
+/** An OAuth2 connection's authorization (docs/api/oauth.md); null on connectors without one. */
+export const AUTHORIZATION_STATUSES = ['none', 'authorized', 'expired'] as const;
+export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number];
+/** How hubgate gets a provider's tokens (docs/api/oauth.md). */
+export const OAUTH_GRANTS = ['authorization_code', 'client_credentials'] as const;
+export type OAuthGrant = (typeof OAUTH_GRANTS)[number];
 
 export interface ConnectionsTable {
   id: string;
@@ -201,6 +207,38 @@ export interface ConnectionsTable {
   /** Deliveries in a row that ended `failed` (reset by one delivered), and when the first of them did. */
   failure_streak: Generated<number>;
   failure_streak_since: OptionalTimestamp;
+  /** OAuth2 connections only (docs/api/oauth.md): what the API shows of the authorization, never a token. */
+  authorization_status: ColumnType<AuthorizationStatus | null, AuthorizationStatus | null | undefined>;
+  authorization_scopes: ColumnType<string[] | null, string | null | undefined, string | null>;
+  authorization_expires_at: OptionalTimestamp;
+  /** While a refresh of its tokens is under way (one process at a time): until when its lease holds. */
+  authorization_refreshing_until: OptionalTimestamp;
+}
+
+/** An OAuth2 provider (docs/api/oauth.md), the operator's: the client secret only sealed. */
+export interface OAuthProvidersTable {
+  key: string;
+  name: string;
+  authorization_url: string | null;
+  token_url: string;
+  api_base_url: string;
+  client_id: string;
+  client_secret_sealed: string;
+  scopes: Json<string[]>;
+  grant_type: OAuthGrant;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An authorization started and not yet come back: a keyed hash of its `state`, single use. */
+export interface OAuthStatesTable {
+  state_hash: string;
+  tenant_id: string;
+  connection_id: string;
+  user_id: string;
+  verifier_sealed: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 /** Attempts started per connection and whole second (the `maxPerSecond` throttle). */
@@ -398,6 +436,8 @@ export interface DB {
   connections: ConnectionsTable;
   connection_send_permits: ConnectionSendPermitsTable;
   ordering_heads: OrderingHeadsTable;
+  oauth_providers: OAuthProvidersTable;
+  oauth_states: OAuthStatesTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;

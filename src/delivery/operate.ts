@@ -78,6 +78,14 @@ export async function sendTestEvent(
   const payload = payloadOf(body.data ?? TEST_EVENT_DATA);
   return deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, connectionId, { forShare: true });
+    // An OAuth2 connection calls its provider's API (docs/api/oauth.md): no event is ever delivered to it.
+    if ((await deps.catalog.resolve(row.connector_key))?.authorization) {
+      throw new HttpProblem(
+        'conflict',
+        'A test event cannot be sent to an OAuth2 connection: it calls its provider’s API through the ' +
+          'credential proxy, and no event is delivered to it.',
+      );
+    }
     if (row.status !== 'active') throw notActive(row, 'a test event');
     if (row.credentials_sealed === null || !deps.catalog.isEnabled(row.connector_key)) {
       throw new HttpProblem(

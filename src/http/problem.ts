@@ -25,6 +25,8 @@ export const PROBLEMS = {
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal server error' },
+  // The credential proxy's: the provider's API gave no answer that can be passed back (docs/api/oauth.md).
+  bad_gateway: { status: 502, title: 'Bad gateway' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

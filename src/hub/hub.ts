@@ -52,7 +52,9 @@ function credentialFieldsOf(definition: ConnectorDefinition) {
 }
 
 /** The catalog as `GET /integration-hub/connectors` shows it, read from the definitions themselves. */
-export function describeConnectors(deps: ConnectionDeps) {
+export async function describeConnectors(deps: ConnectionDeps) {
+  // Providers are made at run time, maybe by another process (docs/api/oauth.md).
+  await deps.catalog.refreshFamilies();
   return deps.catalog.all.map((definition) => ({
     connectorKey: definition.key,
     name: definition.name,
@@ -62,6 +64,7 @@ export function describeConnectors(deps: ConnectionDeps) {
     credentialFields: credentialFieldsOf(definition),
     eventTypes: [...definition.acceptedEventTypes],
     rebindOverlapSeconds: definition.rebindOverlapSeconds,
+    ...(definition.authorization ? { oauth2: { grant: definition.authorization.grant } } : {}),
   }));
 }
 
@@ -69,6 +72,7 @@ export function describeConnectors(deps: ConnectionDeps) {
 export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
   const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);
+  await deps.catalog.refreshFamilies();
   const connectors = deps.catalog.all.map((definition) => ({
     connectorKey: definition.key,
     name: definition.name,
@@ -93,6 +97,7 @@ export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
 export async function credentialReadiness(deps: ConnectionDeps, scope: TenantScope) {
   const { entitlements } = scope;
   const countsOf = await countConnectionsByConnector(deps.ctx.db, scope);
+  await deps.catalog.refreshFamilies();
   return {
     connectors: deps.catalog.all.map((definition) => {
       const c = countsOf(definition.key);

@@ -28,6 +28,15 @@ export const ConnectorSchema = Type.Object({
     minimum: 0,
     description: 'how long the previous credentials keep working after new ones are bound',
   }),
+  oauth2: Type.Optional(
+    Type.Object(
+      { grant: Type.Union([Type.Literal('authorization_code'), Type.Literal('client_credentials')]) },
+      {
+        description:
+          'an OAuth2 connector (oauth2:<provider>) only: how its connections get tokens (docs/api/oauth.md)',
+      },
+    ),
+  ),
 });
 
 const Count = Type.Integer({ minimum: 0 });
@@ -82,7 +91,7 @@ export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
           response: { 200: PageOf(ConnectorSchema) },
         },
       },
-      async () => ({ data: describeConnectors(deps), nextCursor: null }),
+      async () => ({ data: await describeConnectors(deps), nextCursor: null }),
     );
 
     app.get(

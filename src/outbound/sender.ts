@@ -1,54 +1,18 @@
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent, request, type Dispatcher } from 'undici';
+import { withClientCredentials } from './client-credentials.js';
+import type { AnswerRecord, OutboundRequest, SendError, SendResult, WholeAnswer } from './request.js';
 import { checkAddress, checkUrl, type Cidr, type DestinationPolicy } from './ssrf-policy.js';
 
-/** How an attempt failed (docs/api/events.md `error`). */
-export type SendError =
-  | 'timeout'
-  | 'connection_error'
-  | 'dns_failure'
-  | 'tls_error'
-  | 'destination_forbidden'
-  | 'redirect_refused'
-  | 'http_status';
-
-export interface SendResult {
-  ok: boolean;
-  status: number | null;
-  remoteAddress: string | null;
-  error: SendError | null;
-  errorDetail: string | null;
-  /** Seconds from a Retry-After answer, when there was one. */
-  retryAfterSeconds: number | null;
-  durationMs: number;
-  /** The answer's first KEPT_BODY_BYTES as UTF-8 text, when the request asked for it (`keepBody`). */
-  body?: string;
-  /** What the answer said, for the event log (docs/api/events.md); null or absent when no answer came. */
-  response?: AnswerRecord | null;
-}
-
-/** An answer as the event log keeps it: at most MAX_KEPT_HEADERS headers and the start of the body. */
-export interface AnswerRecord {
-  headers: Record<string, string>;
-  /** The first `keepBodyBytes` of the body as UTF-8 (bad bytes replaced); null when none are kept. */
-  body: string | null;
-  /** True when the body had more bytes than were kept. */
-  bodyTruncated: boolean;
-}
-
-export interface OutboundRequest {
-  method: 'POST' | 'PUT' | 'PATCH';
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  /**
-   * Keep the start of the answer as text (Slack says what went wrong in its body). Off by default.
-   */
-  keepBody?: boolean;
-  /** Bytes of the answer's body to keep in `response` for the event log (0 or absent: none). */
-  keepBodyBytes?: number;
-}
+export type {
+  AnswerRecord,
+  ClientCredentialsGrant,
+  OutboundRequest,
+  SendError,
+  SendResult,
+  WholeAnswer,
+} from './request.js';
 
 /** Resolves a name to every address it has; tests inject one to play DNS rebinding. */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -131,6 +95,7 @@ interface Outcome {
   retryAfterSeconds?: number | null;
   body?: string;
   response?: AnswerRecord | null;
+  answer?: WholeAnswer;
 }
 
 /** The one place a SendResult is made: ok when nothing went wrong, timed from `started`. */
@@ -224,6 +189,24 @@ async function keptAnswer(
   return { body: kept.subarray(0, callerBytes).toString('utf8'), response: record };
 }
 
+/** Reads an answer's whole body up to `limit` bytes; a larger one is cut off and only said to be so. */
+async function wholeAnswer(response: Dispatcher.ResponseData<unknown>, limit: number): Promise<WholeAnswer> {
+  const type = response.headers['content-type'];
+  const contentType = (Array.isArray(type) ? type[0] : type) ?? null;
+  const chunks: Buffer[] = [];
+  let read = 0;
+  for await (const chunk of response.body) {
+    const buffer = chunk as Buffer;
+    read += buffer.length;
+    if (read > limit) {
+      response.body.destroy();
+      return { contentType, body: Buffer.alloc(0), tooLarge: true };
+    }
+    chunks.push(buffer);
+  }
+  return { contentType, body: Buffer.concat(chunks), tooLarge: false };
+}
+
 /** One request, no redirects, every phase bounded by the timeout. */
 function requestOptions(outbound: OutboundRequest, agent: Agent, timeoutMs: number) {
   return {
@@ -280,7 +263,13 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
     const remoteAddress = () => verdict.address ?? pinned.get(host) ?? null;
     try {
       const response = await request(verdict.url, requestOptions(outbound, agent, options.timeoutMs));
-      const answer = await keptAnswer(response, outbound);
+      const answer =
+        outbound.keepAnswerBytes === undefined
+          ? await keptAnswer(response, outbound)
+          : {
+              response: { headers: keptHeaders(response.headers), body: null, bodyTruncated: false },
+              answer: await wholeAnswer(response, outbound.keepAnswerBytes),
+            };
       const status = response.statusCode;
       const judged = judgeAnswer(status, response.headers['retry-after']);
       return resultOf(started, { status, remoteAddress: remoteAddress(), ...judged, ...answer });
@@ -295,7 +284,7 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
     }
   }
 
-  return { send, close: () => agent.close() };
+  return { send: withClientCredentials(send), close: () => agent.close() };
 }
 
 export type Sender = ReturnType<typeof createSender>;

@@ -49,6 +49,7 @@ describe('create', () => {
         revokedAt: null,
         pausedAt: null,
         pausedReason: null,
+        authorization: null,
       },
       'the created connection shows other fields than safe metadata',
     );

@@ -47,8 +47,11 @@ describe('connector catalog', () => {
         f.name,
         f.generated,
       ]),
-      [['signingSecret', true]],
-      'the webhook connector does not say its signing secret is generated',
+      [
+        ['signingSecret', true],
+        ['oauth2ClientCredentials', false],
+      ],
+      'the webhook connector does not say its signing secret is generated (and OAuth2 client credentials optional)',
     );
     const http = byKey.get('http') as { credentialFields: Array<{ name: string; generated: boolean }> };
     assert.deepEqual(
@@ -56,8 +59,9 @@ describe('connector catalog', () => {
       [
         ['headerName', false],
         ['headerValue', false],
+        ['oauth2ClientCredentials', false],
       ],
-      'the http connector does not ask for a header name and value',
+      'the http connector does not ask for a header name and value, or OAuth2 client credentials',
     );
   });
 
@@ -196,7 +200,10 @@ describe('credential readiness', () => {
         name: 'Webhook',
         ready: true,
         reasons: [],
-        credentialFields: [{ name: 'signingSecret', generated: true }],
+        credentialFields: [
+          { name: 'signingSecret', generated: true },
+          { name: 'oauth2ClientCredentials', generated: false },
+        ],
         connectionsAwaitingCredentials: 1,
       },
       'the webhook readiness is wrong once a connection awaits credentials',

@@ -437,6 +437,44 @@ describe('edit (PATCH)', () => {
     assert.ok(first.body.id, 'the first event was published');
   });
 
+  test('webhook behind OAuth2: a new host unbinds the client credentials, whose bearer token would go there; without them the secret stays', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const clientSecret = 'webhook-oauth2-client-secret-31';
+    neverShown.push(clientSecret);
+    const behindOAuth = await createConnection(h, session, {
+      connectorKey: 'webhook',
+      displayName: 'behind oauth2',
+      url: 'http://old.operate.test:1/hook',
+    });
+    await bindCredentials(h, session, behindOAuth.id, {
+      oauth2ClientCredentials: { tokenUrl: 'http://old.operate.test:1/token', clientId: 'hub', clientSecret },
+    });
+    // An OPERATOR may edit the URL; only an ADMIN binds: the token must not follow the URL elsewhere.
+    const moved = await patchConnection(h, session, behindOAuth.id, {
+      url: 'http://new.operate.test:1/hook',
+    });
+    assert.equal(moved.status, 200, `moving the webhook answered ${moved.status}: ${moved.text}`);
+    assert.equal(
+      moved.body.credentialsBound,
+      false,
+      'a new host kept the client credentials meant for the old one',
+    );
+
+    const plain = await createConnection(h, session, {
+      connectorKey: 'webhook',
+      displayName: 'signed only',
+      url: 'http://old.operate.test:1/hook',
+    });
+    await bindCredentials(h, session, plain.id, {});
+    const movedPlain = await patchConnection(h, session, plain.id, { url: 'http://new.operate.test:1/hook' });
+    assert.equal(movedPlain.status, 200, movedPlain.text);
+    assert.equal(
+      movedPlain.body.credentialsBound,
+      true,
+      'a signing secret, never sent anywhere, was unbound by a new host',
+    );
+  });
+
   test('a paused connection can be edited and stays paused', async () => {
     const { session } = await makeSignedInTenant(h);
     const w = await hook(session, 'https://hooks.example.com/p');

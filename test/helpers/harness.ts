@@ -138,7 +138,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         body = JSON.stringify(opts.body);
         headers['content-type'] ??= 'application/json';
       }
-      const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+      // A redirect is an answer to check like any other (the OAuth callback's 303), never followed.
+      const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
       const text = await response.text();
       let parsed: unknown;
       try {

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { jsonHeaders } from '../../outbound/headers.js';
-import { connectorConfig, eventJson, RECEIVER_URL, type ConnectorDefinition } from '../connector.js';
+import {
+  clientCredentialsOf,
+  connectorConfig,
+  eventJson,
+  OAUTH2_TOKEN_URL_FIELD,
+  OAuth2ClientCredentialsField,
+  RECEIVER_URL,
+  type ConnectorDefinition,
+} from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -30,19 +38,26 @@ const webhook: ConnectorDefinition = {
         description: 'whsec_ + base64 (padded) of 24–64 bytes; leave out to have one generated',
       }),
     ),
+    oauth2ClientCredentials: OAuth2ClientCredentialsField,
   }),
-  urlFields: ['url'],
+  urlFields: ['url', OAUTH2_TOKEN_URL_FIELD],
+  // The signing secret is never sent, but a bearer token from oauth2ClientCredentials goes to the URL.
+  credentialsSentTo: (credentials) => (clientCredentialsOf(credentials) ? 'url' : undefined),
   generated: { signingSecret: () => SECRET_PREFIX + randomBytes(32).toString('base64') },
   // Receivers need time to switch to a new secret: both signatures are sent meanwhile.
   rebindOverlapSeconds: 24 * 60 * 60,
   signingSecretField: 'signingSecret',
   acceptedEventTypes: ['*'],
-  render: (event, config) => ({
-    method: 'POST',
-    url: String(config.url),
-    headers: jsonHeaders(),
-    body: eventJson(event),
-  }),
+  render: (event, config, credentials) => {
+    const clientCredentials = clientCredentialsOf(credentials);
+    return {
+      method: 'POST',
+      url: String(config.url),
+      headers: jsonHeaders(),
+      body: eventJson(event),
+      ...(clientCredentials ? { clientCredentials } : {}),
+    };
+  },
 };
 
 export default webhook;

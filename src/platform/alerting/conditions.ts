@@ -90,6 +90,33 @@ async function connectionPaused(db: Kysely<DB>): Promise<Condition[]> {
   });
 }
 
+/**
+ * ConnectionAuthorizationExpired (docs/api/oauth.md), one per OAuth2 connection whose provider refused
+ * to refresh its tokens (`invalid_grant`): it fires until someone authorizes it again or revokes it.
+ */
+async function authorizationExpired(db: Kysely<DB>): Promise<Condition[]> {
+  const rows = await db
+    .selectFrom('connections')
+    .select(['id', 'tenant_id', 'connector_key', 'display_name'])
+    .where('authorization_status', '=', 'expired')
+    .where('status', 'in', ['active', 'paused'])
+    .execute();
+  return rows.map((row) => ({
+    labels: {
+      alertname: 'ConnectionAuthorizationExpired',
+      severity: 'warning',
+      tenantId: row.tenant_id,
+      connectionId: row.id,
+    },
+    annotations: {
+      summary: `Connection ${quoted(row.display_name)} must be authorized again`,
+      description:
+        `The provider of this ${row.connector_key} connection refused to refresh its access; calls through it ` +
+        'fail until someone in the tenant authorizes it again.',
+    },
+  }));
+}
+
 /** DeliveryFailureRateHigh, per tenant: the share of failed attempts over the window, above the threshold. */
 async function failureRateHigh(db: Kysely<DB>, now: Date, alerts: Config['alerts']): Promise<Condition[]> {
   const since = new Date(now.getTime() - alerts.failureRateWindowSeconds * 1000);
@@ -143,13 +170,14 @@ export async function evaluateConditions(
   now: Date,
   alerts: Config['alerts'],
 ): Promise<Condition[]> {
-  const [failed, rate, backlog, paused] = await Promise.all([
+  const [failed, rate, backlog, paused, expired] = await Promise.all([
     deliveryFailed(db, now),
     failureRateHigh(db, now, alerts),
     queueBacklogHigh(db, now, alerts),
     connectionPaused(db),
+    authorizationExpired(db),
   ]);
-  return [...failed, ...rate, ...backlog, ...paused];
+  return [...failed, ...rate, ...backlog, ...paused, ...expired];
 }
 
 /** Raised by the engine itself when its ping fails; no error text, which may name hosts or users. */

@@ -1,0 +1,132 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AccessRule } from '../access/rules.js';
+import { requestScope } from '../access/scope.js';
+import type { AppContext } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+import { StrictObject } from '../http/schemas.js';
+import {
+  MAX_PROXY_ANSWER_BYTES,
+  MAX_PROXY_REQUEST_BYTES,
+  proxyCall,
+  proxyMetrics,
+  type ProxyDeps,
+  type ProxyMethod,
+} from './proxy.js';
+
+// On the automation allowlist (docs/api/authentication.md): a server-side integration calls its
+// provider through hubgate with a tnt_ key of integrations:OPERATOR.
+const operator: { access: AccessRule } = {
+  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level: 'OPERATOR' }] },
+};
+const METHODS: readonly ProxyMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+export const PROXY_PATH = '/api/v1/integrations/connections/:id/proxy/*';
+const ROUTE_SEGMENTS = PROXY_PATH.split('/').length - 1;
+
+const ProxyParams = StrictObject({
+  id: Type.String({ description: 'Opaque ID' }),
+  '*': Type.String({
+    description: "the path under the provider's apiBaseUrl, slashes and all (documented as `path`)",
+  }),
+});
+
+const decoded = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * What follows `/proxy/` as the client sent it (still percent-encoded), query string included: the
+ * raw path's segments after the route's seven (`''/api/v1/integrations/connections/:id/proxy`),
+ * counted rather than searched for, since the router also takes `prox%79` for `proxy`.
+ */
+function pathAndQueryOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? '';
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const segments = path.split('/');
+  if (segments.length < ROUTE_SEGMENTS || decoded(segments[ROUTE_SEGMENTS - 1] ?? '') !== 'proxy') {
+    throw new HttpProblem('validation_failed', 'path: not a credential proxy path');
+  }
+  return segments.slice(ROUTE_SEGMENTS).join('/') + (queryAt === -1 ? '' : url.slice(queryAt));
+}
+
+const headerOf = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value.join(', ') : value;
+
+/** One method's route schema: the path's params, and the provider's answer of any status and type. */
+const schemaOf = (method: ProxyMethod) => ({
+  tags: ['connections'],
+  operationId: `${method.toLowerCase()}IntegrationsConnectionsByIdProxyPath`,
+  summary: `${method} through an OAuth2 connection to its provider's API, with its access token`,
+  description:
+    "Sent to the provider's apiBaseUrl + /<path> with the query string, the body (≤ 1 MiB) and the " +
+    'content-type and accept headers, plus Authorization: Bearer <access token>; the answer is the ' +
+    `provider's status, content-type and body (≤ ${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB, else ` +
+    '502). 409 when the connection is not active and authorized; 429 with Retry-After over its ' +
+    'maxPerSecond; a provider 401 refreshes the token once and tries once more.',
+  params: ProxyParams,
+  response: {
+    '2xx': {
+      description: "The provider's answer: its status, content type and body, as they came",
+      content: { '*/*': { schema: {} } },
+    },
+    default: {
+      description:
+        "The provider's answer of any other status, as it came (errors of hubgate's own: problem details)",
+      content: { '*/*': { schema: {} } },
+    },
+  },
+});
+
+/**
+ * The credential proxy's routes (docs/api/oauth.md): one per method, each passing on any body of
+ * up to 1 MiB as bytes (this plugin's own content-type parser; the rest of the API takes JSON only).
+ */
+export function proxyRoutes(
+  deps: ProxyDeps,
+  tracing: Pick<NonNullable<AppContext['tracing']>, 'traceIdsOf'> | undefined,
+): FastifyPluginAsyncTypebox {
+  const metrics = proxyMetrics(deps.ctx);
+  return async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_PROXY_REQUEST_BYTES },
+      (_r, body, done) => {
+        done(null, body);
+      },
+    );
+    for (const method of METHODS) {
+      app.route({
+        method,
+        url: PROXY_PATH,
+        bodyLimit: MAX_PROXY_REQUEST_BYTES,
+        config: { ...operator, openapi: { problems: ['conflict', 'bad_gateway'] } },
+        schema: schemaOf(method),
+        handler: async (request, reply) => {
+          const ids = tracing?.traceIdsOf(request);
+          const answer = await proxyCall(deps, metrics, requestScope(request), request.params.id, {
+            method,
+            pathAndQuery: pathAndQueryOf(request),
+            contentType: headerOf(request.headers['content-type']),
+            accept: headerOf(request.headers.accept),
+            body: Buffer.isBuffer(request.body) ? request.body : undefined,
+            traceparent: ids ? `00-${ids.trace_id}-${ids.span_id}-01` : undefined,
+          });
+          reply.code(answer.status);
+          if (answer.contentType) reply.header('content-type', answer.contentType);
+          // The provider's bytes come from hubgate's origin: a browser must never run them as a page
+          // of it (a provider's HTML with a script would read the session's CSRF cookie).
+          reply.header('content-security-policy', "sandbox; default-src 'none'");
+          reply.header('x-content-type-options', 'nosniff');
+          return reply.send(answer.body);
+        },
+      });
+    }
+  };
+}

@@ -1,0 +1,201 @@
+import { Counter } from 'prom-client';
+import type { TenantScope } from '../access/scope.js';
+import { connectionOr404 } from '../connections/connections.js';
+import type { AppContext } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+import { TRACEPARENT_HEADER } from '../outbound/headers.js';
+import type { OutboundRequest, SendResult } from '../outbound/sender.js';
+import { untracedTraceparent } from '../telemetry/start.js';
+import { VERSION } from '../version.js';
+import { accessTokenFor, providerOf, TokenEndpointError, type TokenDeps } from './tokens.js';
+
+// The credential proxy (docs/api/oauth.md): a tenant's call to its provider's API, with the
+// connection's access token added on the way and never shown.
+
+/** A request body passed on: at most this many bytes (a larger one is 413 before it is read whole). */
+export const MAX_PROXY_REQUEST_BYTES = 1024 * 1024;
+/** A provider's answer passed back: at most this many bytes, else 502. */
+export const MAX_PROXY_ANSWER_BYTES = 10 * 1024 * 1024;
+
+export type ProxyMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What the proxy needs; `takePermit` is the throttle's counter (delivery/throttle.ts), given by buildApp. */
+export interface ProxyDeps {
+  ctx: Pick<AppContext, 'db' | 'keyring' | 'now' | 'metrics'>;
+  tokens: TokenDeps;
+  takePermit(connectionId: string, max: number, now: Date): Promise<boolean>;
+}
+
+/** One call as the route hands it over. */
+export interface ProxyCall {
+  method: ProxyMethod;
+  /** What follows `/proxy/` in the request, query string included, as the client sent it. */
+  pathAndQuery: string;
+  contentType: string | undefined;
+  accept: string | undefined;
+  body: Buffer | undefined;
+  /** The W3C trace context to send: the request's span's (tracing on), else a new one. */
+  traceparent: string | undefined;
+}
+
+/** What goes back to the client: the provider's status, content type and body, nothing else. */
+export interface ProxyAnswer {
+  status: number;
+  contentType: string | null;
+  body: Buffer;
+}
+
+/** The proxy's metric: calls to providers by provider and the class of their answer (or `error`). */
+export function proxyMetrics(ctx: Pick<AppContext, 'metrics'>) {
+  return new Counter({
+    name: 'hubgate_oauth_proxy_requests_total',
+    help: 'Calls through the credential proxy, by OAuth provider and the status class of its answer (2xx … 5xx; error: none usable).',
+    labelNames: ['provider', 'status_class'] as const,
+    registers: [ctx.metrics.registry],
+  });
+}
+
+export type ProxyMetrics = ReturnType<typeof proxyMetrics>;
+
+// A dot segment, raw or percent-encoded, could climb out of the provider's API base path.
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+/**
+ * The provider's URL for a path: `apiBaseUrl` + `/` + path, query string kept. A path that would
+ * leave the base (dot segments, another origin) is refused.
+ */
+export function targetUrl(apiBaseUrl: string, pathAndQuery: string): string {
+  const queryAt = pathAndQuery.indexOf('?');
+  const path = queryAt === -1 ? pathAndQuery : pathAndQuery.slice(0, queryAt);
+  if (DOT_SEGMENT.test(path) || /%2f|\\/i.test(path)) {
+    throw new HttpProblem(
+      'validation_failed',
+      'path: no "." or ".." segments, encoded slashes or backslashes',
+      {
+        errors: [{ path: 'path', message: 'must not climb out of the provider’s API base URL' }],
+      },
+    );
+  }
+  const base = new URL(apiBaseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const target = new URL(`${base.origin}${basePath}/${pathAndQuery}`);
+  if (target.origin !== base.origin || !target.pathname.startsWith(`${basePath}/`)) {
+    throw new HttpProblem('validation_failed', 'path: must stay under the provider’s API base URL');
+  }
+  return target.href;
+}
+
+const statusClass = (status: number | null): string =>
+  status === null ? 'error' : `${Math.floor(status / 100)}xx`;
+
+/** Why there is no answer to pass back, in words (never a header, a token or the provider's body). */
+function noAnswer(result: SendResult): HttpProblem {
+  const why =
+    result.error === 'timeout'
+      ? 'did not answer within DELIVERY_TIMEOUT_MS'
+      : result.error === 'destination_forbidden'
+        ? `is a refused destination (${result.errorDetail ?? 'SSRF policy'})`
+        : `could not be reached (${result.errorDetail ?? result.error ?? 'no answer'})`;
+  return new HttpProblem('bad_gateway', `The provider’s API ${why}.`);
+}
+
+/** The provider's answer as the client gets it, or the 502 of one that cannot be passed back. */
+function answerOf(result: SendResult): ProxyAnswer {
+  if (result.status === null || !result.answer) throw noAnswer(result);
+  // HTTP has no such status: nothing a client could be handed (Node parses any three digits).
+  if (result.status < 200 || result.status > 599) {
+    throw new HttpProblem(
+      'bad_gateway',
+      `The provider’s API answered HTTP ${result.status}, which is not a status.`,
+    );
+  }
+  if (result.status >= 300 && result.status < 400) {
+    throw new HttpProblem(
+      'bad_gateway',
+      `The provider’s API answered a redirect (HTTP ${result.status}), which is not followed.`,
+    );
+  }
+  if (result.answer.tooLarge) {
+    throw new HttpProblem(
+      'bad_gateway',
+      `The provider’s answer is larger than ${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB.`,
+    );
+  }
+  return { status: result.status, contentType: result.answer.contentType, body: result.answer.body };
+}
+
+const maxPerSecondOf = (config: Record<string, unknown>): number | null => {
+  const max = config.maxPerSecond;
+  return typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : null;
+};
+
+/** The 429 of a call over `maxPerSecond`: Retry-After is the start of the next second, rounded up. */
+function throttled(now: Date): HttpProblem {
+  const seconds = Math.max(1, Math.ceil((1000 - (now.getTime() % 1000)) / 1000));
+  return new HttpProblem('rate_limited', 'Over this connection’s maxPerSecond: try again in a moment.', {
+    headers: { 'retry-after': String(seconds) },
+  });
+}
+
+/**
+ * One proxied call: the connection must be an OAuth2 connection, active and authorized (else 409),
+ * within its `maxPerSecond` (else 429); the request goes to the provider through the outbound
+ * sender (SSRF policy at every call, no redirects, DELIVERY_TIMEOUT_MS) with `Authorization: Bearer`;
+ * a 401 from the provider refreshes the token once and sends once more. Counted per provider.
+ */
+export async function proxyCall(
+  deps: ProxyDeps,
+  metrics: ProxyMetrics,
+  scope: TenantScope,
+  connectionId: string,
+  call: ProxyCall,
+): Promise<ProxyAnswer> {
+  const { ctx } = deps;
+  const row = await connectionOr404(ctx.db, scope, connectionId);
+  const provider = await providerOf(ctx.db, row);
+  const url = targetUrl(provider.api_base_url, call.pathAndQuery);
+  let token = await tokenOrBadGateway(deps, scope, connectionId, false);
+  const max = maxPerSecondOf(row.config);
+  if (max !== null) {
+    const now = ctx.now();
+    if (!(await deps.takePermit(connectionId, max, now))) throw throttled(now);
+  }
+  const request = (accessToken: string): OutboundRequest => ({
+    method: call.method,
+    url,
+    headers: {
+      'user-agent': `hubgate/${VERSION}`,
+      ...(call.contentType ? { 'content-type': call.contentType } : {}),
+      ...(call.accept ? { accept: call.accept } : {}),
+      [TRACEPARENT_HEADER]: call.traceparent ?? untracedTraceparent(),
+      authorization: `Bearer ${accessToken}`,
+    },
+    ...(call.body && call.body.length > 0 ? { body: call.body } : {}),
+    keepAnswerBytes: MAX_PROXY_ANSWER_BYTES,
+  });
+  let result = await deps.tokens.sender.send(request(token));
+  if (result.status === 401) {
+    // The provider refused the token (revoked, rotated, expired early): refresh once, try once more.
+    token = await tokenOrBadGateway(deps, scope, connectionId, true);
+    result = await deps.tokens.sender.send(request(token));
+  }
+  const answered = result.status !== null && result.answer && !result.answer.tooLarge;
+  metrics.inc({ provider: provider.key, status_class: answered ? statusClass(result.status) : 'error' });
+  return answerOf(result);
+}
+
+/** The access token; a token endpoint that cannot be asked is the proxy's 502 (saying so in words). */
+async function tokenOrBadGateway(
+  deps: ProxyDeps,
+  scope: TenantScope,
+  connectionId: string,
+  forceRefresh: boolean,
+): Promise<string> {
+  try {
+    const token = await accessTokenFor(deps.tokens, scope, connectionId, { forceRefresh });
+    return token.accessToken;
+  } catch (error) {
+    if (error instanceof TokenEndpointError) throw new HttpProblem('bad_gateway', error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,104 @@
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { TenantScope } from '../access/scope.js';
+import type { DB, OAuthProvidersTable, OAuthStatesTable } from '../db/schema.js';
+
+export type ProviderRow = Selectable<OAuthProvidersTable>;
+export type StateRow = Selectable<OAuthStatesTable>;
+
+// Providers are the platform's, for every tenant: no tenant scope. States are a tenant's.
+
+export async function insertProvider(db: Kysely<DB>, row: ProviderRow): Promise<void> {
+  await db
+    .insertInto('oauth_providers')
+    .values({ ...row, scopes: JSON.stringify(row.scopes) })
+    .execute();
+}
+
+export function findProvider(
+  db: Kysely<DB>,
+  key: string,
+  options: { forUpdate?: boolean; forShare?: boolean } = {},
+): Promise<ProviderRow | undefined> {
+  const query = db.selectFrom('oauth_providers').selectAll().where('key', '=', key);
+  if (options.forUpdate) return query.forUpdate().executeTakeFirst();
+  return (options.forShare ? query.forShare() : query).executeTakeFirst();
+}
+
+export function allProviderRows(db: Kysely<DB>): Promise<ProviderRow[]> {
+  return db.selectFrom('oauth_providers').selectAll().orderBy('key').execute();
+}
+
+/** One page, newest first (`limit + 1` rows), after the position (createdAt, key) when given. */
+export function listProviderRows(
+  db: Kysely<DB>,
+  limit: number,
+  after: { createdAt: Date; key: string } | undefined,
+): Promise<ProviderRow[]> {
+  let query = db.selectFrom('oauth_providers').selectAll();
+  if (after) query = query.where(sql<boolean>`(created_at, key) < (${after.createdAt}, ${after.key})`);
+  return query
+    .orderBy('created_at', 'desc')
+    .orderBy('key', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+export function updateProvider(
+  db: Kysely<DB>,
+  key: string,
+  changes: Updateable<OAuthProvidersTable>,
+): Promise<ProviderRow | undefined> {
+  return db
+    .updateTable('oauth_providers')
+    .set(changes)
+    .where('key', '=', key)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteProviderRow(db: Kysely<DB>, key: string): Promise<void> {
+  await db.deleteFrom('oauth_providers').where('key', '=', key).execute();
+}
+
+/**
+ * Connections of any tenant that use the connector and are not revoked: a provider in use cannot be
+ * deleted. A platform question across tenants, asked of the connections table by its connector key.
+ */
+export async function countConnectionsUsing(db: Kysely<DB>, connectorKey: string): Promise<number> {
+  const row = await db
+    .selectFrom('connections')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('connector_key', '=', connectorKey)
+    .where('status', '!=', 'disabled')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function insertState(db: Kysely<DB>, scope: TenantScope, row: StateRow): Promise<void> {
+  await db
+    .insertInto('oauth_states')
+    .values({ ...row, tenant_id: scope.tenantId })
+    .execute();
+}
+
+/**
+ * Takes a state once: the row is deleted as it is read, so a second callback with the same state
+ * finds nothing, whichever process it reaches.
+ */
+export function takeState(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  stateHash: string,
+): Promise<StateRow | undefined> {
+  return db
+    .deleteFrom('oauth_states')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('state_hash', '=', stateHash)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** States nobody came back with: past their expiry they are only clutter. */
+export async function deleteExpiredStates(db: Kysely<DB>, now: Date): Promise<void> {
+  await db.deleteFrom('oauth_states').where('expires_at', '<', now).execute();
+}
