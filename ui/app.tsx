@@ -153,6 +153,7 @@ function Pages() {
       <Route path="/" component={Overview} />
       <Route path="/connections" component={Connections} />
       <Route path="/connections/new" component={NewConnection} />
+      <Route path="/connections/:id" component={ConnectionEvents} />
       <Route path="/connections/:id/events" component={ConnectionEvents} />
       <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
       <Route path="/event-types" component={EventTypes} />

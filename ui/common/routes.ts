@@ -159,6 +159,38 @@ export type ChannelAttempt = NonNullable<Channel['lastAttempt']>;
 export type CreatedChannel = Channel & { signingSecret?: string };
 export type TestResult = ChannelSendResult;
 
+/** An OAuth2 provider (docs/api/oauth.md); inline in src/oauth/provider-routes.ts. Never its client secret. */
+export interface OAuthProvider {
+  key: string;
+  connectorKey: string;
+  name: string;
+  authorizationUrl: string | null;
+  tokenUrl: string;
+  apiBaseUrl: string;
+  clientId: string;
+  scopes: string[];
+  grant: OAuthGrant;
+  createdAt: string;
+  updatedAt: string;
+}
+export type OAuthGrant = 'authorization_code' | 'client_credentials';
+/** The create body (inline in src/oauth/provider-routes.ts): the record's fields and the write-only secret. */
+export interface OAuthProviderBody {
+  key: string;
+  name: string;
+  authorizationUrl?: string;
+  tokenUrl: string;
+  apiBaseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scopes?: string[];
+  grant?: OAuthGrant;
+}
+/** The PATCH body: omitted fields stay; `authorizationUrl: null` removes it; the key never changes. */
+export type OAuthProviderPatch = Partial<Omit<OAuthProviderBody, 'key' | 'authorizationUrl'>> & {
+  authorizationUrl?: string | null;
+};
+
 // ---- The table ----
 
 /**
@@ -396,6 +428,14 @@ export const routes = {
       body: shape<Static<typeof FilterTestBody>>(),
       answer: shape<Static<typeof FilterTestAnswer>>(),
     },
+    // inline in src/oauth/routes.ts: sessions only (integrations:ADMIN)
+    authorize: {
+      method: 'POST',
+      path: `${CONNECTION}/authorize`,
+      answer: shape<{ authorizationUrl: string }>(),
+    },
+    /** Not called by the UI: named on an OAuth2 connection's page, where its API is called through. */
+    proxy: { method: 'GET', path: `${CONNECTION}/proxy/`, answer: shape<never>() },
     resume: {
       method: 'POST',
       path: `${CONNECTION}/resume`,
@@ -537,6 +577,34 @@ export const routes = {
       auth: 'platform',
       body: shape<Record<string, never>>(),
       answer: shape<TestResult>(),
+    },
+    // inline in src/oauth/provider-routes.ts
+    oauthProviders: {
+      method: 'GET',
+      path: '/api/v1/platform/oauth-providers',
+      auth: 'platform',
+      query: shape<PageQuery>(),
+      answer: shape<Page<OAuthProvider>>(),
+    },
+    createOAuthProvider: {
+      method: 'POST',
+      path: '/api/v1/platform/oauth-providers',
+      auth: 'platform',
+      body: shape<OAuthProviderBody>(),
+      answer: shape<OAuthProvider>(),
+    },
+    editOAuthProvider: {
+      method: 'PATCH',
+      path: '/api/v1/platform/oauth-providers/:key',
+      auth: 'platform',
+      body: shape<OAuthProviderPatch>(),
+      answer: shape<OAuthProvider>(),
+    },
+    deleteOAuthProvider: {
+      method: 'DELETE',
+      path: '/api/v1/platform/oauth-providers/:key',
+      auth: 'platform',
+      answer: shape<void>(),
     },
     rules: {
       method: 'GET',

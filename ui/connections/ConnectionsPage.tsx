@@ -4,9 +4,8 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, withQuery } from '../common/api.js';
-import { ConfirmDialog } from '../common/Dialog.js';
 import { Time } from '../common/format.js';
-import { useAction, useResource, type Resource } from '../common/hooks.js';
+import { useResource, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import {
   DoneNotice,
@@ -21,7 +20,8 @@ import { Pager } from '../common/Pager.js';
 import { routes, type Connection, type Connector, type Page } from '../common/routes.js';
 import { session } from '../common/session.js';
 import { CredentialsDialog } from './CredentialsDialog.js';
-import { CONNECTION_STATUS_WORDS, ConnectionDeliveryState } from './status.js';
+import { ConnectionRevokeDialog, revokedText } from './RevokeDialog.js';
+import { CONNECTION_STATUS_WORDS, ConnectionDeliveryState, isOAuthConnection } from './status.js';
 
 /** A dialog the connections page opens over its list: bind credentials, or revoke. */
 type ConnectionDialog =
@@ -40,21 +40,27 @@ function ConnectionRowActions({
   onOpen: (open: ConnectionDialog) => void;
 }) {
   const name = connection.displayName;
+  // An OAuth2 connection has no events and is bound by authorizing, on its page.
+  const oauth = isOAuthConnection(connection);
+  const page = `/connections/${encodeURIComponent(connection.id)}`;
   return (
     <div class="connection-actions">
-      <a class="connection-events-link" href={`/connections/${encodeURIComponent(connection.id)}/events`}>
-        Events<span class="visually-hidden"> of {name}</span>
+      <a class="connection-events-link" href={oauth ? page : `${page}/events`}>
+        {oauth ? 'Details' : 'Events'}
+        <span class="visually-hidden"> of {name}</span>
       </a>
       {canOperate && connection.status !== 'disabled' ? (
         <>
-          <button
-            type="button"
-            class="button button-small"
-            onClick={() => onOpen({ kind: 'bind', connection })}
-          >
-            {connection.credentialsBound ? 'Replace credentials' : 'Bind credentials'}
-            <span class="visually-hidden"> of {name}</span>
-          </button>
+          {oauth ? null : (
+            <button
+              type="button"
+              class="button button-small"
+              onClick={() => onOpen({ kind: 'bind', connection })}
+            >
+              {connection.credentialsBound ? 'Replace credentials' : 'Bind credentials'}
+              <span class="visually-hidden"> of {name}</span>
+            </button>
+          )}
           <button
             type="button"
             class="button button-small connection-revoke"
@@ -214,43 +220,6 @@ function ConnectionsBody({
   );
 }
 
-/** "Revoke “Orders webhook”?": what revoking does, said before it is done (docs/operators/web-ui.md). */
-function ConnectionRevokeDialog({
-  connection,
-  onRevoked,
-  onClose,
-}: {
-  connection: Connection;
-  onRevoked: (connection: Connection) => void;
-  onClose: () => void;
-}) {
-  const name = connection.displayName;
-  const revoke = useAction(async () => {
-    const revoked = await api(routes.connections.revoke, { params: { id: connection.id } });
-    onRevoked(revoked);
-  });
-  return (
-    <ConfirmDialog
-      title={`Revoke “${name}”?`}
-      confirmLabel="Revoke connection"
-      danger
-      busy={revoke.busy}
-      onConfirm={() => void revoke.run()}
-      onClose={onClose}
-      error={<ErrorNotice error={revoke.error} title="The connection was not revoked." />}
-    >
-      <p>
-        hubgate will never send another event to “{name}”. Deliveries to it that are still pending or waiting
-        to be retried are cancelled.
-      </p>
-      <p class="muted">
-        This cannot be undone: to deliver to this receiver again, create a new connection. Its event log stays
-        readable.
-      </p>
-    </ConfirmDialog>
-  );
-}
-
 /**
  * The dialog open over the connections list, if any: bind credentials (once the catalog answered), or revoke.
  */
@@ -292,7 +261,7 @@ function ConnectionDialogs({
           onRevoked={(connection) => {
             onClose();
             onChanged();
-            onDone(`“${connection.displayName}” was revoked. No event will be sent to it again.`);
+            onDone(revokedText(connection));
           }}
           onClose={onClose}
         />
@@ -378,6 +347,13 @@ export function ConnectionsPage() {
       />
       <DoneNotice done={done} noticeRef={doneNotice} onDismiss={dismiss} />
       <ErrorNotice error={openError} title="The new connection could not be opened." />
+      {query.authorizationError ? (
+        // The provider's callback named no connection of yours (docs/api/oauth.md): said here.
+        <div class="notice notice-error" role="alert">
+          <strong>No connection was authorized. </strong>
+          {query.authorizationError}
+        </div>
+      ) : null}
       <ConnectionsBody
         list={list}
         cursor={cursor}

@@ -44,6 +44,13 @@ function bindFailure(error: ApiError, name: string): ApiError {
 }
 
 /**
+ * The credential fields this form offers: text fields. An object field (`oauth2ClientCredentials`, the
+ * receiver's OAuth2 client, docs/api/oauth.md) has no form here yet; it can be bound through the API.
+ */
+const formFields = (connector: Connector | undefined): Connector['credentialFields'] =>
+  (connector?.credentialFields ?? []).filter((field) => field.type !== 'object');
+
+/**
  * The credentials form of a connection: what is typed, which generated fields the person fills in
  * themselves, and the secrets hubgate generated once they are bound.
  */
@@ -174,7 +181,7 @@ function CredentialsFields({ connector, binding }: { connector: Connector; bindi
   const { values, own, bind } = binding;
   return (
     <>
-      {connector.credentialFields.map((field) => {
+      {formFields(connector).map((field) => {
         const setValue = (value: string) => binding.setValue(field.name, value);
         const error = fieldErrorText(bind.error, field.name);
         return field.generated ? (
@@ -221,7 +228,7 @@ function CredentialsForm({
   const { bind } = binding;
   const onFields = namesAnyField(
     bind.error,
-    connector.credentialFields.map((f) => f.name),
+    formFields(connector).map((f) => f.name),
   );
   return (
     <form class="form" onSubmit={(event) => void binding.submit(event)}>
@@ -386,7 +393,7 @@ export function CredentialsDialog({
 }) {
   const name = connection.displayName;
   const rebind = connection.credentialsBound;
-  const binding = useCredentialsBinding(connection, connector?.credentialFields ?? [], onBound, onClose);
+  const binding = useCredentialsBinding(connection, formFields(connector), onBound, onClose);
   const { secrets } = binding;
   const { confirming, setConfirming, copied, leave } = useSecretLeave(secrets, onClose);
   const body = useRef<HTMLDivElement>(null);

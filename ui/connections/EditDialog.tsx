@@ -9,6 +9,7 @@ import { routes, type Connection, type Connector } from '../common/routes.js';
 import {
   changesOf,
   ConnectionField,
+  connectorWords,
   DisplayNameField,
   fieldErrorText,
   hostOf,
@@ -16,6 +17,7 @@ import {
   splitList,
   valuesOf,
 } from './fields.js';
+import { isOAuthConnection, withApplicableFields } from './status.js';
 
 /**
  * Connectors whose bound credentials are sent to the receiver: a new host unbinds them (docs/api/events.md).
@@ -86,6 +88,7 @@ function EditFields({ connector, state }: { connector: Connector; state: EditCon
             field.type === 'array' ? splitList(values[field.name] ?? '') : undefined,
           )}
           onInput={(value) => state.setValue(field.name, value)}
+          words={connectorWords(connector, field.name)}
         />
       ))}
     </>
@@ -104,9 +107,12 @@ export function EditDialog({
   onSaved: (saved: Connection | null) => void;
   onClose: () => void;
 }) {
-  const state = useEditConnection(connection, connector, onSaved);
+  // An OAuth2 connection: its name and its throttle (withApplicableFields).
+  const oauth = isOAuthConnection(connection);
+  const applicable = withApplicableFields(connector);
+  const state = useEditConnection(connection, applicable, onSaved);
   const { save } = state;
-  const names = ['displayName', ...connector.configFields.map((f) => f.name)];
+  const names = ['displayName', ...applicable.configFields.map((f) => f.name)];
   return (
     <Dialog title={`Edit “${connection.displayName}”`} onClose={onClose} wide>
       <form
@@ -118,10 +124,11 @@ export function EditDialog({
         }}
       >
         <p class="dialog-lead">
-          A {connector.name} connection. Deliveries already queued go to the new settings from their next
-          attempt on.
+          {oauth
+            ? `A ${connector.name} connection: its provider and its authorization stay as they are.`
+            : `A ${connector.name} connection. Deliveries already queued go to the new settings from their next attempt on.`}
         </p>
-        <EditFields connector={connector} state={state} />
+        <EditFields connector={applicable} state={state} />
         <UnbindWarning state={state} />
         {save.error && namesAnyField(save.error, names) ? (
           <div class="notice notice-error" role="alert">

@@ -1,7 +1,8 @@
 // The new-connection page (docs/operators/web-ui.md): a connector chosen from the catalog, then its fields,
-// errors shown on each field; once created, the list opens its credentials dialog.
+// errors shown on each field; once created, the list opens its credentials dialog (an OAuth2 connection's
+// page offers Connect instead).
 import { useLocation } from 'preact-iso';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { api, withQuery } from '../common/api.js';
 import { useAction, useResource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
@@ -10,6 +11,7 @@ import { routes, type Connector } from '../common/routes.js';
 import { session } from '../common/session.js';
 import {
   ConnectionField,
+  connectorWords,
   DisplayNameField,
   fieldErrorText,
   initialValue,
@@ -17,6 +19,7 @@ import {
   splitList,
   valueOf,
 } from './fields.js';
+import { isOAuthConnection, withApplicableFields } from './status.js';
 
 /** The create body from what was typed: lists split, numbers as numbers, empty optional fields left out. */
 function bodyOf(connector: Connector, displayName: string, values: Record<string, string>) {
@@ -69,7 +72,10 @@ function useNewConnection(chosen: Connector | undefined) {
     event.preventDefault();
     if (!chosen) return;
     const connection = await create.run(chosen);
-    if (connection) route(withQuery('/connections', { bind: connection.id }));
+    if (!connection) return;
+    // An OAuth2 connection is bound by authorizing (its page offers Connect), never by credentials.
+    if (isOAuthConnection(connection)) route(`/connections/${encodeURIComponent(connection.id)}`);
+    else route(withQuery('/connections', { bind: connection.id }));
   }
   const choose = (key: string) => {
     create.setError(undefined);
@@ -148,6 +154,7 @@ function NewConnectionFields({ chosen, state }: { chosen: Connector; state: NewC
           value={values[field.name] ?? ''}
           error={fieldErrorText(create.error, field.name, field.type === 'array' ? eventTypes : undefined)}
           onInput={(value) => state.setValue(field.name, value)}
+          words={connectorWords(chosen, field.name)}
         />
       ))}
     </>
@@ -207,7 +214,9 @@ export function NewConnectionPage() {
   const readOnly = session.value?.user.role === 'MEMBER';
   const catalog = useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
   const connectors = catalog.data?.data ?? [];
-  const chosen = connectors.find((c) => c.connectorKey === query.connector && c.enabled);
+  const found = connectors.find((c) => c.connectorKey === query.connector && c.enabled);
+  // One object per connector: the form's effects depend on it.
+  const chosen = useMemo(() => (found ? withApplicableFields(found) : undefined), [found]);
   const state = useNewConnection(chosen);
 
   let body;

@@ -171,7 +171,13 @@ function ConnectionFieldControl({
 export type CatalogField = Connector['configFields'][number];
 
 /** Labels and hints in words for the fields the catalog names (`url` → "Receiver URL"). */
-const WORDS: Record<string, { label: string; hint?: ComponentChildren }> = {
+/** A field's label and hint, in words. */
+export interface FieldWords {
+  label: string;
+  hint?: ComponentChildren;
+}
+
+const WORDS: Record<string, FieldWords> = {
   displayName: {
     label: 'Display name',
     hint: 'How this connection is called in hubgate, e.g. “Orders webhook”.',
@@ -219,6 +225,18 @@ const WORDS: Record<string, { label: string; hint?: ComponentChildren }> = {
     hint: 'The incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…).',
   },
 };
+
+/** An OAuth2 connection's settings are about calls through it to its provider (docs/api/oauth.md). */
+const OAUTH_WORDS: Record<string, FieldWords> = {
+  maxPerSecond: {
+    label: 'Calls per second',
+    hint: 'At most this many calls through hubgate to the provider’s API each second (1 to 1000); more are refused with 429 and a Retry-After. Leave empty for no limit.',
+  },
+};
+
+/** Words of a field that differ by connector (an OAuth2 connector's throttle), if any. */
+export const connectorWords = (connector: Pick<Connector, 'connectorKey'>, name: string) =>
+  connector.connectorKey.startsWith('oauth2:') ? OAUTH_WORDS[name] : undefined;
 
 /** `someField` → "Some field", for a field hubgate's UI has no words for yet. */
 function fromName(name: string): string {
@@ -330,6 +348,7 @@ export function ConnectionField({
   onInput,
   error,
   secret,
+  words,
 }: {
   field: CatalogField;
   value: string;
@@ -337,11 +356,14 @@ export function ConnectionField({
   error?: string;
   /** A secret value: a password input, never autocompleted. */
   secret?: boolean;
+  /** Its connector's own words for it (`connectorWords`), instead of the usual ones. */
+  words?: FieldWords;
 }) {
   if (field.name === 'filter') return <FilterEditor value={value} onInput={onInput} error={error} />;
-  const label = field.required ? fieldLabel(field.name) : `${fieldLabel(field.name)} (optional)`;
+  const name = words?.label ?? fieldLabel(field.name);
+  const label = field.required ? name : `${name} (optional)`;
   return (
-    <Field label={label} hint={fieldHint(field)} error={error}>
+    <Field label={label} hint={words ? words.hint : fieldHint(field)} error={error}>
       {(ids) => (
         <ConnectionFieldControl field={field} value={value} onInput={onInput} secret={secret} ids={ids} />
       )}

@@ -3,13 +3,36 @@
 import { withQuery } from '../common/api.js';
 import { Time } from '../common/format.js';
 import { StatusBadge } from '../common/Notice.js';
-import type { Connection, ConnectionStatus, PausedReason } from '../common/routes.js';
+import type { Connection, ConnectionStatus, Connector, PausedReason } from '../common/routes.js';
 import { OPTION_WORDS } from './fields.js';
 
 export const CONNECTION_STATUS_WORDS: Record<ConnectionStatus, string> = {
   active: 'Active',
   paused: 'Paused',
   disabled: 'Revoked',
+};
+
+/** Whether a connection is of an OAuth2 connector (`oauth2:<provider>`), bound by authorizing. */
+export const isOAuthConnection = (connection: Pick<Connection, 'connectorKey'>): boolean =>
+  connection.connectorKey.startsWith('oauth2:');
+
+/**
+ * The connector with the settings that apply to its connections: an OAuth2 connection receives no events,
+ * so of the settings every connector takes only the throttle applies (to calls through it); the payload
+ * filter and the delivery order are not offered.
+ */
+export const withApplicableFields = (connector: Connector): Connector =>
+  isOAuthConnection(connector)
+    ? { ...connector, configFields: connector.configFields.filter((f) => f.name === 'maxPerSecond') }
+    : connector;
+
+type AuthorizationStatus = NonNullable<Connection['authorization']>['status'];
+
+/** An OAuth2 connection's authorization as a badge: its tone and its short words (list and page). */
+export const AUTHORIZATION_BADGE: Record<AuthorizationStatus, { status: string; label: string }> = {
+  none: { status: 'expired', label: 'Not connected yet' },
+  authorized: { status: 'delivered', label: 'Connected' },
+  expired: { status: 'failed', label: 'Authorization expired' },
 };
 
 /** Why it is paused, short enough for a table cell. */
@@ -27,6 +50,10 @@ export function ConnectionDeliveryState({ connection }: { connection: Connection
   const paused = pausedShort(connection);
   if (paused) return <span class="connection-paused-reason">{paused}</span>;
   if (connection.status !== 'active') return null;
+  if (connection.authorization) {
+    const badge = AUTHORIZATION_BADGE[connection.authorization.status];
+    return <StatusBadge status={badge.status} label={badge.label} />;
+  }
   if (connection.deliveryEnabled) return <StatusBadge status="delivered" label="Delivery enabled" />;
   return <StatusBadge status="expired" label="Needs credentials" />;
 }

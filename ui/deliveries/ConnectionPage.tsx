@@ -1,5 +1,6 @@
 // A connection's page (docs/operators/web-ui.md, docs/api/events.md): what it is and whether it delivers, its
 // event log, and for those who may operate it: send a test event, pause and resume, recover, edit, bind.
+// An OAuth2 connection's page (no events, no log asked for) is OAuthConnectionView's (ui/connections/).
 import { useLocation, useRoute } from 'preact-iso';
 import { useId, useState } from 'preact/hooks';
 import { api, type ApiError } from '../common/api.js';
@@ -17,6 +18,7 @@ import {
 import { session } from '../common/session.js';
 import { CredentialsDialog } from '../connections/CredentialsDialog.js';
 import { EditDialog } from '../connections/EditDialog.js';
+import { isOAuthConnection, OAuthConnectionView } from '../connections/OAuthConnection.js';
 import { ConnectionSummary } from '../connections/status.js';
 import { ConnectionLog, useDeliveryLog } from './EventLog.js';
 import {
@@ -364,31 +366,43 @@ function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
 
 const useCatalog = () => useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
 
-/**
- * A connection's page (docs/operators/web-ui.md, docs/api/events.md): what it is and whether it delivers, its
- * event log with filters kept in the URL, and, for those who may operate it, test, pause and resume, recover,
- * edit.
- */
-export function ConnectionEventsPage() {
-  const { params } = useRoute();
-  const { query } = useLocation();
-  const id = params.id ?? '';
-  const filters = filtersFrom(query);
-  const cursor = query.cursor ?? null;
-  const canOperate = session.value?.user.role !== 'MEMBER';
-
+/** The connection, and its connector in the catalog (undefined until the catalog answers) and its name. */
+function useConnectionWithConnector(id: string) {
   const connection = useResource(
     (signal) => api(routes.connections.get, { params: { id }, signal }),
     `connection ${id}`,
   );
   const catalog = useCatalog();
+  const key = connection.data?.connectorKey ?? '';
+  const connector = catalog.data?.data.find((c) => c.connectorKey === key);
+  return { connection, connector, connectorName: connector?.name ?? key };
+}
+
+/**
+ * A delivering connection's page (docs/operators/web-ui.md, docs/api/events.md): what it is and whether it
+ * delivers, its event log with filters kept in the URL, and, for those who may operate it, test, pause and
+ * resume, recover, edit.
+ */
+function DeliveringConnectionPage({
+  connection,
+  connector,
+  connectorName,
+  canOperate,
+}: {
+  /** Loaded: its data is there. */
+  connection: Resource<Connection>;
+  connector: Connector | undefined;
+  connectorName: string;
+  canOperate: boolean;
+}) {
+  const { query } = useLocation();
+  const filters = filtersFrom(query);
+  const cursor = query.cursor ?? null;
+  const id = connection.data?.id ?? '';
   const log = useDeliveryLog(id, filters, cursor);
   const page = useConnectionPage(id, connection, log.log.reload);
-  if (connection.error || !connection.data) return <ConnectionEventsFallback error={connection.error} />;
-
   const current = connection.data;
-  const connector = catalog.data?.data.find((c) => c.connectorKey === current.connectorKey);
-  const connectorName = connector?.name ?? current.connectorKey;
+  if (!current) return null;
   return (
     <>
       <PageHeader
@@ -429,5 +443,27 @@ export function ConnectionEventsPage() {
         onBound={connection.reload}
       />
     </>
+  );
+}
+
+/**
+ * A connection's page, at /connections/:id/events (and /connections/:id): a delivering connection's event
+ * log, or an OAuth2 connection's authorization (it receives no events: no log is asked for, no test offered).
+ */
+export function ConnectionEventsPage() {
+  const { params } = useRoute();
+  const canOperate = session.value?.user.role !== 'MEMBER';
+  const { connection, connector, connectorName } = useConnectionWithConnector(params.id ?? '');
+  if (connection.error || !connection.data) return <ConnectionEventsFallback error={connection.error} />;
+  if (isOAuthConnection(connection.data)) {
+    return <OAuthConnectionView connection={connection} connector={connector} canOperate={canOperate} />;
+  }
+  return (
+    <DeliveringConnectionPage
+      connection={connection}
+      connector={connector}
+      connectorName={connectorName}
+      canOperate={canOperate}
+    />
   );
 }

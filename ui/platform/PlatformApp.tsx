@@ -11,6 +11,7 @@ import { ChannelsPage } from './alerting/ChannelsPage.js';
 import { RulesPage } from './alerting/RulesPage.js';
 import { keyProblem, looksLikePlatformKey, platformKey, rememberKey } from './key.js';
 import { MonitoringPage } from './monitoring/MonitoringPage.js';
+import { ProvidersPage } from './oauth/ProvidersPage.js';
 import { PlatformBrand, PlatformLayout } from './PlatformLayout.js';
 import { TenantsPage } from './tenants/TenantsPage.js';
 
@@ -214,6 +215,8 @@ function pageFor(path: string) {
       return <ChannelsPage />;
     case '/platform/alerting/rules':
       return <RulesPage />;
+    case '/platform/oauth-providers':
+      return <ProvidersPage />;
     default:
       return <ConsoleNotFound />;
   }

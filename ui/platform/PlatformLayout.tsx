@@ -15,6 +15,7 @@ const NAV: NavItem[] = [
   { href: '/platform/tenants', label: 'Tenants' },
   { href: '/platform/alerting/channels', label: 'Alerting channels' },
   { href: '/platform/alerting/rules', label: 'Routing rules' },
+  { href: '/platform/oauth-providers', label: 'OAuth2 providers' },
 ];
 
 /** The console's title, on its frame and on the key page. */
