@@ -154,7 +154,7 @@ export async function proxyCall(
   const row = await connectionOr404(ctx.db, scope, connectionId);
   const provider = await providerOf(ctx.db, row);
   const url = targetUrl(provider.api_base_url, call.pathAndQuery);
-  let token = await tokenOrBadGateway(deps, scope, connectionId, false);
+  let token = await tokenOrBadGateway(deps, scope, connectionId, { row });
   const max = maxPerSecondOf(row.config);
   if (max !== null) {
     const now = ctx.now();
@@ -176,7 +176,7 @@ export async function proxyCall(
   let result = await deps.tokens.sender.send(request(token));
   if (result.status === 401) {
     // The provider refused the token (revoked, rotated, expired early): refresh once, try once more.
-    token = await tokenOrBadGateway(deps, scope, connectionId, true);
+    token = await tokenOrBadGateway(deps, scope, connectionId, { forceRefresh: true });
     result = await deps.tokens.sender.send(request(token));
   }
   const answered = result.status !== null && result.answer && !result.answer.tooLarge;
@@ -189,10 +189,10 @@ async function tokenOrBadGateway(
   deps: ProxyDeps,
   scope: TenantScope,
   connectionId: string,
-  forceRefresh: boolean,
+  options: Parameters<typeof accessTokenFor>[3],
 ): Promise<string> {
   try {
-    const token = await accessTokenFor(deps.tokens, scope, connectionId, { forceRefresh });
+    const token = await accessTokenFor(deps.tokens, scope, connectionId, options);
     return token.accessToken;
   } catch (error) {
     if (error instanceof TokenEndpointError) throw new HttpProblem('bad_gateway', error.message);

@@ -149,9 +149,10 @@ export async function accessTokenFor(
   deps: TokenDeps,
   scope: TenantScope,
   connectionId: string,
-  options: { forceRefresh?: boolean } = {},
+  options: { forceRefresh?: boolean; row?: ConnectionRow } = {},
 ): Promise<AccessToken> {
-  const row = await connectionOr404(deps.ctx.db, scope, connectionId);
+  // A caller that has just read the row (the proxy) saves a round trip; a refresh reads it again.
+  const row = options.row ?? (await connectionOr404(deps.ctx.db, scope, connectionId));
   usable(row);
   const seen = openTokens(deps, row);
   if (!options.forceRefresh && fresh(row, deps.ctx.now())) return accessOf(row, seen);

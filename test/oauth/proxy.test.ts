@@ -7,6 +7,7 @@ import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
+import { startOtlpSink } from '../telemetry/otlp-sink.js';
 
 // The credential proxy (docs/api/oauth.md) against a real OAuth 2.0 provider (oidc-provider on
 // 127.0.0.1) and a real HTTP API on 127.0.0.1 that checks the bearer token with that provider.
@@ -47,9 +48,9 @@ after(async () => {
 });
 
 /** A provider whose API is the test API under /v1 (client credentials unless told otherwise). */
-async function makeProvider(overrides: Record<string, unknown> = {}) {
-  const r = await h.request('POST', PROVIDERS, {
-    token: h.platformToken,
+async function makeProvider(overrides: Record<string, unknown> = {}, on: Harness = h) {
+  const r = await on.request('POST', PROVIDERS, {
+    token: on.platformToken,
     body: {
       key: `api${++n}-${Date.now().toString(36)}`,
       name: 'Test API',
@@ -71,8 +72,9 @@ async function makeConnection(
   session: TestSession,
   connectorKey: string,
   extra: Record<string, unknown> = {},
+  on: Harness = h,
 ) {
-  const r = await h.request('POST', CONNECTIONS, {
+  const r = await on.request('POST', CONNECTIONS, {
     session,
     body: { connectorKey, displayName: 'API', ...extra },
   });
@@ -353,4 +355,59 @@ test('every proxied call is counted per provider and status class', async () => 
     ).exec(metrics.text)?.[1];
   assert.equal(line('2xx'), '1', 'the 2xx call is not counted once');
   assert.equal(line('5xx'), '2', 'the 5xx calls are not counted twice');
+});
+
+test("tracing on: the call to the provider carries the proxy request's span, in the caller's trace; no token is exported", async () => {
+  const sink = await startOtlpSink();
+  const traced = await startHarness({
+    env: {
+      DELIVERY_ALLOW_HTTP: 'true',
+      DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
+      DELIVERY_TIMEOUT_MS: '5000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    },
+    testDatabase: h.testDatabase,
+    keyring: h.keyring,
+  });
+  let closed = false;
+  const upstream = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  try {
+    const { session } = await makeSignedInTenant(traced, { entitlements: ['integrations'] });
+    const key = await makeKey(traced, session, { scopes: ['integrations:OPERATOR'] });
+    const provider = await makeProvider({}, traced);
+    const connection = await makeConnection(session, provider.connectorKey, {}, traced);
+    handler = answer(200, 'application/json', '{"traced":true}');
+    const before = api.received.length;
+    const r = await traced.request('GET', `${CONNECTIONS}/${connection.id}/proxy/traced?x=1`, {
+      token: key.secret,
+      headers: { traceparent: `00-${upstream.traceId}-${upstream.spanId}-01` },
+    });
+    assert.equal(r.status, 200, `the proxy answered ${r.status}: ${r.text}`);
+    const [call] = api.received.slice(before);
+    assert.ok(call, 'the API got no request');
+    // Closing the app exports every span ended so far.
+    await traced.close();
+    closed = true;
+    const server = sink.spans.filter(
+      (span) => span.traceId === upstream.traceId && span.parentSpanId === upstream.spanId,
+    );
+    assert.equal(
+      server.length,
+      1,
+      `one request span in the caller's trace, the collector got ${server.length}`,
+    );
+    assert.equal(
+      call.headers.traceparent,
+      `00-${server[0]!.traceId}-${server[0]!.spanId}-01`,
+      "the provider's traceparent is not the proxy request span's context",
+    );
+    const exported = Buffer.concat(sink.bodies).toString('latin1');
+    const token = bearerOf(call);
+    assert.ok(token.length > 0, 'the call carried no bearer token');
+    assert.ok(!exported.includes(token), 'the access token was exported in a span');
+    assert.ok(!exported.includes(key.secret), 'the API key was exported in a span');
+  } finally {
+    if (!closed) await traced.close();
+    await sink.close();
+  }
 });
