@@ -16,7 +16,6 @@ import {
   findConnectionRow,
   insertConnection,
   listConnectionRows,
-  updateConnectionAuthorization,
   updateConnectionRow,
   type ConnectionRow,
   type ListedConnectionRow,
@@ -337,7 +336,7 @@ export async function setAuthorization(
   },
   keyring: AppContext['keyring'],
 ): Promise<Connection> {
-  const updated = await updateConnectionAuthorization(trx, scope, id, {
+  const updated = await updateConnectionRow(trx, scope, id, {
     authorization_status: change.status,
     ...(change.scopes ? { authorization_scopes: JSON.stringify(change.scopes) } : {}),
     ...(change.expiresAt !== undefined ? { authorization_expires_at: change.expiresAt } : {}),

@@ -94,27 +94,12 @@ export async function listConnectionRows(
   return rows;
 }
 
+/** Any change but the keys and the config (JSON, written by updateConnectionConfig); answers the row. */
 export async function updateConnectionRow(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
-  changes: Partial<Omit<ConnectionRow, 'id' | 'tenant_id' | 'config' | 'authorization_scopes'>>,
-): Promise<ConnectionRow | undefined> {
-  return db
-    .updateTable('connections')
-    .set(changes)
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** An OAuth2 connection's authorization and, when given, its tokens (docs/api/oauth.md). */
-export async function updateConnectionAuthorization(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  id: string,
-  changes: Updateable<ConnectionsTable>,
+  changes: Omit<Updateable<ConnectionsTable>, 'id' | 'tenant_id' | 'config'>,
 ): Promise<ConnectionRow | undefined> {
   return db
     .updateTable('connections')

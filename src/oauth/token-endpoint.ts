@@ -1,12 +1,14 @@
 import type { Sender } from '../outbound/sender.js';
-import { VERSION } from '../version.js';
+import {
+  errorCodeOf,
+  expiresAtOf,
+  jsonObjectOf,
+  MAX_TOKEN_ANSWER_BYTES,
+  tokenRequest,
+  type TokenClient,
+} from '../outbound/token-request.js';
 
-/** What hubgate knows of a provider to call its token endpoint. */
-export interface TokenClient {
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-}
+export type { TokenClient } from '../outbound/token-request.js';
 
 /** A token answer (RFC 6749 §5.1) as hubgate keeps it. */
 export interface Tokens {
@@ -25,33 +27,12 @@ export interface Tokens {
  */
 export type TokenAnswer = { ok: true; tokens: Tokens } | { ok: false; error: string; message: string };
 
-// A token answer is a small JSON object; a larger one is refused, not read (docs/api/oauth.md).
-export const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
-const ERROR_CODE = /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
-
-/** HTTP Basic with the client's ID and secret, each form-encoded first (RFC 6749 §2.3.1). */
-function basic(client: TokenClient): string {
-  const pair = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
-  return `Basic ${Buffer.from(pair).toString('base64')}`;
-}
-
-function parse(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 const invalid = (message: string): TokenAnswer => ({ ok: false, error: 'invalid_answer', message });
 
 /** The provider's refusal (RFC 6749 §5.2) in words: its code and, shortened, its description. */
 function refusal(status: number, body: Record<string, unknown> | undefined): TokenAnswer {
-  const code = body?.error;
-  if (typeof code !== 'string' || !ERROR_CODE.test(code)) {
+  const code = errorCodeOf(body);
+  if (code === null) {
     return invalid(`the token endpoint answered HTTP ${status} without an OAuth error`);
   }
   const description = body?.error_description;
@@ -62,26 +43,18 @@ function refusal(status: number, body: Record<string, unknown> | undefined): Tok
   return { ok: false, error: code, message: `the provider refused (${code})${words}` };
 }
 
-// A token said to last longer than a year is refreshed after one (a provider's absurd expires_in
-// would otherwise be a date past what a Date holds).
-const MAX_EXPIRES_IN_SECONDS = 365 * 24 * 60 * 60;
-
 function tokensOf(body: Record<string, unknown>, now: Date): TokenAnswer {
-  const { access_token: accessToken, refresh_token: refreshToken, expires_in: expiresIn } = body;
+  const { access_token: accessToken, refresh_token: refreshToken } = body;
   if (typeof accessToken !== 'string' || accessToken.length === 0) {
     return invalid('the token answer has no access_token');
   }
-  const seconds = typeof expiresIn === 'string' ? Number(expiresIn) : expiresIn;
   return {
     ok: true,
     tokens: {
       accessToken,
       refreshToken: typeof refreshToken === 'string' && refreshToken.length > 0 ? refreshToken : null,
       tokenType: typeof body.token_type === 'string' ? body.token_type : 'Bearer',
-      expiresAt:
-        typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0
-          ? new Date(now.getTime() + Math.min(seconds, MAX_EXPIRES_IN_SECONDS) * 1000)
-          : null,
+      expiresAt: expiresAtOf(body, now.getTime()),
       scopes: typeof body.scope === 'string' ? body.scope.split(' ').filter(Boolean) : null,
     },
   };
@@ -98,15 +71,7 @@ export async function requestTokens(
   now: () => Date,
 ): Promise<TokenAnswer> {
   const result = await sender.send({
-    method: 'POST',
-    url: client.tokenUrl,
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-      authorization: basic(client),
-      'user-agent': `hubgate/${VERSION}`,
-    },
-    body: new URLSearchParams(params).toString(),
+    ...tokenRequest(client, params),
     keepBodyBytes: MAX_TOKEN_ANSWER_BYTES,
   });
   if (result.status === null) {
@@ -121,7 +86,7 @@ export async function requestTokens(
   if (answer.bodyTruncated) {
     return invalid(`the token answer is larger than ${MAX_TOKEN_ANSWER_BYTES / 1024} KiB`);
   }
-  const body = parse(answer.body);
+  const body = jsonObjectOf(answer.body);
   if (!result.ok) return refusal(result.status, body);
   if (!body) return invalid('the token endpoint answered something other than a JSON object');
   return tokensOf(body, now());

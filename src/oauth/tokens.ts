@@ -4,7 +4,7 @@ import type { TenantScope } from '../access/scope.js';
 import { connectionOr404, setAuthorization } from '../connections/connections.js';
 import type { InitialAuthorization } from '../connections/connector.js';
 import { systemOrigin } from '../connections/state.js';
-import { updateConnectionAuthorization, type ConnectionRow } from '../connections/store.js';
+import { updateConnectionRow, type ConnectionRow } from '../connections/store.js';
 import type { AppContext } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
@@ -257,7 +257,7 @@ function takeLease(
     const held = row.authorization_refreshing_until;
     if (held !== null && new Date(held).getTime() > now.getTime()) return { kind: 'wait' };
     const lease = new Date(now.getTime() + leaseMs);
-    await updateConnectionAuthorization(trx, scope, connectionId, { authorization_refreshing_until: lease });
+    await updateConnectionRow(trx, scope, connectionId, { authorization_refreshing_until: lease });
     return { kind: 'mine', row, current, lease };
   });
 }
@@ -286,7 +286,7 @@ async function renewUnderLease(
     const locked = await connectionOr404(trx, scope, connectionId, { forUpdate: true });
     const mine = new Date(locked.authorization_refreshing_until ?? 0).getTime() === lease.getTime();
     if (!mine) return 'lost';
-    await updateConnectionAuthorization(trx, scope, connectionId, { authorization_refreshing_until: null });
+    await updateConnectionRow(trx, scope, connectionId, { authorization_refreshing_until: null });
     // Revoked while the provider answered: nothing is bound to a revoked connection again.
     if (locked.status === 'disabled') return { kind: 'stopped', problem: stoppedProblem(locked) };
     const at = deps.ctx.now();

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
-import { VERSION } from '../version.js';
 import type { ClientCredentialsGrant, OutboundRequest, SendResult } from './request.js';
+import {
+  errorCodeOf,
+  expiresAtOf,
+  jsonObjectOf,
+  MAX_TOKEN_ANSWER_BYTES,
+  tokenRequest,
+} from './token-request.js';
 
 type Send = (outbound: OutboundRequest) => Promise<SendResult>;
 
@@ -14,8 +20,6 @@ type Fetched = { ok: true; token: Cached } | { ok: false; result: SendResult };
 
 // A token this close to its expiry is fetched again rather than sent, so it does not expire in flight.
 const EXPIRY_MARGIN_MS = 30_000;
-// A token answer is a small JSON object; a larger one is refused, not read.
-const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 // Tokens of this many credential sets at most are kept per process; the oldest goes first.
 const MAX_CACHED = 1000;
 
@@ -24,10 +28,6 @@ const keyOf = (grant: ClientCredentialsGrant): string =>
   createHash('sha256')
     .update(JSON.stringify([grant.tokenUrl, grant.clientId, grant.clientSecret, grant.scope ?? '']))
     .digest('base64url');
-
-/** HTTP Basic with the client's ID and secret, each form-encoded first (RFC 6749 §2.3.1). */
-const basic = (grant: ClientCredentialsGrant): string =>
-  `Basic ${Buffer.from(`${encodeURIComponent(grant.clientId)}:${encodeURIComponent(grant.clientSecret)}`).toString('base64')}`;
 
 /** The token request's failure as the attempt's: the receiver was never asked (status null). */
 function failed(result: SendResult, why: string): Fetched {
@@ -47,42 +47,14 @@ function failed(result: SendResult, why: string): Fetched {
   };
 }
 
-function parse(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The OAuth error code of a refusal (RFC 6749 §5.2), when it is a plain token; never anything else of the body. */
-const errorCodeOf = (body: Record<string, unknown> | undefined): string | null => {
-  const code = body?.error;
-  return typeof code === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(code) ? code : null;
-};
-
 async function fetchToken(send: Send, grant: ClientCredentialsGrant, now: () => number): Promise<Fetched> {
   const params: Record<string, string> = { grant_type: 'client_credentials' };
   if (grant.scope) params.scope = grant.scope;
-  const result = await send({
-    method: 'POST',
-    url: grant.tokenUrl,
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-      authorization: basic(grant),
-      'user-agent': `hubgate/${VERSION}`,
-    },
-    body: new URLSearchParams(params).toString(),
-    keepAnswerBytes: MAX_TOKEN_ANSWER_BYTES,
-  });
+  const result = await send({ ...tokenRequest(grant, params), keepAnswerBytes: MAX_TOKEN_ANSWER_BYTES });
   if (result.status === null) return failed(result, result.errorDetail ?? result.error ?? 'no answer');
   const answer = result.answer;
   if (!answer || answer.tooLarge) return failed(result, 'the token answer is larger than 64 KiB');
-  const body = parse(answer.body.toString('utf8'));
+  const body = jsonObjectOf(answer.body.toString('utf8'));
   if (!result.ok) {
     const code = errorCodeOf(body);
     return failed(result, `HTTP ${result.status}${code ? ` (${code})` : ''}`);
@@ -91,11 +63,8 @@ async function fetchToken(send: Send, grant: ClientCredentialsGrant, now: () => 
   if (typeof accessToken !== 'string' || accessToken.length === 0) {
     return failed(result, 'the token answer has no access_token');
   }
-  const raw = body?.expires_in;
-  const seconds = typeof raw === 'string' ? Number(raw) : raw;
-  const expiresAt =
-    typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? now() + seconds * 1000 : null;
-  return { ok: true, token: { accessToken, expiresAt } };
+  const expiresAt = body && expiresAtOf(body, now());
+  return { ok: true, token: { accessToken, expiresAt: expiresAt ? expiresAt.getTime() : null } };
 }
 
 /**

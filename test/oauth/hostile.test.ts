@@ -16,7 +16,7 @@ import { waitUntil } from '../helpers/wait.js';
 // The red team's view of OAuth2 connectors and the credential proxy (docs/api/oauth.md, contract
 // §17, §8, §14): another tenant, a key with too few scopes, a malicious provider or API, a web page
 // forging requests, a replayed `state`. Each test asserts what the attacker would observe. A test
-// marked `// FINDING:` with `{ todo: 'finding' }` shows hubgate misbehaving today.
+// marked `// FOUND:` failed when it was written; the comment says what was wrong, the code is fixed.
 let h: Harness;
 let idp: TestOAuthProvider;
 let api: Receiver;
@@ -295,8 +295,8 @@ describe('proxy path tricks: a call never leaves apiBaseUrl’s host and path', 
     }
   });
 
-  // FINDING: the router decodes `/prox%79/` and matches the proxy route, but pathAndQueryOf
-  // (src/oauth/proxy-routes.ts:34-37) looks for the literal `/proxy/` in the raw URL, finds none
+  // FOUND: the router decodes `/prox%79/` and matches the proxy route, but pathAndQueryOf
+  // (src/oauth/proxy-routes.ts) looks for the literal `/proxy/` in the raw URL, finds none
   // (indexOf -1), and takes everything from the 6th character: the API gets
   // /v1/1/integrations/connections/<id>/prox%79/items. It stays under apiBaseUrl's path (the
   // base-path check holds), but the provider is called on a path the caller did not name, and
@@ -447,13 +447,13 @@ describe('header smuggling', () => {
     );
   });
 
-  // FINDING: the provider's `content-type` is passed back with the body, from hubgate's own origin,
+  // FOUND: the provider's `content-type` is passed back with the body, from hubgate's own origin,
   // under a CSP that admits `script-src 'self'`. An API that returns content someone else controls
   // (a file, a comment, a repository's raw content) as text/html, plus a second path answering
   // application/javascript, is a stored XSS on hubgate's origin: a link to
   // …/connections/:id/proxy/files/evil.html opened by a signed-in person (the session cookie is
   // SameSite=Lax, so a top-level GET carries it) runs script that reads __Host-svc_csrf and acts as
-  // that person. src/oauth/proxy-routes.ts:102-104 should add `Content-Security-Policy: sandbox;
+  // that person. src/oauth/proxy-routes.ts should add `Content-Security-Policy: sandbox;
   // default-src 'none'` and `Content-Disposition: attachment` to every proxied answer (or refuse
   // session cookies on the proxy: it exists for server-side integrations).
   test('a provider answer of text/html cannot run script on hubgate’s origin', async () => {
@@ -471,10 +471,10 @@ describe('header smuggling', () => {
 });
 
 describe('a hostile provider API', () => {
-  // FINDING: an API answering a status outside 100–599 (HTTP allows any three digits) makes
-  // Fastify's reply.code() throw (FST_ERR_BAD_STATUS_CODE) at src/oauth/proxy-routes.ts:102: the
+  // FOUND: an API answering a status outside 100–599 (HTTP allows any three digits) makes
+  // Fastify's reply.code() throw (FST_ERR_BAD_STATUS_CODE) at src/oauth/proxy-routes.ts: the
   // caller gets a 500 and the metric a "7xx" class. §14: nothing ends in a 500. Map such a status to
-  // 502 bad_gateway in answerOf (src/oauth/proxy.ts:103).
+  // 502 bad_gateway in answerOf (src/oauth/proxy.ts).
   test('a status outside 100–599 is 502, not 500', async () => {
     const { key, proxy } = await setUp();
     handler = answer(799, { 'content-type': 'text/plain' }, 'odd');
@@ -658,7 +658,7 @@ describe('a hostile token endpoint', () => {
     }
   });
 
-  // FINDING: tokensOf (src/oauth/token-endpoint.ts:77-80) takes any finite positive `expires_in`;
+  // FOUND: tokensOf (src/oauth/token-endpoint.ts) takes any finite positive `expires_in`;
   // one of 1e13 seconds or more puts the expiry past JavaScript's last date (Invalid Date), and
   // storing or showing it throws (RangeError in toISOString / an invalid timestamp for the
   // database): the connection's creation (and any later refresh) answers 500. A provider that
@@ -856,8 +856,8 @@ describe('state and the callback', () => {
     assert.equal(after.credentialsBound, false, 'another person’s callback bound tokens');
   });
 
-  // FINDING: the callback's access rule is only `{ class: 'session' }` (src/oauth/routes.ts:58) and
-  // finishAuthorization (src/oauth/authorize.ts:104-125) checks that the state's user is the caller,
+  // FOUND: the callback's access rule is only `{ class: 'session' }` (src/oauth/routes.ts) and
+  // finishAuthorization (src/oauth/authorize.ts) checks that the state's user is the caller,
   // not that the caller still holds integrations:ADMIN: someone demoted to MEMBER (or whose tenant
   // lost the integrations entitlement) within the 10 minutes still binds the connection to an account
   // of their choosing, an ADMIN-level change. Fix: give the callback the same rule as authorize
