@@ -1,13 +1,15 @@
 import { Counter } from 'prom-client';
 import type { TenantScope } from '../access/scope.js';
-import { connectionOr404 } from '../connections/connections.js';
 import type { AppContext } from '../context.js';
-import { HttpProblem } from '../http/problem.js';
+import { isIdOf } from '../crypto/ids.js';
+import { HttpProblem, notFound } from '../http/problem.js';
 import { TRACEPARENT_HEADER } from '../outbound/headers.js';
 import type { OutboundRequest, SendResult } from '../outbound/sender.js';
 import { untracedTraceparent } from '../telemetry/start.js';
 import { VERSION } from '../version.js';
-import { accessTokenFor, providerOf, TokenEndpointError, type TokenDeps } from './tokens.js';
+import { CONNECTOR_PREFIX } from './providers.js';
+import { findProxiedConnection } from './store.js';
+import { accessTokenFor, notOAuth2, TokenEndpointError, type TokenDeps } from './tokens.js';
 
 // The credential proxy (docs/api/oauth.md): a tenant's call to its provider's API, with the
 // connection's access token added on the way and never shown.
@@ -151,9 +153,13 @@ export async function proxyCall(
   call: ProxyCall,
 ): Promise<ProxyAnswer> {
   const { ctx } = deps;
-  const row = await connectionOr404(ctx.db, scope, connectionId);
-  const provider = await providerOf(ctx.db, row);
-  const url = targetUrl(provider.api_base_url, call.pathAndQuery);
+  const found = isIdOf('con', connectionId)
+    ? await findProxiedConnection(ctx.db, scope, connectionId, CONNECTOR_PREFIX)
+    : undefined;
+  if (!found) throw notFound('connection');
+  const { provider_key: providerKey, provider_api_base_url: apiBaseUrl, ...row } = found;
+  if (providerKey === null || apiBaseUrl === null) throw notOAuth2();
+  const url = targetUrl(apiBaseUrl, call.pathAndQuery);
   let token = await tokenOrBadGateway(deps, scope, connectionId, { row });
   const max = maxPerSecondOf(row.config);
   if (max !== null) {
@@ -180,7 +186,7 @@ export async function proxyCall(
     result = await deps.tokens.sender.send(request(token));
   }
   const answered = result.status !== null && result.answer && !result.answer.tooLarge;
-  metrics.inc({ provider: provider.key, status_class: answered ? statusClass(result.status) : 'error' });
+  metrics.inc({ provider: providerKey, status_class: answered ? statusClass(result.status) : 'error' });
   return answerOf(result);
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
+import type { ConnectionRow } from '../connections/store.js';
 import type { DB, OAuthProvidersTable, OAuthStatesTable } from '../db/schema.js';
 
 export type ProviderRow = Selectable<OAuthProvidersTable>;
@@ -22,6 +23,30 @@ export function findProvider(
   const query = db.selectFrom('oauth_providers').selectAll().where('key', '=', key);
   if (options.forUpdate) return query.forUpdate().executeTakeFirst();
   return (options.forShare ? query.forShare() : query).executeTakeFirst();
+}
+
+/**
+ * The proxy's one read per call: the tenant's connection with, when it is an OAuth2 connection whose
+ * provider exists, that provider's key and API base URL (read each time, so a changed `apiBaseUrl`
+ * applies to the next call).
+ */
+export async function findProxiedConnection(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  prefix: string,
+): Promise<
+  (ConnectionRow & { provider_key: string | null; provider_api_base_url: string | null }) | undefined
+> {
+  const result = await sql<
+    ConnectionRow & { provider_key: string | null; provider_api_base_url: string | null }
+  >`
+    select c.*, p.key as provider_key, p.api_base_url as provider_api_base_url
+    from connections c
+    left join oauth_providers p
+      on starts_with(c.connector_key, ${prefix}) and p.key = substr(c.connector_key, ${prefix.length + 1})
+    where c.tenant_id = ${scope.tenantId} and c.id = ${id}`.execute(db);
+  return result.rows[0];
 }
 
 export function allProviderRows(db: Kysely<DB>): Promise<ProviderRow[]> {

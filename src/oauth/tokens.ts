@@ -59,9 +59,11 @@ export const providerKeyOf = (connectorKey: string): string | null =>
 export async function providerOf(db: Kysely<DB>, row: Pick<ConnectionRow, 'connector_key'>) {
   const key = providerKeyOf(row.connector_key);
   const provider = key === null ? undefined : await findProvider(db, key);
-  if (!provider) throw new HttpProblem('conflict', 'This connection is not an OAuth2 connection.');
+  if (!provider) throw notOAuth2();
   return provider;
 }
+
+export const notOAuth2 = () => new HttpProblem('conflict', 'This connection is not an OAuth2 connection.');
 
 export const tokenClientOf = (deps: TokenDeps, provider: ProviderRow): TokenClient => ({
   tokenUrl: provider.token_url,
@@ -120,7 +122,7 @@ const stoppedProblem = (row: ConnectionRow) =>
 
 function usable(row: ConnectionRow): void {
   if (providerKeyOf(row.connector_key) === null) {
-    throw new HttpProblem('conflict', 'This connection is not an OAuth2 connection.');
+    throw notOAuth2();
   }
   if (row.status !== 'active') throw stoppedProblem(row);
   if (row.authorization_status !== 'authorized' || row.credentials_sealed === null) throw notAuthorized(row);
