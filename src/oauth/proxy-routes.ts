@@ -7,10 +7,12 @@ import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
 import {
+  createCallLimit,
   MAX_PROXY_ANSWER_BYTES,
   MAX_PROXY_REQUEST_BYTES,
   proxyCall,
   proxyMetrics,
+  tooManyAtOnce,
   type ProxyDeps,
   type ProxyMethod,
 } from './proxy.js';
@@ -92,6 +94,7 @@ export function proxyRoutes(
   tracing: Pick<NonNullable<AppContext['tracing']>, 'traceIdsOf'> | undefined,
 ): FastifyPluginAsyncTypebox {
   const metrics = proxyMetrics(deps.ctx);
+  const limit = createCallLimit();
   return async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser(
@@ -110,14 +113,22 @@ export function proxyRoutes(
         schema: schemaOf(method),
         handler: async (request, reply) => {
           const ids = tracing?.traceIdsOf(request);
-          const answer = await proxyCall(deps, metrics, requestScope(request), request.params.id, {
-            method,
-            pathAndQuery: pathAndQueryOf(request),
-            contentType: headerOf(request.headers['content-type']),
-            accept: headerOf(request.headers.accept),
-            body: Buffer.isBuffer(request.body) ? request.body : undefined,
-            traceparent: ids ? `00-${ids.trace_id}-${ids.span_id}-01` : undefined,
-          });
+          const scope = requestScope(request);
+          const leave = limit.enter(scope.tenantId);
+          if (!leave) throw tooManyAtOnce();
+          let answer: Awaited<ReturnType<typeof proxyCall>>;
+          try {
+            answer = await proxyCall(deps, metrics, scope, request.params.id, {
+              method,
+              pathAndQuery: pathAndQueryOf(request),
+              contentType: headerOf(request.headers['content-type']),
+              accept: headerOf(request.headers.accept),
+              body: Buffer.isBuffer(request.body) ? request.body : undefined,
+              traceparent: ids ? `00-${ids.trace_id}-${ids.span_id}-01` : undefined,
+            });
+          } finally {
+            leave();
+          }
           reply.code(answer.status);
           if (answer.contentType) reply.header('content-type', answer.contentType);
           // The provider's bytes come from hubgate's origin: a browser must never run them as a page

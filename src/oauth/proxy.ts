@@ -131,6 +131,46 @@ const maxPerSecondOf = (config: Record<string, unknown>): number | null => {
   return typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : null;
 };
 
+/**
+ * Proxied calls in flight per process, per tenant and in all (docs/api/oauth.md): each may hold up
+ * to 10 MiB of its provider's answer, and a slow provider keeps calls waiting for as long as
+ * DELIVERY_TIMEOUT_MS, so without a bound a few keys could fill the memory; per tenant, so that one
+ * tenant's slow provider does not take every call's place.
+ */
+export const PROXY_CALLS_AT_ONCE_PER_TENANT = 16;
+export const PROXY_CALLS_AT_ONCE = 64;
+
+/** Counts calls in flight; `enter` answers how to leave, or null when the call must wait its turn (429). */
+export function createCallLimit(perTenant = PROXY_CALLS_AT_ONCE_PER_TENANT, total = PROXY_CALLS_AT_ONCE) {
+  const ofTenant = new Map<string, number>();
+  let all = 0;
+  return {
+    enter(tenantId: string): (() => void) | null {
+      const mine = ofTenant.get(tenantId) ?? 0;
+      if (mine >= perTenant || all >= total) return null;
+      ofTenant.set(tenantId, mine + 1);
+      all++;
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        all--;
+        const now = (ofTenant.get(tenantId) ?? 1) - 1;
+        if (now === 0) ofTenant.delete(tenantId);
+        else ofTenant.set(tenantId, now);
+      };
+    },
+  };
+}
+
+/** The 429 of a call made while too many of this tenant's (or this server's) are in flight. */
+export const tooManyAtOnce = (): HttpProblem =>
+  new HttpProblem(
+    'rate_limited',
+    'Too many calls through the credential proxy are waiting for providers at once: try again in a moment.',
+    { headers: { 'retry-after': '1' } },
+  );
+
 /** The 429 of a call over `maxPerSecond`: Retry-After is the start of the next second, rounded up. */
 function throttled(now: Date): HttpProblem {
   const seconds = Math.max(1, Math.ceil((1000 - (now.getTime() % 1000)) / 1000));

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { HttpProblem } from '../../src/http/problem.js';
-import { targetUrl } from '../../src/oauth/proxy.js';
+import { PROXY_CALLS_AT_ONCE_PER_TENANT, targetUrl } from '../../src/oauth/proxy.js';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 import { startOtlpSink } from '../telemetry/otlp-sink.js';
 
 // The credential proxy (docs/api/oauth.md) against a real OAuth 2.0 provider (oidc-provider on
@@ -410,4 +411,46 @@ test("tracing on: the call to the provider carries the proxy request's span, in 
     if (!closed) await traced.close();
     await sink.close();
   }
+});
+
+test('calls waiting on a slow provider are bounded per tenant: one more is 429 with Retry-After, another tenant still gets through', async () => {
+  const slow = await setUp();
+  const other = await setUp();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  handler = async (request, res) => {
+    if (request.url.startsWith('/v1/held')) await held;
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  };
+  const before = api.received.length;
+  const waiting = Array.from({ length: PROXY_CALLS_AT_ONCE_PER_TENANT }, (_, i) =>
+    h.request('GET', slow.proxy(`held/${i}`), { token: slow.key.secret }),
+  );
+  try {
+    await waitUntil(() => api.received.length - before >= PROXY_CALLS_AT_ONCE_PER_TENANT, {
+      message: `${PROXY_CALLS_AT_ONCE_PER_TENANT} calls waiting at the provider`,
+    });
+    const refused = await h.request('GET', slow.proxy('one-more'), { token: slow.key.secret });
+    assert.equal(refused.status, 429, `one call more answered ${refused.status}: ${refused.text}`);
+    assert.equal(refused.body.code, 'rate_limited', 'the refusal is not rate_limited');
+    assert.equal(refused.headers.get('retry-after'), '1', 'the refusal says no Retry-After');
+    assert.ok(
+      !api.received.slice(before).some((r) => r.url.includes('one-more')),
+      'the refused call reached the provider',
+    );
+    const elsewhere = await h.request('GET', other.proxy('quick'), { token: other.key.secret });
+    assert.equal(
+      elsewhere.status,
+      200,
+      `another tenant's call answered ${elsewhere.status}: ${elsewhere.text}`,
+    );
+  } finally {
+    release();
+  }
+  for (const answered of await Promise.all(waiting)) {
+    assert.equal(answered.status, 200, `a waiting call answered ${answered.status}: ${answered.text}`);
+  }
+  const again = await h.request('GET', slow.proxy('after'), { token: slow.key.secret });
+  assert.equal(again.status, 200, `a call once the others ended answered ${again.status}: ${again.text}`);
 });
