@@ -1,10 +1,10 @@
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
+import { createTurnBatcher } from '../db/turn-batch.js';
 import type { ClaimedRow } from './claim.js';
 import type { Dispatch } from './dispatch.js';
 import { activeConnectionsOf, eventRows, type TargetRow } from './fan-out.js';
 import { insertEventGroup, type DeliveryRow, type EventRow, type ScopedEvent } from './store.js';
-import { createTurnBatcher } from './turn-batch.js';
 
 /** An event without an idempotency key, checked and ready to be written. */
 export interface EventDraft {

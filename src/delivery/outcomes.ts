@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB, DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
+import { createTurnBatcher } from '../db/turn-batch.js';
 import { ENDED_STATUSES, releaseSuccessors } from './ordering.js';
-import { createTurnBatcher } from './turn-batch.js';
 
 /** How one claimed delivery ended this time, and the attempt that ended it (none when cancelled). */
 export interface Outcome {

@@ -36,14 +36,22 @@ export function findEventType(
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
-/** The types of these names the tenant registered (the publish path: one query for a whole batch). */
-export function findEventTypes(
+/**
+ * The types several publishes name, each of its own tenant (a list of scoped asks, read in one
+ * statement): every row answers the ask of its tenant only.
+ */
+export async function findEventTypesOfTenants(
   db: Kysely<DB>,
-  scope: TenantScope,
-  names: readonly string[],
+  asks: ReadonlyArray<{ scope: TenantScope; names: readonly string[] }>,
 ): Promise<EventTypeRow[]> {
-  if (names.length === 0) return Promise.resolve([]);
-  return ofTenant(db, scope).selectAll().where('name', 'in', names).execute();
+  const tenants = asks.flatMap((ask) => ask.names.map(() => ask.scope.tenantId));
+  const names = asks.flatMap((ask) => ask.names);
+  if (names.length === 0) return [];
+  const result = await sql<EventTypeRow>`
+    select t.* from event_types t
+    join (select distinct * from unnest(${tenants}::text[], ${names}::text[])) as wanted(tenant_id, name)
+      on t.tenant_id = wanted.tenant_id and t.name = wanted.name`.execute(db);
+  return result.rows;
 }
 
 /** One page by name, ascending: the names after `after`, one more than `limit` (a next page follows). */

@@ -341,6 +341,28 @@ describe('publishing against the catalog', () => {
     assert.match(other.id, /^evt_/, 'an unregistered type in a batch was refused');
   });
 
+  test('publishes of two tenants at once, one type name with two schemas: each is checked by its own tenant’s', async () => {
+    // Publishes read their types in one statement per turn, whatever their tenants (event-types/catalog.ts).
+    const a = await makeSignedInTenant(h);
+    const b = await makeSignedInTenant(h);
+    await create(a.session, { name: 'shared.name', schema: { type: 'object', required: ['fromA'] } });
+    await create(b.session, { name: 'shared.name', schema: { type: 'object', required: ['fromB'] } });
+    const publish = (session: TestSession, data: object) =>
+      h.request('POST', EVENTS, { session, body: { type: 'shared.name', data } });
+    const ROUNDS = 10;
+    const answers = await Promise.all(
+      Array.from({ length: ROUNDS }, () => [
+        publish(a.session, { fromA: 1 }),
+        publish(a.session, { fromB: 1 }),
+        publish(b.session, { fromB: 1 }),
+        publish(b.session, { fromA: 1 }),
+      ]).flat(),
+    );
+    const statuses = answers.map((r) => r.status);
+    const expected = Array.from({ length: ROUNDS }, () => [202, 400, 202, 400]).flat();
+    assert.deepEqual(statuses, expected, 'an event was checked by the other tenant’s schema, or by none');
+  });
+
   test('a change made by another process is used at the next publish', async () => {
     const second = await startHarness({ env: ENV, testDatabase: h.testDatabase, keyring: h.keyring });
     try {

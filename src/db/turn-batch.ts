@@ -12,8 +12,8 @@ export interface TurnBatchOptions<T> {
  * Batches without a timer (group commit, as PostgreSQL's own): what arrives is written at the next
  * turn of the event loop with whatever else arrived in the same turn, unless `maxInFlight` batches
  * are already being written; then it waits and forms the next batch. The batch size follows the load
- * by itself, and an item alone waits for nothing. Shared by publishing (group-commit.ts) and the
- * worker's outcomes (outcomes.ts).
+ * by itself, and an item alone waits for nothing. Shared by publishing (delivery/group-commit.ts), its
+ * reads of event types (event-types/catalog.ts) and the worker's outcomes (delivery/outcomes.ts).
  */
 export function createTurnBatcher<T>(options: TurnBatchOptions<T>): { push(item: T): void } {
   let queue: T[] = [];
