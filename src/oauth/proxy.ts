@@ -137,8 +137,8 @@ const maxPerSecondOf = (config: Record<string, unknown>): number | null => {
  * DELIVERY_TIMEOUT_MS, so without a bound a few keys could fill the memory; per tenant, so that one
  * tenant's slow provider does not take every call's place.
  */
-export const PROXY_CALLS_AT_ONCE_PER_TENANT = 16;
-export const PROXY_CALLS_AT_ONCE = 64;
+export const PROXY_CALLS_AT_ONCE_PER_TENANT = 32;
+export const PROXY_CALLS_AT_ONCE = 128;
 
 /** Counts calls in flight; `enter` answers how to leave, or null when the call must wait its turn (429). */
 export function createCallLimit(perTenant = PROXY_CALLS_AT_ONCE_PER_TENANT, total = PROXY_CALLS_AT_ONCE) {
