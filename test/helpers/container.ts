@@ -71,6 +71,11 @@ function run(command: string, args: string[], input?: string): Promise<Run> {
     child.stderr.on('data', (c) => (stderr += c));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command that reads no input may have exited before its stdin is closed: EPIPE then says only
+    // that (CI saw it once, on a `podman` that had already ended); its exit code says the rest.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(input ?? '');
   });
 }
