@@ -372,31 +372,8 @@ describe('tokens', () => {
   test('a refresh waiting on a slow provider holds no other write: the token call runs outside any transaction', async (t) => {
     const a = await authorizedConnection();
     await storedTokens(a.connectionId);
-    let letGo!: () => void;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    let arrived!: () => void;
-    const reached = new Promise<void>((resolve) => (arrived = resolve));
     // The provider's token endpoint behind a door the test opens: the refresh waits at it.
-    const slow = await startReceiver(t, async (request, _i, res) => {
-      arrived();
-      await held;
-      const answer = await fetch(idp.tokenUrl, {
-        method: 'POST',
-        headers: {
-          authorization: String(request.headers.authorization),
-          'content-type': String(request.headers['content-type']),
-        },
-        body: request.body,
-      });
-      res.statusCode = answer.status;
-      res.setHeader('content-type', answer.headers.get('content-type') ?? 'application/json');
-      res.end(await answer.text());
-    });
-    const moved = await h.request('PATCH', `${PROVIDERS}/${a.provider.key}`, {
-      token: h.platformToken,
-      body: { tokenUrl: slow.url('/token'), clientSecret: idp.clientSecret },
-    });
-    assert.equal(moved.status, 200, moved.text);
+    const { door: slow, reached, letGo } = await doorToTokenEndpoint(t, a.provider.key);
     const expiresAt = Date.parse((await connection(a.session, a.connectionId)).authorization.expiresAt);
     clock = new Date(expiresAt - 10_000);
     try {
