@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { within } from '../deadline.js';
 import { errorFields } from '../logger.js';
+import { releaseStartupSignals } from './startup-signals.js';
 
 /** How long closing the database may take once the work has stopped (or was cut). */
 const DATABASE_CLOSE_MS = 5_000;
@@ -32,6 +33,8 @@ export function closeOnSignal(shutdown: Shutdown): void {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Installed first, then the start-up's handler let go: no moment without a handler.
+  releaseStartupSignals();
 }
 
 /** Runs the shutdown and answers the exit code: 0, or 1 when stopping failed unexpectedly. */

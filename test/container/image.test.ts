@@ -251,6 +251,54 @@ describe('the container image', { skip }, () => {
     );
   });
 
+  test('a stop during the start ends the container at once with exit code 0 (node is PID 1)', async (t) => {
+    // PID 1 ignores a signal it has no handler for: before the fix of issue 37 item 5, a SIGTERM sent
+    // while the embedded database was being created was dropped, and the runtime's grace ended in SIGKILL.
+    const volume = `hubgate-test-data-${randomBase62(8).toLowerCase()}`;
+    await podman(['volume', 'create', volume]);
+    t.after(() => podman(['volume', 'rm', '--force', volume], { check: false }));
+    const name = `hubgate-test-${randomBase62(8).toLowerCase()}`;
+    started.push(name);
+    const port = await freePort();
+    await podman([
+      'run',
+      '-d',
+      '--name',
+      name,
+      ...RUN_OPTIONS,
+      '--volume',
+      `${volume}:/data`,
+      ...envArgs({ PORT: String(port) }),
+      IMAGE,
+    ]);
+    const logs = async () => {
+      const out = await podman(['logs', name], { check: false });
+      return out.stdout + out.stderr;
+    };
+    // The positive signal that the start is under way: the data directory's lock, taken before the
+    // embedded database is created (seconds).
+    await waitUntil(
+      async () =>
+        (await podman(['exec', name, 'ls', '/data'], { check: false })).stdout.includes('hubgate.lock'),
+      { message: 'serve in the container to begin opening /data', timeoutMs: 60_000, intervalMs: 100 },
+    );
+    assert.doesNotMatch(await logs(), /hubgate listening on/, 'the signal arrives during the start');
+    await podman(['kill', '--signal', 'TERM', name]);
+    await waitUntil(
+      async () =>
+        (await podman(['inspect', '--format', '{{.State.Status}}', name], { check: false })).stdout.trim() ===
+        'exited',
+      {
+        message: 'the container to exit on a SIGTERM sent during its start',
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      },
+    );
+    const code = await podman(['inspect', '--format', '{{.State.ExitCode}}', name]);
+    assert.equal(code.stdout.trim(), '0', `a stop during the start exits 0:\n${await logs()}`);
+    assert.match(await logs(), /SIGTERM while serve was starting/, 'it says why it stopped');
+  });
+
   test('PostgreSQL: migrate, a platform key, serve, one event delivered and signed, a clean stop', async (t) => {
     const database = `hubgate_image_${randomBase62(10).toLowerCase()}`;
     await adminQuery(`create database ${database}`);
