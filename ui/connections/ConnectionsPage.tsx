@@ -131,9 +131,9 @@ function ConnectionTable({
   onOpen: (open: ConnectionDialog) => void;
 }) {
   return (
-    // On a phone each connection is a card (`table-cards`, styles.css): its actions stay in reach.
+    // On a phone each connection is a card (`cards-on-phone`, styles.css): its actions stay in reach.
     <div class="table-wrap">
-      <table class="connections table-cards">
+      <table class="connections cards-on-phone">
         <caption class="visually-hidden">Connections, newest first</caption>
         <thead>
           <tr>

@@ -253,7 +253,7 @@ export function EventTypesPage() {
       ) : (
         <>
           <div class="table-wrap" tabIndex={0} role="region" aria-label="Event types">
-            <table class="table-cards">
+            <table class="cards-on-phone">
               <caption class="visually-hidden">Event types, by name</caption>
               <thead>
                 <tr>

@@ -136,9 +136,9 @@ function KeyTable({
 }) {
   return (
     // Focusable, so that a keyboard can scroll it where the screen is too narrow for every column.
-    // On a phone each key is a card (`table-cards`, styles.css): its actions stay in reach.
+    // On a phone each key is a card (`cards-on-phone`, styles.css): its actions stay in reach.
     <div class="table-wrap" tabIndex={0} role="region" aria-label="API keys">
-      <table class="key-table table-cards">
+      <table class="key-table cards-on-phone">
         <caption class="visually-hidden">API keys, newest first</caption>
         <thead>
           <tr>

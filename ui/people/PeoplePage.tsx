@@ -214,7 +214,7 @@ function PeopleTable({
 }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label="People">
-      <table class="people-table table-cards">
+      <table class="people-table cards-on-phone">
         <caption class="visually-hidden">People of your organization, newest first</caption>
         <thead>
           <tr>
