@@ -5,7 +5,12 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT, staleReason } from './build-stamp.mjs';
+import { engineNotice } from './engine-notice.mjs';
 import { linkBin } from './link-bin.mjs';
+
+// Under npm scripts this runs on the project's own Node (node_modules/.bin comes first on PATH).
+const notice = engineNotice(process.env.npm_config_user_agent, process.versions.node);
+if (notice) console.log(notice);
 
 const reason = staleReason();
 if (reason === undefined) {
