@@ -2,7 +2,7 @@
 // event log, and for those who may operate it: send a test event, pause and resume, recover, edit, bind.
 // An OAuth2 connection's page (no events, no log asked for) is OAuthConnectionView's (ui/connections/).
 import { useLocation, useRoute } from 'preact-iso';
-import { useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, type ApiError } from '../common/api.js';
 import { plural, Time } from '../common/format.js';
 import { useResource, type Resource } from '../common/hooks.js';
@@ -364,6 +364,56 @@ function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
   );
 }
 
+/** While the page is open and its tab visible, the connection is read again this often. */
+const FOLLOW_MS = 5000;
+
+/** Whether the tab is visible now; follows the browser's visibility changes. */
+function useTabVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
+  useEffect(() => {
+    const update = () => setVisible(document.visibilityState === 'visible');
+    document.addEventListener('visibilitychange', update);
+    return () => document.removeEventListener('visibilitychange', update);
+  }, []);
+  return visible;
+}
+
+/** What of a connection changes by itself (an automatic pause) and changes the log with it. */
+const stateOf = (c: Connection | undefined): string =>
+  c ? [c.status, c.pausedReason, c.pausedAt, c.deliveryEnabled, c.credentialsBound].join(' ') : '';
+
+/**
+ * The system changes a connection by itself (docs/api/events.md: a 410 or a run of failures pauses it),
+ * so the page reads it again every few seconds while its tab is visible: the paused banner, status and
+ * buttons follow without a reload. The next read is timed from the end of the last one, so reads never
+ * overlap; a hidden tab asks nothing and reads at once when it is shown again. When the connection's
+ * state changed, `onChanged` loads what depends on it (the log: pending deliveries became skipped).
+ */
+function useFollowConnection(connection: Resource<Connection>, onChanged: () => void) {
+  const visible = useTabVisible();
+  const { loading, reload } = connection;
+  useEffect(() => {
+    if (loading || !visible) return;
+    const timer = setTimeout(reload, FOLLOW_MS);
+    return () => clearTimeout(timer);
+  }, [loading, visible, reload]);
+  const hidden = useRef(false);
+  useEffect(() => {
+    if (!visible) hidden.current = true;
+    else if (hidden.current) {
+      hidden.current = false;
+      reload();
+      onChanged();
+    }
+  }, [visible]);
+  const state = stateOf(connection.data);
+  const seen = useRef(state);
+  useEffect(() => {
+    if (seen.current && state !== seen.current) onChanged();
+    seen.current = state;
+  }, [state]);
+}
+
 const useCatalog = () => useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
 
 /** The connection, and its connector in the catalog (undefined until the catalog answers) and its name. */
@@ -401,6 +451,12 @@ function DeliveringConnectionPage({
   const id = connection.data?.id ?? '';
   const log = useDeliveryLog(id, filters, cursor);
   const page = useConnectionPage(id, connection, log.log.reload);
+  useFollowConnection(connection, log.log.reload);
+  // Refresh reads the connection with its log: its state may have changed by itself meanwhile.
+  const refresh = () => {
+    connection.reload();
+    log.refresh();
+  };
   const current = connection.data;
   if (!current) return null;
   return (
@@ -421,6 +477,7 @@ function DeliveringConnectionPage({
           ) : null
         }
       />
+      <ErrorNotice error={connection.error} title="The connection could not be read again." />
       <ConnectionStatusArea
         page={page}
         connection={current}
@@ -429,7 +486,7 @@ function DeliveringConnectionPage({
         detailHref={(deliveryId) => deliveryPage(id, deliveryId)}
       />
       <ConnectionLog
-        log={log}
+        log={{ ...log, refresh }}
         connection={current}
         filters={filters}
         cursor={cursor}
@@ -454,8 +511,11 @@ export function ConnectionEventsPage() {
   const { params } = useRoute();
   const canOperate = session.value?.user.role !== 'MEMBER';
   const { connection, connector, connectorName } = useConnectionWithConnector(params.id ?? '');
-  if (connection.error || !connection.data) return <ConnectionEventsFallback error={connection.error} />;
+  // Once shown, a failed read again keeps the page on screen with a notice (DeliveringConnectionPage).
+  if (!connection.data || connection.error?.code === 'not_found')
+    return <ConnectionEventsFallback error={connection.error} />;
   if (isOAuthConnection(connection.data)) {
+    if (connection.error) return <ConnectionEventsFallback error={connection.error} />;
     return <OAuthConnectionView connection={connection} connector={connector} canOperate={canOperate} />;
   }
   return (
