@@ -52,7 +52,10 @@ describe('lists on a phone', () => {
   before(async () => {
     if (skip) return;
     browser = await launchBrowser();
-    h = await startUiHarness();
+    // The console's channels and providers below point at 127.0.0.1, where nothing needs to listen.
+    h = await startUiHarness({
+      env: { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32' },
+    });
   });
   after(async () => {
     await browser?.close();
@@ -116,4 +119,116 @@ describe('lists on a phone', () => {
       await tp.close();
     }
   });
+
+  /** Every button and link of the row lies inside the screen's width, and the page does not scroll sideways. */
+  async function rowFits(page: Page, row: Locator, what: string): Promise<void> {
+    await visible(row);
+    const controls = row.locator('button, a');
+    const count = await controls.count();
+    for (let i = 0; i < count; i += 1) {
+      const control = controls.nth(i);
+      await withinWidth(control, `${what}: “${(await control.innerText()).trim()}”`);
+    }
+    const { scrollWidth, clientWidth } = await page.evaluate(() => {
+      const root = document.scrollingElement ?? document.documentElement;
+      return { scrollWidth: root.scrollWidth, clientWidth: root.clientWidth };
+    });
+    assert.ok(scrollWidth <= clientWidth, `${what} scrolls sideways: ${scrollWidth} px in ${clientWidth} px`);
+    await noSidewaysScroll(page, what);
+  }
+
+  test(
+    'the overview, audit log, event types and the console’s tenants, channels and providers fit a 390 px screen',
+    { skip, timeout: 240_000 },
+    async () => {
+      const { user, session } = await makeSignedInTenant(h);
+      await makeWebhookConnection(
+        h,
+        session,
+        'https://receiver.example.com/hooks/orders/created-and-updated',
+        {
+          displayName: 'Orders webhook for the warehouse',
+        },
+      );
+      const type = await h.request('POST', '/api/v1/integrations/event-types', {
+        session,
+        body: {
+          name: 'order.fulfilment.partially_shipped',
+          description: 'Some of an order’s lines left the warehouse',
+          schema: {
+            type: 'object',
+            required: ['orderId', 'shipmentReference'],
+            properties: {
+              orderId: { type: 'string', pattern: '^ORD-[0-9]{6,12}-[A-Z]{2,3}$' },
+              shipmentReference: { type: 'string', description: 'the carrier’s tracking reference' },
+            },
+          },
+        },
+      });
+      assert.equal(type.status, 201, `creating an event type answered ${type.status}: ${type.text}`);
+      const platform = (method: string, path: string, body: unknown) =>
+        h.request(method, path, { token: h.platformToken, body });
+      const channel = await platform('POST', '/api/v1/platform/alerting/channels', {
+        name: 'on-call webhook of the payments team',
+        kind: 'HTTP',
+        config: { url: 'http://127.0.0.1:9/alerts/payments-team/on-call/receiver-with-a-long-path' },
+      });
+      assert.equal(channel.status, 201, `creating a channel answered ${channel.status}: ${channel.text}`);
+      const provider = await platform('POST', '/api/v1/platform/oauth-providers', {
+        key: 'ledgerly',
+        name: 'Ledgerly accounting',
+        authorizationUrl: 'http://127.0.0.1:9/oauth/authorize',
+        tokenUrl: 'http://127.0.0.1:9/oauth/token',
+        apiBaseUrl: 'http://127.0.0.1:9/api/v2/accounting/organisations',
+        clientId: 'hubgate-client',
+        clientSecret: 'not-shown-anywhere',
+        scopes: ['openid', 'accounting.transactions.read', 'accounting.contacts.read'],
+      });
+      assert.equal(provider.status, 201, `creating a provider answered ${provider.status}: ${provider.text}`);
+
+      const tp = await newPage(browser);
+      const { page } = tp;
+      try {
+        await page.setViewportSize(PHONE);
+        await signInThroughUi(page, h.uiUrl, user, '/');
+        await rowFits(page, page.getByRole('row', { name: /^Webhook/ }), 'the overview’s connectors');
+        await screenshot(page, 'phone-overview');
+        await assertNoSeriousViolations(page, 'the overview on a phone');
+
+        await page.goto(`${h.uiUrl}/audit-log`);
+        await rowFits(page, page.getByRole('row', { name: /Created a connection/ }), 'the audit log');
+        await screenshot(page, 'phone-audit-log');
+        await assertNoSeriousViolations(page, 'the audit log on a phone');
+
+        await page.goto(`${h.uiUrl}/event-types`);
+        await rowFits(
+          page,
+          page.getByRole('row', { name: /order\.fulfilment\.partially_shipped/ }),
+          'the event types',
+        );
+        await screenshot(page, 'phone-event-types');
+        await assertNoSeriousViolations(page, 'event types on a phone');
+
+        await page.goto(`${h.uiUrl}/platform/tenants`);
+        await page.getByLabel('Platform key', { exact: true }).fill(h.platformToken);
+        await page.getByRole('button', { name: 'Open the console' }).click();
+        await rowFits(page, page.getByRole('row', { name: /Tenant / }).first(), 'the console’s tenants');
+        await screenshot(page, 'phone-console-tenants');
+        await assertNoSeriousViolations(page, 'tenants on a phone');
+
+        await page.goto(`${h.uiUrl}/platform/alerting/channels`);
+        await rowFits(page, page.getByRole('row', { name: /on-call webhook/ }), 'the alerting channels');
+        await screenshot(page, 'phone-console-channels');
+        await assertNoSeriousViolations(page, 'alerting channels on a phone');
+
+        await page.goto(`${h.uiUrl}/platform/oauth-providers`);
+        await rowFits(page, page.getByRole('row', { name: /Ledgerly accounting/ }), 'the OAuth2 providers');
+        await screenshot(page, 'phone-console-providers');
+        await assertNoSeriousViolations(page, 'OAuth2 providers on a phone');
+        assertNoPageErrors(tp, 'more lists on a phone');
+      } finally {
+        await tp.close();
+      }
+    },
+  );
 });

@@ -205,10 +205,10 @@ function AuditRow({ entry, me }: { entry: AuditEntryRecord; me: string | undefin
   const words = ACTIONS[entry.action];
   return (
     <tr>
-      <td class="audit-time">
+      <td class="audit-time" data-label="Time">
         <When at={entry.createdAt} />
       </td>
-      <td class="audit-what">
+      <td class="audit-what" data-label="Action and details">
         {words ? (
           <span class={entry.action.endsWith('.failure') ? 'audit-action audit-failure' : 'audit-action'}>
             {words}
@@ -218,10 +218,10 @@ function AuditRow({ entry, me }: { entry: AuditEntryRecord; me: string | undefin
         )}
         <Details metadata={entry.metadata} />
       </td>
-      <td>
+      <td data-label="Actor">
         <Who type={entry.actorType} id={entry.actorId} me={me} />
       </td>
-      <td>
+      <td data-label="Target">
         {entry.targetType ? (
           <>
             <span>{TARGETS[entry.targetType] ?? entry.targetType}</span>
@@ -231,7 +231,7 @@ function AuditRow({ entry, me }: { entry: AuditEntryRecord; me: string | undefin
           <span class="muted">—</span>
         )}
       </td>
-      <td>
+      <td data-label="IP address and request ID">
         {entry.ip ? <span class="mono audit-ip">{entry.ip}</span> : <span class="muted">No address</span>}
         {entry.requestId ? (
           <span class="audit-id mono">
@@ -248,7 +248,7 @@ function AuditRow({ entry, me }: { entry: AuditEntryRecord; me: string | undefin
 function AuditTable({ entries, me }: { entries: AuditEntryRecord[]; me: string | undefined }) {
   return (
     <div class="table-wrap audit-wrap" tabIndex={0} role="region" aria-label="Audit log entries">
-      <table class="audit-table">
+      <table class="audit-table cards-on-phone">
         <thead>
           <tr>
             <th scope="col">Time</th>

@@ -53,7 +53,7 @@ function OverviewConnectors({ hub }: { hub: Hub }) {
     <section class="card" aria-labelledby="connectors-title">
       <h2 id="connectors-title">Connectors</h2>
       <div class="table-wrap">
-        <table>
+        <table class="cards-on-phone">
           <thead>
             <tr>
               <th scope="col">Connector</th>
@@ -75,10 +75,16 @@ function OverviewConnectors({ hub }: { hub: Hub }) {
               return (
                 <tr key={connector.connectorKey}>
                   <th scope="row">{connector.name}</th>
-                  <td class="num">{connector.active}</td>
-                  <td class="num">{connector.awaitingCredentials}</td>
-                  <td class="num">{connector.disabled}</td>
-                  <td>
+                  <td class="num" data-label="Active">
+                    {connector.active}
+                  </td>
+                  <td class="num" data-label="Awaiting credentials">
+                    {connector.awaitingCredentials}
+                  </td>
+                  <td class="num" data-label="Revoked">
+                    {connector.disabled}
+                  </td>
+                  <td data-label="Ready for credentials">
                     {!ready ? (
                       <span class="muted">—</span>
                     ) : ready.ready ? (

@@ -198,16 +198,16 @@ function ChannelRow({
           Updated <Time at={channel.updatedAt} />
         </span>
       </th>
-      <td>
+      <td data-label="Settings">
         <Settings channel={channel} />
       </td>
-      <td>
+      <td data-label="Status">
         <StatusBadge
           status={channel.enabled ? 'active' : 'disabled'}
           label={channel.enabled ? 'Enabled' : 'Disabled'}
         />
       </td>
-      <td>
+      <td data-label="Last delivery">
         <LastAttempt channel={channel} attempt={channel.lastAttempt} />
       </td>
       <td class="actions channel-actions">
@@ -246,7 +246,7 @@ function ChannelTable({
 }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label="Alerting channels">
-      <table class="channel-table">
+      <table class="channel-table cards-on-phone">
         <caption class="visually-hidden">Alerting channels, newest first</caption>
         <thead>
           <tr>

@@ -32,7 +32,7 @@ function ProviderTable({
 }) {
   return (
     <div class="table-wrap">
-      <table class="tenant-table">
+      <table class="tenant-table cards-on-phone">
         <thead>
           <tr>
             <th scope="col">Provider</th>
@@ -54,12 +54,14 @@ function ProviderTable({
                 </span>
                 <span class="tenant-id mono">{provider.connectorKey}</span>
               </th>
-              <td>{GRANT_SHORT[provider.grant]}</td>
-              <td class="mono break">{provider.apiBaseUrl}</td>
-              <td class={provider.scopes.length ? 'mono' : undefined}>
+              <td data-label="Grant">{GRANT_SHORT[provider.grant]}</td>
+              <td class="mono break" data-label="API">
+                {provider.apiBaseUrl}
+              </td>
+              <td class={provider.scopes.length ? 'mono' : undefined} data-label="Scopes">
                 {provider.scopes.length ? provider.scopes.join(' ') : <span class="muted">None</span>}
               </td>
-              <td>
+              <td data-label="Updated">
                 <Time at={provider.updatedAt} />
               </td>
               <td class="actions">

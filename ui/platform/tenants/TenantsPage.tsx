@@ -25,7 +25,7 @@ function TenantTable({
 }) {
   return (
     <div class="table-wrap">
-      <table class="tenant-table">
+      <table class="tenant-table cards-on-phone">
         <thead>
           <tr>
             <th scope="col">Tenant</th>
@@ -45,14 +45,14 @@ function TenantTable({
                 </span>
                 <span class="tenant-id mono">{tenant.id}</span>
               </th>
-              <td>
+              <td data-label="Modules">
                 {tenant.entitlements.length ? (
                   orderedModules(new Set(tenant.entitlements)).map(moduleName).join(', ')
                 ) : (
                   <span class="muted">None</span>
                 )}
               </td>
-              <td>
+              <td data-label="Created">
                 <Time at={tenant.createdAt} />
               </td>
               <td class="actions">
