@@ -133,6 +133,14 @@ export async function updateConnectionConfig(
     .executeTakeFirst();
 }
 
+/** How many connections the tenant has, in any state (active, paused or disabled). */
+export async function countConnections(db: Kysely<DB>, scope: TenantScope): Promise<number> {
+  const row = await ofTenant(db, scope)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export interface ConnectorCounts {
   active: number;
   disabled: number;

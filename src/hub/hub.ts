@@ -2,7 +2,7 @@ import { MODULE_KEYS } from '../access/catalog.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import type { ConnectorDefinition } from '../connections/connector.js';
-import { countConnectionsByConnector } from '../connections/store.js';
+import { countConnections, countConnectionsByConnector } from '../connections/store.js';
 import { deliveryCounts24h } from '../delivery/store.js';
 
 /** Why a connector cannot take credentials now (credential readiness `reasons`). */
@@ -88,7 +88,8 @@ export async function hubOverview(deps: ConnectionDeps, scope: TenantScope) {
     status: awaiting > 0 || deliveries24h.failed > 0 ? ('degraded' as const) : ('healthy' as const),
     modules: MODULE_KEYS.map((moduleKey) => ({ moduleKey, entitled: entitlements.includes(moduleKey) })),
     connectors,
-    totals: { connections: active + disabled, active, disabled },
+    // Every connection, paused ones too: a tenant whose connections are all paused has connections.
+    totals: { connections: await countConnections(deps.ctx.db, scope), active, disabled },
     deliveries24h,
   };
 }

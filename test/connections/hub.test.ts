@@ -151,6 +151,27 @@ describe('overview', () => {
     );
   });
 
+  test('a paused connection counts among the connections: the total holds every state', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const a = await connect(session, { connectorKey: 'webhook', displayName: 'a', url: HOOK_URL });
+    const b = await connect(session, { connectorKey: 'webhook', displayName: 'b', url: HOOK_URL });
+    const paused = await h.request('POST', `/api/v1/integrations/connections/${a.id}/pause`, { session });
+    assert.equal(paused.status, 200, `pausing answered ${paused.status}: ${paused.text}`);
+    const one = await h.request('GET', '/api/v1/integration-hub/overview', { session });
+    assert.deepEqual(
+      one.body.totals,
+      { connections: 2, active: 1, disabled: 0 },
+      'a paused connection is left out of the total of connections',
+    );
+    await h.request('POST', `/api/v1/integrations/connections/${b.id}/pause`, { session });
+    const r = await h.request('GET', '/api/v1/integration-hub/overview', { session });
+    assert.deepEqual(
+      r.body.totals,
+      { connections: 2, active: 0, disabled: 0 },
+      'a tenant whose only connections are paused is shown as having none',
+    );
+  });
+
   test('keys need integration_hub:READER', async () => {
     const { session } = await makeSignedInTenant(h);
     const hub = await makeKey(h, session, { scopes: ['integration_hub:READER'] });

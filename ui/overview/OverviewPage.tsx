@@ -15,6 +15,13 @@ interface Hub {
 
 type ReadinessRow = Readiness['connectors'][number];
 
+/**
+ * The paused connections: the total counts every connection, the per-connector counts only active and
+ * revoked ones (the overview's shape, docs/api/connections.md), so the rest are paused.
+ */
+const pausedOf = (overview: Overview): number =>
+  Math.max(0, overview.totals.connections - overview.totals.active - overview.totals.disabled);
+
 /** Each reason credential readiness gives, in words, with the action that fixes it. */
 function reasonText(reason: string, connector: ReadinessRow) {
   switch (reason) {
@@ -49,6 +56,7 @@ function reasonText(reason: string, connector: ReadinessRow) {
 /** Each connector: its connections by state, and whether it is ready for credentials (or why not). */
 function OverviewConnectors({ hub }: { hub: Hub }) {
   const readiness = new Map(hub.readiness.connectors.map((c) => [c.connectorKey, c]));
+  const paused = pausedOf(hub.overview);
   return (
     <section class="card" aria-labelledby="connectors-title">
       <h2 id="connectors-title">Connectors</h2>
@@ -103,6 +111,14 @@ function OverviewConnectors({ hub }: { hub: Hub }) {
           </tbody>
         </table>
       </div>
+      {paused > 0 ? (
+        <p class="muted overview-note">
+          {paused === 1
+            ? '1 paused connection is not counted here.'
+            : `${paused} paused connections are not counted here.`}{' '}
+          <a href="/connections">See {paused === 1 ? 'it' : 'them'} on the Connections page</a>
+        </p>
+      ) : null}
     </section>
   );
 }
@@ -156,6 +172,15 @@ function OverviewStatusCard({ overview }: { overview: Overview }) {
   const awaiting =
     overview.totals.active > 0 ? overview.connectors.reduce((n, c) => n + c.awaitingCredentials, 0) : 0;
   const failed = overview.deliveries24h.failed;
+  const paused = pausedOf(overview);
+  const pausedNote =
+    paused > 0 ? (
+      <p>
+        {paused === 1 ? '1 connection is paused' : `${paused} connections are paused`}: nothing is sent to{' '}
+        {paused === 1 ? 'it' : 'them'} until {paused === 1 ? 'it is' : 'they are'} resumed.{' '}
+        <a href="/connections">Resume {paused === 1 ? 'it' : 'them'} on the Connections page</a>
+      </p>
+    ) : null;
   return (
     <section class="card" aria-labelledby="status-title">
       <div class="card-head">
@@ -165,6 +190,7 @@ function OverviewStatusCard({ overview }: { overview: Overview }) {
           label={overview.status === 'healthy' ? 'Healthy' : 'Degraded'}
         />
       </div>
+      {pausedNote}
       {overview.status === 'healthy' ? (
         <p>Every active connection has its credentials, and no delivery failed in the last 24 hours.</p>
       ) : (
