@@ -321,6 +321,11 @@ export interface DeliveriesTable {
   ordering_key: Generated<string | null>;
   /** The delivery of its key it waits for (not due meanwhile); null when free. */
   waiting_for: Generated<string | null>;
+  /**
+   * Its place in publish order (bigint, from `deliveries_seq`), which a key's deliveries sent again
+   * keep; null only on rows that had ended delivered or cancelled before the column existed.
+   */
+  seq: Generated<string | null>;
 }
 
 export interface DeliveryAttemptsTable {

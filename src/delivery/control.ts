@@ -97,8 +97,8 @@ async function drain(db: Kysely<DB>, inFlight: readonly HeldClaim[], now: () => 
 }
 
 /**
- * Deliveries of the connection back to `pending`, oldest first (same IDs, attempts kept): `which`
- * chooses them. Each is due a microsecond after the one before, so workers take them in order
+ * Deliveries of the connection back to `pending`, oldest first, in publish order (same IDs, attempts
+ * kept): `which` chooses them. Each is due a microsecond after the one before, so workers take them in order
  * without moving ahead of other connections' deliveries; one still held by a claim (a pause caught
  * it mid-attempt) is due only once that claim ends, so it is never sent twice at once.
  */
@@ -122,19 +122,27 @@ async function requeue(
   );
   const limit = which.limit ? sql`limit ${which.limit}` : sql``;
   await lockConnectionHeads(trx, connectionId);
-  const result = await sql<Requeued>`
-    with chosen as (
-      select id, created_at from deliveries where ${range} order by created_at, id ${limit} for update),
-    numbered as (select id, created_at, row_number() over (order by created_at, id) as n from chosen)
+  // Sent again in publish order (`seq`, store.ts; docs/decisions/0064-publish-order-sequence.md):
+  // the events of one batch share one creation time and their IDs are random, so time and ID alone
+  // shuffled a batch's key. Recover's limit cuts by time ("call again from the last one's time"),
+  // and within one time by publish order, so a batch cut in two goes on where it stopped. The rows
+  // are locked by time and ID, the order close() and an outcome lock them in (no cycle).
+  const result = await sql<Requeued & { n: string | number }>`
+    with picked as (
+      select id, created_at from deliveries where ${range} order by created_at, seq, id ${limit}),
+    chosen as (
+      select d.id, d.created_at, d.seq from deliveries d
+      join picked on d.id = picked.id and d.created_at = picked.created_at
+      where d.status = any(${which.statuses}::text[])
+      order by d.created_at, d.id for update of d),
+    numbered as (select id, created_at, row_number() over (order by seq, created_at, id) as n from chosen)
     update deliveries d set status = 'pending', updated_at = ${at}, waiting_for = null,
       next_attempt_at = case when d.leased_by is not null and d.lease_until > ${at} then d.lease_until
         else ${at}::timestamptz + numbered.n * interval '1 microsecond' end
     from numbered where d.id = numbered.id and d.created_at = numbered.created_at
-    returning d.id, d.created_at, d.ordering_key`.execute(trx);
-  const requeued = [...result.rows].sort(
-    (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
-  );
-  // Per-key ordering: each goes to the end of its key's queue, oldest first (ordering.ts).
+    returning d.id, d.created_at, d.ordering_key, numbered.n`.execute(trx);
+  const requeued = [...result.rows].sort((a, b) => Number(a.n) - Number(b.n));
+  // Per-key ordering: each goes to the end of its key's queue, in publish order (ordering.ts).
   await chainRequeued(trx, connectionId, requeued);
   return requeued.length;
 }

@@ -98,6 +98,8 @@ export function newDelivery(
     last_response_status: null,
     ordering_key: orderingKey,
     waiting_for: null,
+    // Its place in publish order is taken by the insert (store.ts).
+    seq: null,
   };
 }
 

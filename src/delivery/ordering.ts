@@ -150,7 +150,7 @@ export async function releaseSuccessors(trx: Kysely<DB>, ended: readonly string[
         and p.status = any(${ENDED_STATUSES}::text[]))`.execute(trx);
 }
 
-/** A delivery put back to `pending` (manual retry, recover, replay of skipped), in the order requeued. */
+/** A delivery put back to `pending` (manual retry, recover, replay of skipped), in publish order. */
 export interface Requeued {
   id: string;
   created_at: Date | string;
@@ -167,8 +167,8 @@ export async function lockConnectionHeads(trx: Kysely<DB>, connectionId: string)
 }
 
 /**
- * Deliveries put back to `pending` with an ordering key go to the end of their key's queue, oldest
- * first: each waits for the one before it, the first for the key's last queued delivery if that has
+ * Deliveries put back to `pending` with an ordering key go to the end of their key's queue in the
+ * order given, their publish order (control.ts): each waits for the one before it, the first for the key's last queued delivery if that has
  * not ended, so one attempt at most is in flight per key again (docs/decisions/0059-ordered-delivery.md).
  * The caller locked the heads (lockConnectionHeads) before requeueing.
  */

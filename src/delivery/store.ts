@@ -166,24 +166,28 @@ async function insertChunk(
     target as (
       select id, status from connections where id = any(${connectionIds}::text[]) order by id for share)
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
-      lease_until, leased_by, created_at, updated_at, test, ordering_key, waiting_for)
+      lease_until, leased_by, created_at, updated_at, test, ordering_key, waiting_for, seq)
     select d.id, d.tenant_id, d.event_id, d.connection_id, s.status, 0,
       case when s.status in ('pending', 'delivering') and d.waiting_for is null then d.created_at end,
       case when s.status = 'delivering' then ${claim?.leaseUntil ?? null}::timestamptz end,
       case when s.status = 'delivering' then ${claim?.workerId ?? null}::text end, d.created_at, d.created_at, d.test,
-      d.ordering_key, case when s.status = 'pending' then d.waiting_for end
+      d.ordering_key, case when s.status = 'pending' then d.waiting_for end, nextval('deliveries_seq')
     from unnest(${deliveryColumn((x) => x.d.id)}::text[], ${deliveryColumn((x) => x.scope.tenantId)}::text[],
       ${deliveryColumn((x) => x.d.event_id)}::text[], ${deliveryColumn((x) => x.d.connection_id)}::text[],
       ${deliveryColumn((x) => new Date(x.d.created_at))}::timestamptz[],
       ${deliveryColumn((x) => claim?.deliveryIds.has(x.d.id) ?? false)}::boolean[],
       ${deliveryColumn((x) => x.d.test)}::boolean[], ${deliveryColumn((x) => x.d.ordering_key)}::text[],
-      ${deliveryColumn((x) => x.d.waiting_for)}::text[])
-      as d(id, tenant_id, event_id, connection_id, created_at, claimed, test, ordering_key, waiting_for)
+      ${deliveryColumn((x) => x.d.waiting_for)}::text[]) with ordinality
+      as d(id, tenant_id, event_id, connection_id, created_at, claimed, test, ordering_key, waiting_for, n)
     join target t on t.id = d.connection_id
     -- A delivery waiting for the one before it in its key is never inserted claimed (ordering.ts).
     cross join lateral (select case t.status
       when 'active' then case when d.claimed and d.waiting_for is null then 'delivering' else 'pending' end
       when 'paused' then 'skipped' else 'cancelled' end as status) s
+    -- Publish order: a volatile function in the select list is evaluated after the sort (PostgreSQL's
+    -- SELECT, "output list"), so seq numbers the deliveries in the order given, after any statement
+    -- before (a chunk, a group inserted earlier) and, for a key, after the publish that chained before.
+    order by d.n
     returning id, status`.execute(db);
   return result.rows;
 }
