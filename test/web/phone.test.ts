@@ -129,10 +129,9 @@ describe('lists on a phone', () => {
       const control = controls.nth(i);
       await withinWidth(control, `${what}: “${(await control.innerText()).trim()}”`);
     }
-    const { scrollWidth, clientWidth } = await page.evaluate(() => {
-      const root = document.scrollingElement ?? document.documentElement;
-      return { scrollWidth: root.scrollWidth, clientWidth: root.clientWidth };
-    });
+    const { scrollWidth, clientWidth } = await page.evaluate<{ scrollWidth: number; clientWidth: number }>(
+      '({ scrollWidth: document.scrollingElement.scrollWidth, clientWidth: document.scrollingElement.clientWidth })',
+    );
     assert.ok(scrollWidth <= clientWidth, `${what} scrolls sideways: ${scrollWidth} px in ${clientWidth} px`);
     await noSidewaysScroll(page, what);
   }
