@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import { PROBLEMS, type ProblemCode } from '../http/problem.js';
 import { ProblemSchema } from '../http/schemas.js';
+import { RFC3339_PATTERN } from '../http/time.js';
 import { VERSION } from '../version.js';
 import type { AccessRule } from './rules.js';
 
@@ -179,9 +180,26 @@ function mapDiscriminators(node: unknown, schemas: Record<string, Json>): void {
   Object.values(object).forEach((value) => mapDiscriminators(value, schemas));
 }
 
+/**
+ * Every `date-time` gets the pattern of the times the service reads (http/time.ts) beside its format:
+ * the format alone, as validators read it, takes a leap second (`23:59:60`) and a space for the `T`,
+ * which the service refuses, and the document must not call valid a request the service refuses.
+ */
+function patternDateTimes(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(patternDateTimes);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const object = node as Json;
+  if (object.format === 'date-time' && object.pattern === undefined) object.pattern = RFC3339_PATTERN;
+  Object.values(object).forEach(patternDateTimes);
+}
+
 function completeDocument(document: Json): Json {
   const components = document.components as { schemas?: Record<string, Json>; headers?: Json };
   mapDiscriminators(document, components.schemas ?? {});
+  patternDateTimes(document);
   components.headers = {
     RequestId: {
       description: 'the request’s ID, also in the log line and any problem details (`requestId`)',

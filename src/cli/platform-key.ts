@@ -2,6 +2,7 @@ import { parseArgs as nodeParseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { isIdOf } from '../crypto/ids.js';
 import { openStorage } from '../db/storage.js';
+import { parseRfc3339 } from '../http/time.js';
 import { createPlatformKey, listPlatformKeys, revokePlatformKey } from '../keys/platform-keys.js';
 import { UsageError } from './usage.js';
 
@@ -22,8 +23,8 @@ const parseArgs: typeof nodeParseArgs = (config) => {
 
 function parseExpiresAt(value: string | undefined, now: Date): Date | null {
   if (value === undefined) return null;
-  const expiresAt = new Date(value);
-  if (Number.isNaN(expiresAt.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+  const expiresAt = parseRfc3339(value);
+  if (!expiresAt) {
     throw new UsageError('--expires-at must be an RFC 3339 timestamp such as 2027-01-31T00:00:00Z');
   }
   if (expiresAt <= now) throw new UsageError('--expires-at must be in the future');

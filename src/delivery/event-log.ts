@@ -5,6 +5,7 @@ import type { DeliveryStatus } from '../db/schema.js';
 import { listPage, type Cursor, type Page, type PageFilters, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
+import { timeField } from '../http/time.js';
 import {
   findEventTime,
   findLogRow,
@@ -192,43 +193,20 @@ function statusRange(value: string): { min: number; max: number } {
   return { min: Number(value), max: Number(value) };
 }
 
-// RFC 3339 as the route's schema checks it (the date-time format and this pattern both): a four-digit
-// year, `T`, seconds, an optional fraction of up to nine digits, and `Z` or an offset.
-export const RFC3339_PATTERN =
-  '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$';
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
 // No delivery was created before the Unix epoch or after 9999 (the service's clock stamps them), so a
 // bound outside those years means the same as the nearest end; both ends are times PostgreSQL and
 // every driver write and read alike.
 const EARLIEST = Date.parse('1970-01-01T00:00:00.000Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
-const MINUTE_MS = 60_000;
 
 /**
- * The instant an RFC 3339 time names, for `[since, until)` on the deliveries' millisecond times: a
- * fraction finer than a millisecond is rounded up, which keeps the same deliveries on each side.
+ * The instant an RFC 3339 time names (http/time.ts, which refuses a leap second, a space, a day its
+ * month lacks), for `[since, until)` on the deliveries' millisecond times: a fraction finer than a
+ * millisecond is rounded up, which keeps the same deliveries on each side.
  */
 function instant(text: string, name: 'since' | 'until'): Date {
-  const match = RFC3339.exec(text);
-  if (!match) throw fieldProblem(`querystring.${name}`, 'must be an RFC 3339 time');
-  const [, year, month, day, hour, minute, second, fraction = '', sign, offsetHours, offsetMinutes] = match;
-  const wholeMs = Number(fraction.slice(0, 3).padEnd(3, '0'));
-  const finer = /[1-9]/.test(fraction.slice(3)) ? 1 : 0;
-  const offset = sign ? (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) : 0;
-  // Date.UTC reads years 0–99 as 1900–1999; every such year is before the epoch either way.
-  if (Number(year) < 100) return new Date(EARLIEST);
-  const local = Date.UTC(
-    Number(year),
-    Number(month) - 1,
-    Number(day),
-    Number(hour),
-    Number(minute),
-    Number(second),
-    wholeMs + finer,
-  );
-  return new Date(Math.min(LATEST, Math.max(EARLIEST, local - offset * MINUTE_MS)));
+  const at = timeField(text, `querystring.${name}`, 'up');
+  return new Date(Math.min(LATEST, Math.max(EARLIEST, at.getTime())));
 }
 
 /**

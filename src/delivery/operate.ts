@@ -5,6 +5,7 @@ import type { ConnectionRow } from '../connections/store.js';
 import { newId } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
+import { timeField } from '../http/time.js';
 import { MAX_RECOVERED, recoverRange } from './control.js';
 import { newDelivery } from './fan-out.js';
 import { payloadOf } from './publish.js';
@@ -34,8 +35,8 @@ export async function recoverDeliveries(
   connectionId: string,
   body: { since: string; until?: string; statuses?: DeliveryStatus[] },
 ): Promise<{ queued: number }> {
-  const since = new Date(body.since);
-  const until = body.until === undefined ? origin.at : new Date(body.until);
+  const since = timeField(body.since, 'since');
+  const until = body.until === undefined ? origin.at : timeField(body.until, 'until');
   if (origin.at.getTime() - since.getTime() > RECOVER_WINDOW_DAYS * DAY_MS) {
     throw fieldProblem('since', `is more than ${RECOVER_WINDOW_DAYS} days ago`);
   }

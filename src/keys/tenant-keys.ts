@@ -8,6 +8,7 @@ import { isIdOf, newId } from '../crypto/ids.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
+import { timeField } from '../http/time.js';
 import {
   findApiKeyRow,
   insertApiKey,
@@ -58,8 +59,7 @@ const MIN_LIFETIME_MS = 60 * 1000;
 const MAX_LIFETIME_MS = 366 * 24 * 60 * 60 * 1000;
 
 function checkExpiry(value: string, now: Date): Date {
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw fieldProblem('expiresAt', 'must be an RFC 3339 timestamp');
+  const at = timeField(value, 'expiresAt');
   if (at.getTime() < now.getTime() + MIN_LIFETIME_MS) {
     throw fieldProblem('expiresAt', 'must be at least 1 minute in the future');
   }

@@ -43,6 +43,9 @@ describe('hubgate usage', () => {
       [['platform-key', 'create', '--name', 'x'.repeat(101)], /1 to 100 characters/],
       [['platform-key', 'create', '--name', 'x', '--expires-at', 'tomorrow'], /RFC 3339/],
       [['platform-key', 'create', '--name', 'x', '--expires-at', '2031-01-31'], /RFC 3339/],
+      // One RFC 3339 reader for every time (docs/api/conventions.md): no leap second, no space for the T.
+      [['platform-key', 'create', '--name', 'x', '--expires-at', '2031-12-31T23:59:60Z'], /RFC 3339/],
+      [['platform-key', 'create', '--name', 'x', '--expires-at', '2031-01-31 12:00:00Z'], /RFC 3339/],
       [['platform-key', 'create', '--name', 'x', '--expires-at', '2001-01-01T00:00:00Z'], /in the future/],
       [['platform-key', 'create', '--name', 'x', '--bogus'], /--bogus/],
       [['platform-key', 'list', 'extra'], /extra/],
