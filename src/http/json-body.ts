@@ -116,20 +116,22 @@ function prototypeKeyPath(node: unknown, path: string[]): string | undefined {
 }
 
 /**
- * JSON is the only request body accepted (anything else is a 415 from Fastify). An empty or absent
- * body reads as `{}`: `POST …/revoke` works whether or not a client sends a content type with it,
- * and a route whose body fields are all optional (rotate) needs none. Read as bytes, so that bytes
- * which are not UTF-8 are refused instead of silently becoming U+FFFD.
+ * JSON is the only request body accepted (anything else is a 415 from Fastify). An empty (zero
+ * bytes) or absent body reads as `{}`: `POST …/revoke` works whether or not a client sends a content
+ * type with it, and a route whose body fields are all optional (rotate) needs none. A body of some
+ * bytes but no JSON value (only whitespace, JSON's or the other Unicode spaces `String.trim` knows:
+ * NBSP, a BOM, a vertical tab) is `invalid_json`, as JSON.parse says of it. Read as bytes, so that
+ * bytes which are not UTF-8 are refused instead of silently becoming U+FFFD.
  */
 export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    const text = bytes.toString('utf8');
-    if (text.trim() === '') {
+    if (bytes.length === 0) {
       done(null, undefined);
       return;
     }
+    const text = bytes.toString('utf8');
     const tooDeep = nestingPastLimit(text, SCAN_DEPTH);
     if (tooDeep) {
       done(nestingProblem(tooDeep.field), undefined);

@@ -612,6 +612,41 @@ describe('prototype keys', () => {
   });
 
   test('JSON that does not parse is still invalid_json, whatever keys it holds', async () => {
+describe('bodies without a JSON value', () => {
+  test("whitespace alone, JSON's or any other Unicode space, is invalid_json; only zero bytes are no body", async () => {
+    const { id } = await makeWebhookConnection(h, session, 'https://blank.example.com/hook');
+    const pause = `/api/v1/integrations/connections/${id}/pause`;
+    const blanks: Array<[string, string]> = [
+      ['a vertical tab', '\x0b'],
+      ['a form feed', '\x0c'],
+      ['a no-break space', '\u00a0'],
+      ['a byte order mark', '\ufeff'],
+      ['an em space', '\u2003'],
+      ['an ideographic space', '\u3000'],
+      ['a line separator', '\u2028'],
+      ['a BOM and a no-break space around a newline', '\ufeff\n\u00a0'],
+      ["JSON's own whitespace, with no value", ' \t\r\n'],
+    ];
+    for (const [what, text] of blanks) {
+      const response = await h.request('POST', pause, {
+        session,
+        rawBody: Buffer.from(text, 'utf8'),
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'invalid_json', `a body of ${what}`);
+    }
+    const still = await h.request('GET', `/api/v1/integrations/connections/${id}`, { session });
+    assert.equal(still.body.status, 'active', 'a body without a JSON value paused the connection');
+    const empty = await h.request('POST', pause, {
+      session,
+      rawBody: Buffer.alloc(0),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(empty.status, 200, `a zero-byte body is no body: ${empty.text}`);
+    assert.equal(empty.body.status, 'paused', 'a zero-byte body did not pause the connection');
+  });
+});
+
     const response = await h.request('POST', '/api/v1/platform/tenants', {
       token: h.platformToken,
       rawBody: '{"__proto__":{"x":1},"name":"y"',
