@@ -35,9 +35,13 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
+        const scope = requestScope(request);
         const fetch = (limit: number, after: Cursor | undefined) =>
-          listAuditRows(ctx.db, requestScope(request), limit, after);
-        return listPage(request.query, 'aud', fetch, (rows) => rows.map(toAuditEntry));
+          listAuditRows(ctx.db, scope, limit, after);
+        return listPage(request.query, 'aud', fetch, (rows) => rows.map(toAuditEntry), {
+          keyring: ctx.keyring,
+          list: ['audit-log', scope.tenantId],
+        });
       },
     );
   };

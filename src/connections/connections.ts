@@ -236,6 +236,7 @@ export async function listConnections(
     'con',
     (limit, after) => listConnectionRows(deps.ctx.db, scope, limit, after),
     (rows) => rows.map(toListedConnection),
+    { keyring: deps.ctx.keyring, list: ['connections', scope.tenantId] },
   );
 }
 

@@ -20,7 +20,8 @@ export type KeyPurpose =
   | 'connection-credentials'
   | 'event-payload'
   | 'alert-channel-secrets'
-  | 'oauth';
+  | 'oauth'
+  | 'cursor';
 
 export interface Keyring {
   /** Deterministic keyed hash (HMAC-SHA256, hex) for looking a bearer token up by its value. */

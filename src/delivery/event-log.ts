@@ -138,7 +138,11 @@ export async function connectionEventLog(
     const attempts = await logAttemptsOf(db, rows);
     return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
   };
-  return listPage(query, 'dlv', fetch, toItems, bound);
+  return listPage(query, 'dlv', fetch, toItems, {
+    keyring: deps.ctx.keyring,
+    list: ['connection-events', scope.tenantId, connectionId],
+    filters: bound,
+  });
 }
 
 /**

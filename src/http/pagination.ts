@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { Type } from 'typebox';
 import { isIdOf, type IdPrefix } from '../crypto/ids.js';
+import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from './problem.js';
 
 /** `?limit=` and `?cursor=` of docs/api/conventions.md; spread into a route's querystring schema. */
@@ -27,33 +28,47 @@ export interface Cursor {
  * The filters a page was read with, each given one by its name and its value in one spelling (a
  * list sorted, a time as `toISOString` writes it), so that two requests meaning the same filter
  * give the same record. A cursor binds them (docs/api/events.md): it is valid only with exactly these.
- * Lists without filters pass none, and their cursors are what they always were.
  */
 export type PageFilters = Readonly<Record<string, string>>;
 
-const NO_FILTERS: PageFilters = {};
-
-// The filters' digest in a cursor: 22 base64url characters (132 bits) of SHA-256. Not a secret and
-// not a signature (a client may write any position it likes, docs/api/conventions.md); it only tells a cursor
-// made with other filters, which would page through another list.
-const DIGEST_LENGTH = 22;
-const DIGEST = new RegExp(`^[A-Za-z0-9_-]{${DIGEST_LENGTH}}$`);
-
-function filterDigest(filters: PageFilters): string | undefined {
-  const names = Object.keys(filters).sort();
-  if (names.length === 0) return undefined;
-  const canonical = JSON.stringify(names.map((name) => [name, filters[name]]));
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, DIGEST_LENGTH);
+/**
+ * The one list a cursor may be used on (docs/api/conventions.md): its name and the IDs that narrow
+ * it (the tenant, the connection), and the filters it was read with. Cursors are signed with a key
+ * of the keyring, over all of this and the position: one made for another list, with other
+ * filters, or by anyone but the service, is refused.
+ */
+export interface CursorBinding {
+  keyring: Keyring;
+  /** `['connection-events', tenantId, connectionId]`: the list's name first, then its owners. */
+  list: readonly string[];
+  filters?: PageFilters;
 }
 
-/** `[time, id]`, and the filters' digest third when the page was filtered. */
-function writeCursor(cursor: Cursor, digest: string | undefined): string {
-  const position = [cursor.createdAt.toISOString(), cursor.id];
-  return Buffer.from(JSON.stringify(digest ? [...position, digest] : position)).toString('base64url');
+// The signature in a cursor: 22 base64url characters, 128 bits of HMAC-SHA256 (enough against
+// forgery; a cursor stays short in a URL).
+const TAG_BYTES = 16;
+const TAG = /^[A-Za-z0-9_-]{22}$/;
+
+function tagOf(binding: CursorBinding, cursor: Cursor): string {
+  const filters = binding.filters ?? {};
+  const message = JSON.stringify({
+    list: binding.list,
+    filters: Object.keys(filters)
+      .sort()
+      .map((name) => [name, filters[name]]),
+    position: [cursor.createdAt.toISOString(), cursor.id],
+  });
+  const mac = binding.keyring.hashToken('cursor', message);
+  return Buffer.from(mac, 'hex').subarray(0, TAG_BYTES).toString('base64url');
 }
 
-export function encodeCursor(cursor: Cursor, filters: PageFilters = NO_FILTERS): string {
-  return writeCursor(cursor, filterDigest(filters));
+/** `[time, id, signature]`, as base64url. */
+function writeCursor(cursor: Cursor, tag: string): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id, tag])).toString('base64url');
+}
+
+export function encodeCursor(cursor: Cursor, binding: CursorBinding): string {
+  return writeCursor(cursor, tagOf(binding, cursor));
 }
 
 // A cursor holds what encodeCursor wrote: a millisecond UTC timestamp of a four-digit year (the
@@ -70,23 +85,26 @@ const cursorProblem = (message: string) =>
 
 /**
  * The position a list's `?cursor=` names, or a 400 at `querystring.cursor` unless the text is
- * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items)
- * with these `filters`. Base64 decoding and JSON.parse both skip what they do not need (padding,
- * spaces, trailing bits, escapes), so the one test of "exactly" is re-encoding the decoded cursor.
+ * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items),
+ * signed for this list with these filters. Base64 decoding and JSON.parse both skip what they do not
+ * need (padding, spaces, trailing bits, escapes), so the one test of "exactly" is re-encoding the
+ * decoded cursor; the signature is compared in constant time.
  */
 export function decodeCursor(
   value: string | undefined,
   prefix: IdPrefix,
-  filters: PageFilters = NO_FILTERS,
+  binding: CursorBinding,
 ): Cursor | undefined {
   if (value === undefined) return undefined;
   const parsed = parseCursor(value);
-  if (!parsed || !isIdOf(prefix, parsed.cursor.id) || writeCursor(parsed.cursor, parsed.digest) !== value) {
+  if (!parsed || !isIdOf(prefix, parsed.cursor.id) || writeCursor(parsed.cursor, parsed.tag) !== value) {
     throw cursorProblem('is not a cursor returned by this list');
   }
-  if (parsed.digest !== filterDigest(filters)) {
+  const expected = Buffer.from(tagOf(binding, parsed.cursor));
+  const given = Buffer.from(parsed.tag);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw cursorProblem(
-      'was made with other filters: send the same filters, or start again without a cursor',
+      'was not made by this list with these filters: send the filters it was made with, or start again without a cursor',
     );
   }
   return parsed.cursor;
@@ -94,7 +112,7 @@ export function decodeCursor(
 
 interface ParsedCursor {
   cursor: Cursor;
-  digest: string | undefined;
+  tag: string;
 }
 
 function parseCursor(value: string): ParsedCursor | undefined {
@@ -104,15 +122,15 @@ function parseCursor(value: string): ParsedCursor | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > 3) return undefined;
-  const [at, id, digest] = parsed as unknown[];
+  if (!Array.isArray(parsed) || parsed.length !== 3) return undefined;
+  const [at, id, tag] = parsed as unknown[];
   if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string') return undefined;
-  if (parsed.length === 3 && (typeof digest !== 'string' || !DIGEST.test(digest))) return undefined;
+  if (typeof tag !== 'string' || !TAG.test(tag)) return undefined;
   const createdAt = new Date(at);
   // Round-tripping refuses dates that do not exist (02-30).
   if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) return undefined;
   if (createdAt.getTime() < EARLIEST) return undefined;
-  return { cursor: { createdAt, id }, digest: digest as string | undefined };
+  return { cursor: { createdAt, id }, tag };
 }
 
 /** The keyset condition for "after this cursor", newest first. */
@@ -126,28 +144,29 @@ export interface Page<T> {
 }
 
 /**
- * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`, made with `filters`),
- * fetches `limit + 1` rows after it with `fetch`, and turns the page's rows into items with `toItems`
- * (which may look up what the items need, once for the page). Every list answers the same way
- * through this; a filtered list passes its filters, normalized, and its cursors carry them.
+ * A list route's page, whole: checks `?cursor=` (items' ID prefix `prefix`, signed for `binding`:
+ * this list, its owners and its filters), fetches `limit + 1` rows after it with `fetch`, and turns
+ * the page's rows into items with `toItems` (which may look up what the items need, once for the
+ * page). Every list answers the same way through this; a filtered list passes its filters,
+ * normalized, and its cursors carry them.
  */
 export async function listPage<R extends { created_at: Date | string; id: string }, T>(
   query: PageQuery,
   prefix: IdPrefix,
   fetch: (limit: number, after: Cursor | undefined) => Promise<R[]>,
   toItems: (rows: R[]) => T[] | Promise<T[]>,
-  filters: PageFilters = NO_FILTERS,
+  binding: CursorBinding,
 ): Promise<Page<T>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   // One row more than the page: it only says whether another page follows.
-  const rows = await fetch(limit, decodeCursor(query.cursor, prefix, filters));
+  const rows = await fetch(limit, decodeCursor(query.cursor, prefix, binding));
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
   return {
     data: await toItems(pageRows),
     nextCursor:
       rows.length > limit && last
-        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }, filters)
+        ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }, binding)
         : null,
   };
 }

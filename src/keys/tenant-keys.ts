@@ -135,6 +135,7 @@ export async function listApiKeys(
     'key',
     (limit, after) => listApiKeyRows(ctx.db, scope, limit, after),
     (rows) => rows.map((row) => toKeyRecord(row, now)),
+    { keyring: ctx.keyring, list: ['api-keys', scope.tenantId] },
   );
 }
 

@@ -193,6 +193,7 @@ export async function listPasskeys(
       const handle = rows.length > 0 ? await handleOfUser(ctx.db, scope, session.userId) : null;
       return rows.map((row) => toPasskeyRecord(row, handle ?? ''));
     },
+    { keyring: ctx.keyring, list: ['passkeys', scope.tenantId, session.userId] },
   );
 }
 

@@ -64,6 +64,7 @@ export function listPeople(
     'usr',
     (limit, after) => listPersonRows(ctx.db, scope, limit, after),
     (rows) => rows.map(toCompanyUser),
+    { keyring: ctx.keyring, list: ['people', scope.tenantId] },
   );
 }
 

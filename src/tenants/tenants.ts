@@ -112,6 +112,7 @@ export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Pa
     },
   );
 }
+    { keyring: ctx.keyring, list: ['tenants'] },
 
 export async function setEntitlements(
   ctx: AppContext,

@@ -337,6 +337,53 @@ describe('the log filters', () => {
     assert.equal(r.body.errors?.[0]?.path, 'querystring.cursor', 'the error does not name the cursor');
   });
 
+  test('a cursor is valid only on the log of the connection that made it; a forged one is refused', async () => {
+    const first = await page(f.session, f.connectionId, 'limit=1');
+    assert.ok(first.nextCursor, 'a first page of one offers no next page');
+    // A second connection of the same tenant, which no event reaches, and another tenant's.
+    const second = await makeWebhookConnection(h, f.session, f.receiver.url('/second'), {
+      eventTypes: ['nothing.reaches.this'],
+    });
+    for (const [who, session, connectionId] of [
+      ['another connection of the same tenant', f.session, second.id],
+      ["another tenant's connection", f.other.session, f.other.connectionId],
+    ] as const) {
+      const r = await h.request<Problem>(
+        'GET',
+        `${eventsOf(connectionId)}?limit=1&cursor=${first.nextCursor}`,
+        {
+          session,
+        },
+      );
+      assertProblem(r, 400, 'validation_failed', `a cursor of one connection's log used on ${who}`);
+      assert.equal(
+        r.body.errors?.[0]?.path,
+        'querystring.cursor',
+        `${who}: the error does not name the cursor`,
+      );
+    }
+    // Cursors written by the client, in the service's format: positions of its own log.
+    const [at, id] = JSON.parse(Buffer.from(first.nextCursor, 'base64url').toString()) as string[];
+    const write = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const [what, forged] of [
+      ['without a signature', write([at, id])],
+      ['with a made-up signature', write([at, id, 'x'.repeat(22)])],
+      ['with a made-up filter digest, as cursors were', write([at, id, 'A'.repeat(22)])],
+    ]) {
+      const r = await h.request<Problem>('GET', `${eventsOf(f.connectionId)}?limit=1&cursor=${forged}`, {
+        session: f.session,
+      });
+      assertProblem(r, 400, 'validation_failed', `a forged cursor ${what}`);
+    }
+    // The cursor still pages its own log.
+    const next = await page(f.session, f.connectionId, `limit=1&cursor=${first.nextCursor}`);
+    assert.deepEqual(
+      next.data.map((entry) => nameOf(entry.id)),
+      expected(ALL).slice(1, 2).map(nameOf),
+      'the cursor no longer reads the next page of its own log',
+    );
+  });
+
   test('unknown values are 400 naming the field, before the connection is looked up, and change nothing', async () => {
     const hostile: Array<[string, string]> = [
       ['status=unknown', 'status'],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { encodeCursor } from '../../src/http/pagination.js';
 import { makeSignedInTenant, makeUser, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -345,16 +346,44 @@ describe('text in query strings and paths', () => {
 
 describe('lists: limit and cursor', () => {
   // Every list of the service, with the ID prefix of the items it pages through.
+  // Every list of the service, with the ID prefix of the items it pages through and the list its
+  // cursors are signed for (src/http/pagination.ts): its name and its owners.
   const lists = () => [
-    { path: '/api/v1/platform/tenants', prefix: 'ten', auth: { token: h.platformToken } },
-    { path: '/api/v1/platform/alerting/channels', prefix: 'chn', auth: { token: h.platformToken } },
-    { path: '/api/v1/integrations/connections', prefix: 'con', auth: { session } },
-    { path: '/api/v1/company/api-keys', prefix: 'key', auth: { session } },
-    { path: `/api/v1/integrations/connections/${connectionId}/events`, prefix: 'dlv', auth: { session } },
-    { path: '/api/v1/company/audit-log', prefix: 'aud', auth: { session } },
+    { path: '/api/v1/platform/tenants', prefix: 'ten', auth: { token: h.platformToken }, list: ['tenants'] },
+    {
+      path: '/api/v1/platform/alerting/channels',
+      prefix: 'chn',
+      auth: { token: h.platformToken },
+      list: ['alert-channels'],
+    },
+    {
+      path: '/api/v1/integrations/connections',
+      prefix: 'con',
+      auth: { session },
+      list: ['connections', tenantId],
+    },
+    { path: '/api/v1/company/api-keys', prefix: 'key', auth: { session }, list: ['api-keys', tenantId] },
+    {
+      path: `/api/v1/integrations/connections/${connectionId}/events`,
+      prefix: 'dlv',
+      auth: { session },
+      list: ['connection-events', tenantId, connectionId],
+    },
+    { path: '/api/v1/company/audit-log', prefix: 'aud', auth: { session }, list: ['audit-log', tenantId] },
   ];
   const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const position = (at: string, prefix: string) => cursor([at, `${prefix}_AAAAAAAAAAAAAAAAAAAAAA`]);
+  /**
+   * A cursor as the service would write it, signed with its key for `list`, but holding `at` as
+   * written (a time the service never writes keeps the signature of the instant it names): what
+   * refuses it is then the position, not the signature.
+   */
+  const signed = (at: string, id: string, list: readonly string[]) => {
+    const made = encodeCursor({ createdAt: new Date(at), id }, { keyring: h.keyring, list });
+    const [, , tag] = JSON.parse(Buffer.from(made, 'base64url').toString()) as string[];
+    return cursor([at, id, tag]);
+  };
+  const position = (at: string, prefix: string, list: readonly string[]) =>
+    signed(at, `${prefix}_AAAAAAAAAAAAAAAAAAAAAA`, list);
 
   test('limit accepts decimal digits only', async () => {
     for (const list of lists()) {
@@ -418,10 +447,10 @@ describe('lists: limit and cursor', () => {
 
   test('a cursor is exactly what the service wrote: no padding, spaces, trailing bytes or other spelling', async () => {
     for (const list of lists()) {
-      const valid = position('2020-01-01T00:00:00.000Z', list.prefix);
+      const valid = position('2020-01-01T00:00:00.000Z', list.prefix, list.list);
       const fine = await h.request('GET', `${list.path}?cursor=${valid}`, list.auth);
       assert.equal(fine.status, 200, `${list.path}: ${fine.text}`);
-      const json = JSON.stringify(['2020-01-01T00:00:00.000Z', `${list.prefix}_AAAAAAAAAAAAAAAAAAAAAA`]);
+      const json = Buffer.from(valid, 'base64url').toString();
       for (const variant of [
         `${valid}!!`,
         `%20${valid}`,
@@ -451,12 +480,12 @@ describe('lists: limit and cursor', () => {
         .map((l) => l.prefix)
         .filter((p) => p !== list.prefix);
       for (const value of [
-        ...others.map((p) => position('2020-01-01T00:00:00.000Z', p)),
-        position('0001-01-01T00:00:00.000Z', list.prefix),
-        position('1969-12-31T23:59:59.999Z', list.prefix),
-        position('2020-01-01T00:00:00Z', list.prefix),
-        position('2020-01-01T00:00:00.000+00:00', list.prefix),
-        position('2020-01-01t00:00:00.000z', list.prefix),
+        ...others.map((p) => position('2020-01-01T00:00:00.000Z', p, list.list)),
+        position('0001-01-01T00:00:00.000Z', list.prefix, list.list),
+        position('1969-12-31T23:59:59.999Z', list.prefix, list.list),
+        position('2020-01-01T00:00:00Z', list.prefix, list.list),
+        position('2020-01-01T00:00:00.000+00:00', list.prefix, list.list),
+        position('2020-01-01t00:00:00.000z', list.prefix, list.list),
       ]) {
         const response = await h.request('GET', `${list.path}?cursor=${value}`, list.auth);
         const decoded = Buffer.from(value, 'base64url').toString();
@@ -471,7 +500,7 @@ describe('lists: limit and cursor', () => {
       for (const at of ['1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
         const response = await h.request(
           'GET',
-          `${list.path}?cursor=${position(at, list.prefix)}`,
+          `${list.path}?cursor=${position(at, list.prefix, list.list)}`,
           list.auth,
         );
         assert.equal(response.status, 200, `${list.path} ${at}: ${response.text}`);
@@ -480,10 +509,12 @@ describe('lists: limit and cursor', () => {
   });
 
   test('a bad cursor is 400 before the list owner is looked up (validation before 404, docs/api/errors.md)', async () => {
-    const unknown = '/api/v1/integrations/connections/con_AAAAAAAAAAAAAAAAAAAAAA/events';
+    const unknownId = 'con_AAAAAAAAAAAAAAAAAAAAAA';
+    const unknown = `/api/v1/integrations/connections/${unknownId}/events`;
+    const itsList = ['connection-events', tenantId, unknownId];
     const response = await h.request(
       'GET',
-      `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'con')}`,
+      `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'con', itsList)}`,
       {
         session,
       },
@@ -494,13 +525,15 @@ describe('lists: limit and cursor', () => {
       'querystring.cursor',
       'a bad cursor on an unknown connection: the error does not name the cursor',
     );
-    const fine = await h.request('GET', `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'dlv')}`, {
-      session,
-    });
+    const fine = await h.request(
+      'GET',
+      `${unknown}?cursor=${position('2020-01-01T00:00:00.000Z', 'dlv', itsList)}`,
+      { session },
+    );
     assertProblem(fine, 404, 'not_found', unknown);
   });
 
-  test("another tenant's cursor is a position in this tenant's own list", async () => {
+  test("another tenant's cursor is refused: a cursor is valid only on the list that made it", async () => {
     const other = await makeSignedInTenant(h);
     const ours = new Set<string>();
     for (const url of ['https://one.example.com/hook', 'https://two.example.com/hook']) {
@@ -514,8 +547,48 @@ describe('lists: limit and cursor', () => {
     const theirs = await h.request('GET', `/api/v1/integrations/connections?cursor=${page.body.nextCursor}`, {
       session,
     });
-    assert.equal(theirs.status, 200, theirs.text);
-    for (const item of theirs.body.data) assert.ok(!ours.has(item.id), 'another tenant’s connection listed');
+    assertProblem(theirs, 400, 'validation_failed', "another tenant's cursor");
+    assert.equal(theirs.body.errors?.[0]?.path, 'querystring.cursor', 'the error does not name the cursor');
+    // Their own cursor still reads their next page.
+    const next = await h.request('GET', `/api/v1/integrations/connections?cursor=${page.body.nextCursor}`, {
+      session: other.session,
+    });
+    assert.equal(next.status, 200, next.text);
+    assert.ok(
+      next.body.data.every((item: { id: string }) => ours.has(item.id)),
+      'their next page lists what is not theirs',
+    );
+  });
+
+  test('a forged cursor is refused on every list: one in the service format, with any signature but its own', async () => {
+    for (const list of lists()) {
+      const id = `${list.prefix}_AAAAAAAAAAAAAAAAAAAAAA`;
+      const genuine = position('2020-01-01T00:00:00.000Z', list.prefix, list.list);
+      const [, , tag = ''] = JSON.parse(Buffer.from(genuine, 'base64url').toString()) as string[];
+      const flipped = `${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`;
+      for (const [what, value] of [
+        ['no signature (the format before signing)', cursor(['2020-01-01T00:00:00.000Z', id])],
+        ['a made-up signature', cursor(['2020-01-01T00:00:00.000Z', id, 'A'.repeat(22)])],
+        ['a signature with one character changed', cursor(['2020-01-01T00:00:00.000Z', id, flipped])],
+        ["another position under this position's signature", cursor(['2021-01-01T00:00:00.000Z', id, tag])],
+        ['a signature for another list', position('2020-01-01T00:00:00.000Z', list.prefix, ['other'])],
+        [
+          'a signature for the same list with a filter',
+          encodeCursor(
+            { createdAt: new Date('2020-01-01T00:00:00.000Z'), id },
+            { keyring: h.keyring, list: list.list, filters: { status: 'failed' } },
+          ),
+        ],
+      ] as const) {
+        const response = await h.request('GET', `${list.path}?cursor=${value}`, list.auth);
+        assertProblem(response, 400, 'validation_failed', `${list.path} with ${what}`);
+        assert.equal(
+          response.body.errors?.[0]?.path,
+          'querystring.cursor',
+          `${list.path} with ${what}: the error does not name the cursor`,
+        );
+      }
+    }
   });
 
   test('a cursor from a page still reads the next page', async () => {
@@ -536,6 +609,41 @@ describe('lists: limit and cursor', () => {
       first.body.data[0].id,
       'the cursor from the first page reads the first page again',
     );
+  });
+});
+
+describe('bodies without a JSON value', () => {
+  test("whitespace alone, JSON's or any other Unicode space, is invalid_json; only zero bytes are no body", async () => {
+    const { id } = await makeWebhookConnection(h, session, 'https://blank.example.com/hook');
+    const pause = `/api/v1/integrations/connections/${id}/pause`;
+    const blanks: Array<[string, string]> = [
+      ['a vertical tab', '\x0b'],
+      ['a form feed', '\x0c'],
+      ['a no-break space', '\u00a0'],
+      ['a byte order mark', '\ufeff'],
+      ['an em space', '\u2003'],
+      ['an ideographic space', '\u3000'],
+      ['a line separator', '\u2028'],
+      ['a BOM and a no-break space around a newline', '\ufeff\n\u00a0'],
+      ["JSON's own whitespace, with no value", ' \t\r\n'],
+    ];
+    for (const [what, text] of blanks) {
+      const response = await h.request('POST', pause, {
+        session,
+        rawBody: Buffer.from(text, 'utf8'),
+        headers: { 'content-type': 'application/json' },
+      });
+      assertProblem(response, 400, 'invalid_json', `a body of ${what}`);
+    }
+    const still = await h.request('GET', `/api/v1/integrations/connections/${id}`, { session });
+    assert.equal(still.body.status, 'active', 'a body without a JSON value paused the connection');
+    const empty = await h.request('POST', pause, {
+      session,
+      rawBody: Buffer.alloc(0),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(empty.status, 200, `a zero-byte body is no body: ${empty.text}`);
+    assert.equal(empty.body.status, 'paused', 'a zero-byte body did not pause the connection');
   });
 });
 
@@ -612,41 +720,6 @@ describe('prototype keys', () => {
   });
 
   test('JSON that does not parse is still invalid_json, whatever keys it holds', async () => {
-describe('bodies without a JSON value', () => {
-  test("whitespace alone, JSON's or any other Unicode space, is invalid_json; only zero bytes are no body", async () => {
-    const { id } = await makeWebhookConnection(h, session, 'https://blank.example.com/hook');
-    const pause = `/api/v1/integrations/connections/${id}/pause`;
-    const blanks: Array<[string, string]> = [
-      ['a vertical tab', '\x0b'],
-      ['a form feed', '\x0c'],
-      ['a no-break space', '\u00a0'],
-      ['a byte order mark', '\ufeff'],
-      ['an em space', '\u2003'],
-      ['an ideographic space', '\u3000'],
-      ['a line separator', '\u2028'],
-      ['a BOM and a no-break space around a newline', '\ufeff\n\u00a0'],
-      ["JSON's own whitespace, with no value", ' \t\r\n'],
-    ];
-    for (const [what, text] of blanks) {
-      const response = await h.request('POST', pause, {
-        session,
-        rawBody: Buffer.from(text, 'utf8'),
-        headers: { 'content-type': 'application/json' },
-      });
-      assertProblem(response, 400, 'invalid_json', `a body of ${what}`);
-    }
-    const still = await h.request('GET', `/api/v1/integrations/connections/${id}`, { session });
-    assert.equal(still.body.status, 'active', 'a body without a JSON value paused the connection');
-    const empty = await h.request('POST', pause, {
-      session,
-      rawBody: Buffer.alloc(0),
-      headers: { 'content-type': 'application/json' },
-    });
-    assert.equal(empty.status, 200, `a zero-byte body is no body: ${empty.text}`);
-    assert.equal(empty.body.status, 'paused', 'a zero-byte body did not pause the connection');
-  });
-});
-
     const response = await h.request('POST', '/api/v1/platform/tenants', {
       token: h.platformToken,
       rawBody: '{"__proto__":{"x":1},"name":"y"',

@@ -10,7 +10,6 @@ import {
 } from '../../src/crypto/passwords.js';
 import type { Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/schema.js';
-import { encodeCursor } from '../../src/http/pagination.js';
 import { authenticatorsFor, passkeySignIn, registerPasskey } from '../helpers/authenticator.js';
 import {
   assertNoLeak,
@@ -352,17 +351,18 @@ describe('another tenant', () => {
           `${method} ${path}`,
         );
 
-    // A cursor is not a secret: one written to start at the other tenant's person lists only mine.
-    const forged = encodeCursor({ createdAt: new Date(Date.now() + 60_000), id: theirMember.id });
-    const page = await h.request('GET', `${USERS}?cursor=${encodeURIComponent(forged)}&limit=100`, {
-      session: mine.session,
-    });
-    assert.equal(page.status, 200, `a forged cursor answered ${page.status}: ${page.text}`);
-    assert.deepEqual(
-      page.body.data.map((u: { id: string }) => u.id),
-      [mine.user.id],
-      'a forged cursor lists people of another tenant',
-    );
+    // A cursor is signed for its list (docs/api/conventions.md): one written to start at the other
+    // tenant's person, or one of the other tenant's own list, is refused.
+    const at = new Date(Date.now() + 60_000).toISOString();
+    const forged = Buffer.from(JSON.stringify([at, theirMember.id, 'A'.repeat(22)])).toString('base64url');
+    const theirPage = await h.request('GET', `${USERS}?limit=1`, { session: theirs.session });
+    assert.ok(theirPage.body.nextCursor, "the other tenant's first page of one offers no next page");
+    for (const cursor of [forged, theirPage.body.nextCursor as string]) {
+      const page = await h.request('GET', `${USERS}?cursor=${encodeURIComponent(cursor)}&limit=100`, {
+        session: mine.session,
+      });
+      assertProblem(page, 400, 'validation_failed', 'a forged cursor, or one of their list');
+    }
     assert.equal(
       await footprint(mine.tenant.id),
       beforeMine,

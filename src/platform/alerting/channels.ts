@@ -217,6 +217,7 @@ export async function listChannels(ctx: AppContext, query: PageQuery): Promise<P
     'chn',
     (limit, after) => listChannelRows(ctx.db, limit, after),
     (rows) => rows.map(toChannel),
+    { keyring: ctx.keyring, list: ['alert-channels'] },
   );
 }
 
