@@ -19,22 +19,40 @@ export type ClaimedRow = Pick<
     /** When retaken from a claim that expired: when that claim was made, and when it ran out. */
     lost_claim_at: Date | null;
     lost_claim_until: Date | null;
+    /**
+     * When this claim runs out (the attempt's deadline comes before it). The claim statement reads
+     * it; a delivery claimed by its publish (direct dispatch) has it set by the worker that takes it.
+     */
+    lease_until?: Date | null;
   } &
   // What the attempt's span says and links to (docs/operators/telemetry.md); a claim reads both.
   Partial<Pick<Selectable<EventsTable>, 'tenant_id' | 'trace_context'>>;
 
+/** What a claim keeps after its attempt's deadline, at the least: writing the attempt's outcome. */
+export const OUTCOME_ALLOWANCE_MS = 5_000;
+
 /**
  * How long a claim lasts: longer than any attempt can take (one timeout, plus reading and writing
  * the outcome), so a live worker never loses a claim mid-send; a dead worker's claims are due again
- * after it.
+ * after it. The attempt's deadline (`attemptDeadline`) is what holds an attempt to it.
  */
 export function leaseDuration(timeoutMs: number): number {
-  return timeoutMs * 2 + 5_000;
+  return timeoutMs * 2 + OUTCOME_ALLOWANCE_MS;
 }
 
 /** When a claim made at `now` runs out. */
 export function leaseEnd(now: Date, leaseMs: number): Date {
   return new Date(now.getTime() + leaseMs);
+}
+
+/**
+ * When an attempt that starts sending at `now` must have ended, every call of it (token requests
+ * and sends alike, docs/decisions/0063): DELIVERY_TIMEOUT_MS from now, and never later than
+ * OUTCOME_ALLOWANCE_MS before its claim runs out, so no request of it is open once another worker
+ * may take the delivery, or once a pause or revoke stops waiting for it.
+ */
+export function attemptDeadline(now: Date, leaseUntil: Date, timeoutMs: number): Date {
+  return new Date(Math.min(now.getTime() + timeoutMs, leaseUntil.getTime() - OUTCOME_ALLOWANCE_MS));
 }
 
 /**
@@ -75,11 +93,12 @@ export async function claimDue(db: Kysely<DB>, request: ClaimRequest): Promise<C
         update deliveries d set status = 'delivering', lease_until = ${leaseUntil},
           leased_by = ${workerId}, updated_at = ${now}, next_attempt_at = ${now}
         from due where d.id = due.id and d.created_at = due.created_at
-        returning d.id, d.event_id, d.connection_id, d.attempt_count, d.created_at, d.ordering_key,
+        returning d.id, d.event_id, d.connection_id, d.attempt_count, d.created_at, d.ordering_key, d.lease_until,
           case when due.status = 'delivering' then due.updated_at end as lost_claim_at,
           case when due.status = 'delivering' then due.lease_until end as lost_claim_until)
       select claimed.id, claimed.event_id, claimed.connection_id, claimed.attempt_count, claimed.created_at,
-        claimed.ordering_key, claimed.lost_claim_at, claimed.lost_claim_until, c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
+        claimed.ordering_key, claimed.lost_claim_at, claimed.lost_claim_until, claimed.lease_until,
+        c.status as connection_status, c.connector_key, c.config, c.credentials_sealed,
         c.previous_credentials_sealed, c.previous_valid_until, e.type, e.payload_sealed,
         e.created_at as event_created_at, e.tenant_id, e.trace_context
       from claimed

@@ -2,6 +2,7 @@ import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { ConnectorDefinition, OutboundEvent, RenderedRequest } from '../connections/connector.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { TRACEPARENT_HEADER } from '../outbound/headers.js';
+import { REDACTED } from '../outbound/redact.js';
 import { signatureHeaders } from '../outbound/signing.js';
 import { lostClaim, type ClaimedRow } from './claim.js';
 
@@ -9,9 +10,12 @@ import { lostClaim, type ClaimedRow } from './claim.js';
 export type Triage =
   /** Retaken from an expired claim: record that lost attempt, send nothing now (see record.ts). */
   | { kind: 'interrupted'; claimedAt: Date; claimEnded: Date }
-  /** The connection was disabled, unbound, or its connector switched off since the publish. */
+  /** The connection was disabled, or its connector switched off since the publish. */
   | { kind: 'cancelled' }
-  /** The connection is paused: the delivery waits as `skipped` for a resume with replay. */
+  /**
+   * The connection is paused, or its credentials were unbound (a new host, docs/api/connections.md):
+   * the delivery waits as `skipped` for a resume with replay or a recover.
+   */
   | { kind: 'skipped' }
   | { kind: 'send'; definition: ConnectorDefinition; credentialsSealed: string };
 
@@ -20,9 +24,8 @@ export function triage(row: ClaimedRow, catalog: Pick<ConnectorCatalog, 'get'>):
   if (lost) return { kind: 'interrupted', ...lost };
   const definition = catalog.get(row.connector_key);
   if (row.connection_status === 'paused') return { kind: 'skipped' };
-  if (row.connection_status !== 'active' || !row.credentials_sealed || !definition) {
-    return { kind: 'cancelled' };
-  }
+  if (row.connection_status !== 'active' || !definition) return { kind: 'cancelled' };
+  if (!row.credentials_sealed) return { kind: 'skipped' };
   return { kind: 'send', definition, credentialsSealed: row.credentials_sealed };
 }
 
@@ -54,17 +57,40 @@ export interface PreparedRequest {
   request: RenderedRequest;
   /** The request as the log keeps it. */
   record: RequestRecord;
+  /** The connection's secrets, which the answer the log keeps must not show (`boundSecrets`). */
+  secrets: string[];
 }
 
-export const REDACTED = '[redacted]';
+// Credential fields that name or locate, not authenticate: the `http` connector's header name, and
+// the token URL, client ID and scope of `oauth2ClientCredentials`. Hiding them would hide ordinary
+// words of a log (a header name, the client's name) and protect nothing.
+const NOT_SECRET = new Set(['headerName', 'tokenUrl', 'clientId', 'scope']);
+
+/**
+ * The secret values of a connection's credentials (docs/api/events.md, Inspection): every string,
+ * nested ones included (`oauth2ClientCredentials.clientSecret`), but those that are not secret.
+ * The one list both redactions use: the request record's and the answer's (outbound/redact.ts).
+ */
+export function boundSecrets(...credentials: ReadonlyArray<Record<string, unknown>>): string[] {
+  const found = new Set<string>();
+  const collect = (value: unknown, field?: string): void => {
+    if (field !== undefined && NOT_SECRET.has(field)) return;
+    if (typeof value === 'string') {
+      if (value.length > 0) found.add(value);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [name, nested] of Object.entries(value)) collect(nested, name);
+    }
+  };
+  for (const each of credentials) collect(each);
+  return [...found];
+}
 
 /**
  * The request as the log keeps it: a header that carries a credential of the connection (the
  * `http` connector's header, a token a credential was made into) shows `[redacted]` instead of its
  * value. Signatures are not secrets: they are what the receiver checks, and show what was signed.
  */
-export function requestRecord(request: RenderedRequest, credentials: Record<string, string>): RequestRecord {
-  const secrets = Object.values(credentials).filter((value) => typeof value === 'string' && value.length > 0);
+export function requestRecord(request: RenderedRequest, secrets: readonly string[]): RequestRecord {
   const carriesSecret = (text: string) => secrets.some((secret) => text.includes(secret));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -92,19 +118,21 @@ function openCredentials(keyring: Opener, sealed: string, connectionId: string):
   return JSON.parse(keyring.open('connection-credentials', sealed, connectionId)) as Record<string, string>;
 }
 
+/** The credentials the last re-binding replaced, while they still sign (`previousSecretValid`); else none. */
+function previousCredentials(keyring: Opener, row: ClaimedRow, now: Date): Array<Record<string, string>> {
+  if (!previousSecretValid(row, now)) return [];
+  return [openCredentials(keyring, row.previous_credentials_sealed, row.connection_id)];
+}
+
 /** Standard Webhooks signature headers with the current secret, and the previous one in its overlap. */
 function sign(
-  keyring: Opener,
   row: ClaimedRow,
   field: string,
-  credentials: Record<string, string>,
+  credentials: ReadonlyArray<Record<string, string>>,
   body: string,
   now: Date,
 ): Record<string, string> {
-  const secrets = [credentials[field]];
-  if (previousSecretValid(row, now)) {
-    secrets.push(openCredentials(keyring, row.previous_credentials_sealed, row.connection_id)[field]);
-  }
+  const secrets = credentials.map((each) => each[field]);
   return signatureHeaders(
     row.event_id,
     body,
@@ -156,10 +184,13 @@ export function prepare(
     payloadSealed: row.payload_sealed,
   });
   const request = definition.render(event, row.config, credentials);
+  const previous = previousCredentials(keyring, row, now);
   if (definition.signingSecretField) {
     const field = definition.signingSecretField;
-    Object.assign(request.headers, sign(keyring, row, field, credentials, request.body, now));
+    Object.assign(request.headers, sign(row, field, [credentials, ...previous], request.body, now));
   }
   if (traceparent !== undefined) request.headers[TRACEPARENT_HEADER] = traceparent;
-  return { startedAt: now, request, record: requestRecord(request, credentials) };
+  // The previous credentials too, while they sign: a receiver may echo the secret it checked with.
+  const secrets = boundSecrets(credentials, ...previous);
+  return { startedAt: now, request, record: requestRecord(request, secrets), secrets };
 }

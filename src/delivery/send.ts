@@ -1,3 +1,4 @@
+import type { Budget } from '../deadline.js';
 import type { Sender, SendError, SendResult } from '../outbound/sender.js';
 import type { PreparedRequest } from './prepare.js';
 
@@ -6,15 +7,21 @@ export type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'in
 
 /**
  * Sends a prepared request (the sender pins the checked address, applies the timeout and the
- * destination policy). Touches no database, and never throws for what the receiver or the network
- * did: every failure is a result.
+ * destination policy), within the attempt's `budget`: every call the attempt makes (a token request,
+ * the send, a token request again after a 401 and a send again) draws on it, and none is open once
+ * it is spent (claim.ts, `attemptDeadline`). The answer the log keeps has the connection's secrets
+ * taken out. Touches no database, and never throws for what the receiver or the network did: every
+ * failure is a result, timed from the first call to the end of the last.
  */
-export function send(
+export async function send(
   sender: Pick<Sender, 'send'>,
   prepared: PreparedRequest,
   keepBodyBytes: number,
+  budget: Budget,
 ): Promise<AttemptResult> {
-  return sender.send({ ...prepared.request, keepBodyBytes });
+  const started = performance.now();
+  const result = await sender.send({ ...prepared.request, keepBodyBytes, redact: prepared.secrets, budget });
+  return { ...result, durationMs: Math.round(performance.now() - started) };
 }
 
 /**

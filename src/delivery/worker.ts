@@ -2,12 +2,13 @@ import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
+import { budgetOf, type Budget } from '../deadline.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver, type Sender } from '../outbound/sender.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { untracedTraceparent } from '../telemetry/start.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
-import { claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
+import { attemptDeadline, claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { ENDED_STATUSES } from './ordering.js';
@@ -50,6 +51,8 @@ export interface AttemptDeps {
   retryScheduleSeconds: readonly number[];
   /** How much of each answer's body the log keeps (DELIVERY_RESPONSE_BODY_BYTES). */
   responseBodyBytes: number;
+  /** DELIVERY_TIMEOUT_MS: the time one attempt may take, all its calls together. */
+  timeoutMs: number;
   /** The `maxPerSecond` gate (none: nothing is throttled). */
   throttle?: Pick<Throttle, 'admit'>;
 }
@@ -89,9 +92,32 @@ export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promi
     span?.failed(error);
     throw error;
   }
-  const result = await send(deps.sender, prepared, deps.responseBodyBytes);
+  const budget = attemptBudget(deps, row, prepared.startedAt);
+  const result = await send(deps.sender, prepared, deps.responseBodyBytes, budget);
   span?.sent(prepared.request.method, prepared.request.url, result);
   recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
+}
+
+/**
+ * The attempt's budget: until its deadline (claim.ts, `attemptDeadline`), DELIVERY_TIMEOUT_MS from
+ * the start of sending and before the claim runs out, reckoned on the service's clock as the claim
+ * is. A row without its lease (made by hand) is taken as claimed now.
+ */
+function attemptBudget(deps: AttemptDeps, row: ClaimedRow, startedAt: Date): Budget {
+  const leaseUntil = row.lease_until
+    ? new Date(row.lease_until)
+    : leaseEnd(startedAt, leaseDuration(deps.timeoutMs));
+  const deadline = attemptDeadline(startedAt, leaseUntil, deps.timeoutMs);
+  return budgetOf(deadline.getTime() - deps.ctx.now().getTime());
+}
+
+/**
+ * A delivery its publish claimed (direct dispatch) comes without its lease, which the publish set
+ * when it reserved the slot (dispatch.ts): after the event was created, so the lease ends no
+ * earlier than `created_at` plus its length. The attempt's deadline is reckoned from that bound.
+ */
+function withDispatchLease(row: ClaimedRow, leaseMs: number): ClaimedRow {
+  return row.lease_until ? row : { ...row, lease_until: leaseEnd(new Date(row.created_at), leaseMs) };
 }
 
 /**
@@ -154,6 +180,23 @@ function attemptsIn(slots: Slots, phases: AttemptDeps, log: WorkerDeps['ctx']['l
   return { track, attempting };
 }
 
+/** What each of a worker's attempts needs (`attemptDelivery`). */
+function attemptPhases(deps: WorkerDeps, sender: Sender, recorder: Recorder): AttemptDeps {
+  const { ctx } = deps;
+  const { retryScheduleSeconds, responseBodyBytes, timeoutMs } = ctx.config.delivery;
+  const throttle = createThrottle(ctx.db, ctx.now);
+  return {
+    ctx,
+    catalog: deps.catalog,
+    sender,
+    recorder,
+    retryScheduleSeconds,
+    responseBodyBytes,
+    timeoutMs,
+    throttle,
+  };
+}
+
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
  * records the outcome. Any number of workers, in any number of processes, share the table; a worker
@@ -161,7 +204,7 @@ function attemptsIn(slots: Slots, phases: AttemptDeps, log: WorkerDeps['ctx']['l
  */
 export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: WorkerOptions) {
   const { ctx } = deps;
-  const { timeoutMs, retryScheduleSeconds } = ctx.config.delivery;
+  const { timeoutMs } = ctx.config.delivery;
   const id = `wrk_${randomBase62(12)}`;
   const sender = createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve });
   const leaseMs = leaseDuration(timeoutMs);
@@ -174,15 +217,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     }),
     ctx.log,
   );
-  const phases: AttemptDeps = {
-    ctx,
-    catalog: deps.catalog,
-    sender,
-    recorder,
-    retryScheduleSeconds,
-    responseBodyBytes: ctx.config.delivery.responseBodyBytes,
-    throttle: createThrottle(ctx.db, ctx.now),
-  };
+  const phases = attemptPhases(deps, sender, recorder);
   const wakeIfFree = (): void => {
     if (due.maybe && slots.canClaim()) wakeup.notify();
   };
@@ -193,9 +228,10 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const isRunning = () => running;
   const leaseUntil = () => leaseEnd(ctx.now(), leaseMs);
   const { pollMs } = options;
+  const dispatched = (row: ClaimedRow) => track(withDispatchLease(row, leaseMs));
   return {
     id,
-    dispatch: createDispatch({ workerId: id, isRunning, slots, leaseUntil, track, wakeIfFree }),
+    dispatch: createDispatch({ workerId: id, isRunning, slots, leaseUntil, track: dispatched, wakeIfFree }),
     start() {
       if (running) return;
       running = true;

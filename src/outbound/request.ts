@@ -2,6 +2,8 @@
 // through it (client-credentials.ts fetches a token with the same request), kept apart so neither
 // imports the other.
 
+import type { Budget } from '../deadline.js';
+
 /**
  * OAuth2 client credentials (RFC 6749 §4.4) of a receiver behind OAuth2: the `webhook` and `http`
  * connectors' `oauth2ClientCredentials` (docs/api/connections.md). Secret: never logged or shown.
@@ -75,4 +77,15 @@ export interface OutboundRequest {
    * docs/api/connections.md): fetched, cached, and fetched again once on a 401 (client-credentials.ts).
    */
   clientCredentials?: ClientCredentialsGrant;
+  /**
+   * Secrets the request carries (bound credentials): wherever an answer echoes one, in any spelling
+   * redact.ts knows, the kept `response` shows [redacted] instead (docs/api/events.md, Inspection).
+   * A bearer token the sender fetches for `clientCredentials` is added to them.
+   */
+  redact?: readonly string[];
+  /**
+   * The time left to the work this request is part of (a delivery attempt: every token request and
+   * send of it share one budget): the request is aborted when it runs out, and none starts after.
+   */
+  budget?: Budget;
 }

@@ -1,7 +1,9 @@
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { Budget } from '../deadline.js';
 import { withClientCredentials } from './client-credentials.js';
+import { lookaheadBytes, redactBody, redactText, spellingsOf } from './redact.js';
 import type { AnswerRecord, OutboundRequest, SendError, SendResult, WholeAnswer } from './request.js';
 import { checkAddress, checkUrl, type Cidr, type DestinationPolicy } from './ssrf-policy.js';
 
@@ -114,12 +116,19 @@ function resultOf(started: number, outcome: Outcome): SendResult {
 // Text a database column can hold: NUL (which PostgreSQL text refuses) becomes U+FFFD, like a bad byte.
 const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
 
-/** An answer's first MAX_KEPT_HEADERS headers as text, repeated ones joined as HTTP joins them. */
-export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+/**
+ * An answer's first MAX_KEPT_HEADERS headers as text, repeated ones joined as HTTP joins them, with
+ * every spelling of a secret the request carried replaced by [redacted] (redact.ts).
+ */
+export function keptHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  spellings: readonly string[] = [],
+): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
     if (value === undefined) continue;
-    kept[storable(name)] = storable(Array.isArray(value) ? value.join(', ') : value);
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    kept[storable(redactText(name, spellings))] = storable(redactText(text, spellings));
   }
   return kept;
 }
@@ -147,12 +156,13 @@ export function judgeAnswer(
 
 /**
  * Reads an answer's body up to MAX_RESPONSE_BYTES and throws it away, keeping its first `keepBytes`
- * (at most MAX_RESPONSE_BYTES). Returns what was kept and whether the body had more.
+ * (at most MAX_RESPONSE_BYTES). Returns what was kept, whether the body had more, and whether it
+ * ended with the kept bytes (nothing of it unread or thrown away).
  */
 async function readAnswer(
   body: Dispatcher.ResponseData<unknown>['body'],
   keepBytes: number,
-): Promise<{ kept: Buffer; truncated: boolean }> {
+): Promise<{ kept: Buffer; truncated: boolean; ended: boolean }> {
   let read = 0;
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -166,23 +176,32 @@ async function readAnswer(
     }
     if (read >= MAX_RESPONSE_BYTES) {
       body.destroy();
-      return { kept: Buffer.concat(kept), truncated: read > keptBytes };
+      return { kept: Buffer.concat(kept), truncated: read > keptBytes, ended: false };
     }
   }
-  return { kept: Buffer.concat(kept), truncated: read > keptBytes };
+  return { kept: Buffer.concat(kept), truncated: read > keptBytes, ended: read === keptBytes };
 }
 
-/** The answer as the caller asked to keep it: `body` for the caller, `response` for the event log. */
+/**
+ * The answer as the caller asked to keep it: `body` for the caller, `response` for the event log.
+ * The log's copy has the request's secrets taken out (`redact`, redact.ts): the body is read a
+ * secret's length beyond the bytes kept, so that one across the cut is found and hidden whole.
+ */
 async function keptAnswer(
   response: Dispatcher.ResponseData<unknown>,
   outbound: OutboundRequest,
 ): Promise<{ body?: string; response: AnswerRecord }> {
   const logBytes = outbound.keepBodyBytes ?? 0;
   const callerBytes = outbound.keepBody === true ? KEPT_BODY_BYTES : 0;
-  const { kept, truncated } = await readAnswer(response.body, Math.max(logBytes, callerBytes));
+  const spellings = spellingsOf(outbound.redact ?? []);
+  const lookahead = logBytes > 0 ? lookaheadBytes(spellings) : 0;
+  const { kept, truncated, ended } = await readAnswer(
+    response.body,
+    Math.max(logBytes + lookahead, callerBytes),
+  );
   const record: AnswerRecord = {
-    headers: keptHeaders(response.headers),
-    body: logBytes > 0 ? storable(kept.subarray(0, logBytes).toString('utf8')) : null,
+    headers: keptHeaders(response.headers, spellings),
+    body: logBytes > 0 ? storable(redactBody(kept, logBytes, ended, spellings)) : null,
     bodyTruncated: truncated || kept.length > logBytes,
   };
   if (callerBytes === 0) return { response: record };
@@ -207,19 +226,47 @@ async function wholeAnswer(response: Dispatcher.ResponseData<unknown>, limit: nu
   return { contentType, body: Buffer.concat(chunks), tooLarge: false };
 }
 
-/** One request, no redirects, every phase bounded by the timeout. */
+/**
+ * One request, no redirects, every phase bounded by the timeout, and by the budget of the work it
+ * is part of (a delivery attempt's): the request is aborted when either runs out.
+ */
 function requestOptions(outbound: OutboundRequest, agent: Agent, timeoutMs: number) {
+  const { budget } = outbound;
+  // undici reads a timeout of 0 as none; a spent budget never gets here (see `send`).
+  const ms = Math.max(1, Math.ceil(Math.min(timeoutMs, budget?.remainingMs() ?? timeoutMs)));
+  const timeout = AbortSignal.timeout(timeoutMs);
   return {
     method: outbound.method,
     headers: outbound.headers,
     body: outbound.body,
     dispatcher: agent,
     maxRedirections: 0,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    signal: AbortSignal.timeout(timeoutMs),
+    headersTimeout: ms,
+    bodyTimeout: ms,
+    signal: budget ? AbortSignal.any([timeout, budget.signal]) : timeout,
   } as Parameters<typeof request>[1];
 }
+
+/** The answer as the request asked to keep it: for the log and the caller, or whole (the proxy). */
+async function answerOf(
+  response: Dispatcher.ResponseData<unknown>,
+  outbound: OutboundRequest,
+): Promise<Pick<Outcome, 'body' | 'response' | 'answer'>> {
+  if (outbound.keepAnswerBytes === undefined) return keptAnswer(response, outbound);
+  const headers = keptHeaders(response.headers, spellingsOf(outbound.redact ?? []));
+  const answer = await wholeAnswer(response, outbound.keepAnswerBytes);
+  return { response: { headers, body: null, bodyTruncated: false }, answer };
+}
+
+/** What a call comes to when the work it is part of has no time left: it is not made. */
+const OUT_OF_TIME: Outcome = {
+  status: null,
+  remoteAddress: null,
+  error: 'timeout',
+  errorDetail: 'DELIVERY_TIMEOUT_MS ran out before this request could start',
+};
+
+const spent = (budget: Budget | undefined): boolean => budget !== undefined && budget.remainingMs() <= 0;
 
 /**
  * Outbound HTTP for deliveries and alerts, under the SSRF policy at send time: the URL is checked
@@ -259,17 +306,12 @@ export function createSender(options: { policy: DestinationPolicy; timeoutMs: nu
       const error = 'destination_forbidden';
       return resultOf(started, { status: null, remoteAddress: null, error, errorDetail: verdict.message });
     }
+    if (spent(outbound.budget)) return resultOf(started, OUT_OF_TIME);
     const host = verdict.url.hostname.replace(/^\[(.*)\]$/, '$1');
     const remoteAddress = () => verdict.address ?? pinned.get(host) ?? null;
     try {
       const response = await request(verdict.url, requestOptions(outbound, agent, options.timeoutMs));
-      const answer =
-        outbound.keepAnswerBytes === undefined
-          ? await keptAnswer(response, outbound)
-          : {
-              response: { headers: keptHeaders(response.headers), body: null, bodyTruncated: false },
-              answer: await wholeAnswer(response, outbound.keepAnswerBytes),
-            };
+      const answer = await answerOf(response, outbound);
       const status = response.statusCode;
       const judged = judgeAnswer(status, response.headers['retry-after']);
       return resultOf(started, { status, remoteAddress: remoteAddress(), ...judged, ...answer });

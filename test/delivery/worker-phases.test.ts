@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { loadConnectorCatalog } from '../../src/connections/catalog.js';
+import { budgetOf } from '../../src/deadline.js';
 import { claimDue, leaseEnd, type ClaimedRow } from '../../src/delivery/claim.js';
 import { createOutcomeWriter } from '../../src/delivery/outcomes.js';
 import { prepare, triage } from '../../src/delivery/prepare.js';
@@ -80,7 +81,16 @@ function attemptDeps(h: Harness) {
   const recorder = createRecorder(writer, log);
   const ctx = { keyring: h.keyring, metrics: createMetrics(), now };
   const retryScheduleSeconds = h.config.delivery.retryScheduleSeconds;
-  return { ctx, sender, recorder, retryScheduleSeconds, responseBodyBytes: 4096, logs: () => logs };
+  const { timeoutMs } = h.config.delivery;
+  return {
+    ctx,
+    sender,
+    recorder,
+    retryScheduleSeconds,
+    responseBodyBytes: 4096,
+    timeoutMs,
+    logs: () => logs,
+  };
 }
 
 /** The event a signed request carries, once its signature checks out with `secret` (throws if not). */
@@ -200,7 +210,8 @@ describe('send', () => {
     for (const row of ordered) {
       const plan = triage(row, catalog);
       if (plan.kind !== 'send') return assert.fail('both deliveries are sent');
-      results.push(await send(deps.sender, prepare(row, plan, h.keyring, new Date()), 4096));
+      const prepared = prepare(row, plan, h.keyring, new Date());
+      results.push(await send(deps.sender, prepared, 4096, budgetOf(h.config.delivery.timeoutMs)));
     }
     const [ok, busy] = results;
     assert.equal(ok?.ok, true, 'a 200 answer is a success');
