@@ -208,7 +208,7 @@ export const SETTINGS = {
     group: DELIVERY,
     parser: integer({ min: 100, max: 600_000, unit: 'milliseconds' }),
     default: '10000',
-    doc: 'The time one delivery attempt or alert notification may take, from connecting to the end of the answer. An attempt whose process died is taken up again after twice this plus 5 s.',
+    doc: 'The time one delivery attempt or alert notification may take, from connecting to the end of the answer. For a delivery that is every request of the attempt together: the OAuth2 token requests of a receiver behind `oauth2ClientCredentials` come out of it too. An attempt whose process died is taken up again after twice this plus 5 s.',
   }),
   DELIVERY_CONCURRENCY: setting({
     group: DELIVERY,

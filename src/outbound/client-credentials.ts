@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { budgetUntil, type Budget } from '../deadline.js';
+import { redactText, spellingsOf } from './redact.js';
 import type { ClientCredentialsGrant, OutboundRequest, SendResult } from './request.js';
 import {
   errorCodeOf,
@@ -92,8 +93,11 @@ async function fetchToken(
   if (!answer || answer.tooLarge) return failed(result, 'the token answer is larger than 64 KiB');
   const body = jsonObjectOf(answer.body.toString('utf8'));
   if (!result.ok) {
+    // The error code is shown to whoever reads the event log: never the client secret, if a token
+    // endpoint put it there.
     const code = errorCodeOf(body);
-    return failed(result, `HTTP ${result.status}${code ? ` (${code})` : ''}`);
+    const shown = code && redactText(code, spellingsOf([grant.clientSecret]));
+    return failed(result, `HTTP ${result.status}${shown ? ` (${shown})` : ''}`);
   }
   const accessToken = body?.access_token;
   if (typeof accessToken !== 'string' || accessToken.length === 0) {

@@ -201,3 +201,29 @@ test('an attempt out of time starts no token request and no send', async () => {
   assert.equal(fake.tokenCalls.length, 0, 'a token request started with no time left');
   assert.equal(fake.sends.length, 0, 'a send started with no time left');
 });
+
+test("a token endpoint's error code that holds the client secret is shown [redacted]", async () => {
+  const send = (outbound: OutboundRequest): Promise<SendResult> =>
+    Promise.resolve({
+      ok: false,
+      status: 401,
+      remoteAddress: null,
+      error: 'http_status',
+      errorDetail: 'HTTP 401',
+      retryAfterSeconds: null,
+      durationMs: 1,
+      answer: {
+        contentType: 'application/json',
+        body: Buffer.from(
+          JSON.stringify({ error: `bad:${outbound.clientCredentials?.clientSecret ?? GRANT.clientSecret}` }),
+        ),
+        tooLarge: false,
+      },
+    });
+  const result = await withClientCredentials(send)(request(1000));
+  assert.equal(
+    result.errorDetail,
+    'no OAuth2 token from the token URL: HTTP 401 (bad:[redacted])',
+    'the client secret in the error code is shown',
+  );
+});
