@@ -92,18 +92,20 @@ function createBodySchema(catalog: ConnectorCatalog) {
     }),
     byFile,
   );
-  // The document shows the file connectors' branches, which OpenAPI can map by key, and says in words
-  // what a family's keys take.
+  // The document: the file connectors' branches, which OpenAPI can map by key, or a family's body,
+  // which its key's pattern chooses (a discriminator maps constants only, hence the anyOf around).
   const documented = {
-    ...byFile,
-    description: catalog.families
-      .map(
-        (f) =>
-          `A \`${f.prefix}…\` connector takes displayName and ${Object.keys(f.createBody.properties)
-            .filter((p) => p !== 'connectorKey')
-            .join(', ')} only.`,
-      )
-      .join(' '),
+    description:
+      'One body per connector, chosen by connectorKey: a connector defined in a file, or a ' +
+      catalog.families.map((f) => `\`${f.prefix}…\``).join(' or ') +
+      ' connector (GET /api/v1/integration-hub/connectors lists them).',
+    anyOf: [
+      { ...byFile, title: 'A connector defined in a file' },
+      ...catalog.families.map((family) => ({
+        ...family.createBody,
+        properties: { ...family.createBody.properties, displayName: DisplayName },
+      })),
+    ],
   };
   return {
     body: Type.Unsafe<{ connectorKey: string; displayName: string } & Record<string, unknown>>(body),
@@ -112,19 +114,34 @@ function createBodySchema(catalog: ConnectorCatalog) {
 }
 
 /**
- * The edit body as the document shows it: per connector, the create body's fields but the key, each
- * optional (checked at run time against the connection's connector, edit.ts).
+ * The edit body as the document shows it: per connector (a family's members sharing one), the
+ * create body's fields but the key, each optional (checked at run time against the connection's
+ * connector, edit.ts). `anyOf`, not `oneOf`: nothing in the body names the connector, and a body of
+ * fields every connector has (`{"displayName":"x"}`) fits every branch.
  */
 function documentedEditBody(catalog: ConnectorCatalog) {
+  const families = catalog.families.map((family) => {
+    const { connectorKey: _key, ...fields } = family.createBody.properties;
+    return {
+      type: 'object',
+      properties: { displayName: DisplayName, ...fields },
+      additionalProperties: false,
+      title: `${(family.createBody as { title?: string }).title ?? family.prefix} connection edit`,
+      $id: `${pascalCase(family.prefix.replace(/[^a-z0-9]/gi, ''))}ConnectionEdit`,
+    };
+  });
   return Type.Unsafe({
     description: "displayName and the fields of the connection's connector, each optional",
-    oneOf: ofFiles(catalog).map((definition) => ({
-      type: 'object',
-      properties: { displayName: DisplayName, ...definition.config.properties },
-      additionalProperties: false,
-      title: `${definition.name} connection edit`,
-      $id: `${pascalCase(definition.key)}ConnectionEdit`,
-    })),
+    anyOf: [
+      ...ofFiles(catalog).map((definition) => ({
+        type: 'object',
+        properties: { displayName: DisplayName, ...definition.config.properties },
+        additionalProperties: false,
+        title: `${definition.name} connection edit`,
+        $id: `${pascalCase(definition.key)}ConnectionEdit`,
+      })),
+      ...families,
+    ],
   });
 }
 

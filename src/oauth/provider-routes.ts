@@ -64,6 +64,20 @@ const CreateBody = StrictObject({
   grant: Type.Optional(Grant),
 });
 
+/**
+ * The create body as the document shows it: the route's schema, and the rule the domain checks
+ * (providers.ts `checkGrant`) written as JSON Schema: `authorizationUrl` is required unless the grant
+ * is `client_credentials` (the default grant is `authorization_code`).
+ */
+const DocumentedCreateBody = StrictObject(CreateBody.properties, {
+  if: {
+    type: 'object',
+    properties: { grant: { const: 'client_credentials' } },
+    required: ['grant'],
+  },
+  else: { properties: { authorizationUrl: AuthorizationUrl }, required: ['authorizationUrl'] },
+});
+
 const PatchBody = StrictObject({
   name: Type.Optional(Name),
   authorizationUrl: Type.Optional(Nullable(AuthorizationUrl)),
@@ -90,7 +104,10 @@ export function oauthProviderRoutes(deps: ProviderDeps): FastifyPluginAsyncTypeb
     app.post(
       PROVIDERS,
       {
-        config: { ...platform, openapi: { problems: ['destination_forbidden', 'conflict'] } },
+        config: {
+          ...platform,
+          openapi: { problems: ['destination_forbidden', 'conflict'], body: DocumentedCreateBody },
+        },
         schema: {
           tags,
           summary: 'Add an OAuth2 provider; it appears in the connector catalog as oauth2:<key>',

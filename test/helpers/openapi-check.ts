@@ -10,6 +10,7 @@ interface Header {
   required?: boolean;
 }
 interface Operation {
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
   responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, Header> }>;
 }
 interface Document {
@@ -111,6 +112,46 @@ export function responseCheck(document: unknown): ResponseCheck {
   if (!check) {
     check = build(JSON.parse(text) as Document);
     checks.set(text, check);
+  }
+  return check;
+}
+
+/**
+ * What the document says of a request body: `undefined` when it validates against the operation's
+ * `requestBody` schema, else the validator's findings. Throws when the document has no such operation.
+ */
+export type RequestCheck = (method: string, path: string, body: unknown) => string | undefined;
+
+const requestChecks = new Map<string, RequestCheck>();
+
+export function requestCheck(document: unknown): RequestCheck {
+  const text = JSON.stringify(document);
+  let check = requestChecks.get(text);
+  if (!check) {
+    const parsed = JSON.parse(text) as Document;
+    const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateSchema: false }));
+    ajv.addSchema({ components: parsed.components }, COMPONENTS_ID);
+    const templates = templatesOf(parsed);
+    const validators = new Map<string, ValidateFunction>();
+    check = (method, path, body) => {
+      const lower = method.toLowerCase();
+      const bare = path.split('?')[0] ?? '';
+      const match = templates.find((t) => t.pattern.test(bare) && parsed.paths[t.template]?.[lower]);
+      if (!match) throw new AssertionError({ message: `the document has no operation ${method} ${bare}` });
+      const schema = parsed.paths[match.template]![lower]!.requestBody?.content?.['application/json']?.schema;
+      if (schema === undefined)
+        throw new AssertionError({ message: `${method} ${match.template} takes no body` });
+      const key = JSON.stringify(schema);
+      let validate = validators.get(key);
+      if (!validate) {
+        validate = ajv.compile(
+          JSON.parse(key.replaceAll('"#/components/', `"${COMPONENTS_ID}#/components/`)),
+        );
+        validators.set(key, validate);
+      }
+      return validate(body) ? undefined : ajv.errorsText(validate.errors, { separator: '; ' });
+    };
+    requestChecks.set(text, check);
   }
   return check;
 }
