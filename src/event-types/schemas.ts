@@ -1,10 +1,14 @@
-import addFormatsModule from 'ajv-formats';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { RE2JS, RE2JSException } from 're2js';
+import { RE2JSException } from 're2js';
 import { fieldProblem, HttpProblem, type FieldError } from '../http/problem.js';
-
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+import { addBoundedFormats, formatCost, KNOWN_FORMATS } from './formats.js';
+import {
+  compilePattern,
+  estimatedStates,
+  MAX_PATTERN_STATES,
+  patternClock,
+  PatternTimeout,
+} from './patterns.js';
 
 /** A stored schema as serialized JSON is at most this (docs/api/limits.md). */
 export const MAX_SCHEMA_BYTES = 64 * 1024;
@@ -22,25 +26,65 @@ export const MAX_SCHEMA_BYTES = 64 * 1024;
 export const MAX_VALIDATION_WORK = 1_500_000;
 const MAX_STEP_COST = 1_000_000;
 
+/**
+ * A clock behind the count (docs/decisions/0061-pattern-size-and-format-cost.md), for the work the
+ * count cannot see in advance: how many states re2js's DFA builds for a string, which decides whether
+ * a pattern at the size bound takes a millisecond or a second. Pattern matches share PATTERN_TIME_MS
+ * per event, and every match stops when it is spent; the whole check stops at VALIDATION_DEADLINE_MS
+ * whatever it was doing, should the count ever be wrong. Ordinary schemas' events stay far from both
+ * (the count, not the clock, decides their verdict): under load, only data that is costly for its
+ * pattern can be refused sooner than when idle.
+ */
+export const PATTERN_TIME_MS = 50;
+export const VALIDATION_DEADLINE_MS = 1_000;
+// The whole check looks at the clock after this much counted work (about 0.1 ms of it).
+const LOOK_EVERY_WORK = 10_000;
+
 /** Bounds on a schema's shape, so that compiling it takes tens of milliseconds at worst (docs/api/limits.md). */
 export const MAX_SCHEMA_OBJECTS = 300;
 export const MAX_SCHEMA_PATTERNS = 50;
 export const MAX_SCHEMA_DEPTH = 32;
+/**
+ * A schema's patterns together compile to at most this many RE2 instructions: compiling costs about
+ * 20 µs per instruction, so saving a schema stays within a few hundred milliseconds at worst.
+ */
+export const MAX_SCHEMA_PATTERN_STATES = 10_000;
 /** A mismatch answers at most this many `errors` (docs/api/events.md). */
 export const MAX_DATA_ERRORS = 20;
 
 const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
+// The validation running now (validation is synchronous: one at a time per process): the work it
+// did, when it next looks at the clock, its deadline, and the time its pattern matches have left.
+let workDone = 0;
+let nextLook = LOOK_EVERY_WORK;
+let validationDeadline = Number.POSITIVE_INFINITY;
+let patternTimeLeft = PATTERN_TIME_MS;
+
 /**
  * `pattern` and `patternProperties` compiled by RE2: a tenant's schema is hostile input, and RE2's
  * time is linear in the string, where a backtracking RegExp can take seconds on `(a+)+$`. Searched
- * (not matched whole), as JSON Schema's ECMA-262 `pattern` is. RE2 syntax, close to ECMA-262's.
+ * (not matched whole), as JSON Schema's ECMA-262 `pattern` is. RE2 syntax, close to ECMA-262's. Each
+ * match runs under the pattern clock (patterns.ts): the event's pattern time left, or the check's
+ * deadline if sooner.
  */
 const re2Engine = Object.assign(
   (pattern: string): { test: (text: string) => boolean; toString: () => string } => {
-    const compiled = RE2JS.compile(pattern);
-    // ajv shares one compiled pattern among the places with the same `toString()`.
-    return { test: (text) => compiled.test(text), toString: () => pattern };
+    const compiled = compilePattern(pattern);
+    return {
+      test: (text) => {
+        const startedAt = performance.now();
+        patternClock.deadline = Math.min(validationDeadline, startedAt + patternTimeLeft);
+        try {
+          return compiled.test(text);
+        } finally {
+          patternTimeLeft -= performance.now() - startedAt;
+          patternClock.deadline = Number.POSITIVE_INFINITY;
+        }
+      },
+      // ajv shares one compiled pattern among the places with the same `toString()`.
+      toString: () => pattern,
+    };
   },
   { code: 're2' },
 );
@@ -48,14 +92,15 @@ const re2Engine = Object.assign(
 /** Thrown from inside a validator when checking `data` has done more work than allowed. */
 class OverBudget extends Error {}
 
-// The work done by the validation running now (validation is synchronous: one at a time per process).
-let workDone = 0;
-
 /** `burst`: the part of `cost` that one keyword does at once, which cannot be cut short. */
 function spend([cost, burst]: [number, number]): void {
   if (burst > MAX_STEP_COST) throw new OverBudget();
   workDone += cost;
   if (workDone > MAX_VALIDATION_WORK) throw new OverBudget();
+  if (workDone >= nextLook) {
+    nextLook = workDone + LOOK_EVERY_WORK;
+    if (performance.now() > validationDeadline) throw new OverBudget();
+  }
 }
 
 /** The work the last `validateData` did, in `costOf`'s units (for benchmarks and tests' figures). */
@@ -73,13 +118,33 @@ const EVALUATION = 10;
 const PAIR = 12;
 const FORMAT = 50;
 const OBJECT_KEY = 3;
+// A pattern match costs its string's length times its program's states, at this many state-characters
+// per unit: what re2js's DFA does per character once its states are built (it builds them on the way,
+// which the pattern clock bounds). `ok$` (5 states) scans 200,000 characters for 300,000 units; a
+// pattern at the size bound (1,000 states) scans about 15,000 within the whole budget.
+const STATES_PER_UNIT = 10;
+
+/** The units matching one `pattern` of `states` states against `length` characters costs. */
+const patternCost = (states: number, length: number) =>
+  EVALUATION + length + Math.ceil((length * states) / STATES_PER_UNIT);
+
+/** What the cost keyword holds for one schema object, worked out when it is compiled. */
+type FixedCost = [
+  cost: number,
+  burst: number,
+  /** Its `pattern`'s states (0 without one). */
+  patternStates: number,
+  /** Its `patternProperties`' states, all together, and how many patterns there are. */
+  propertyPatternStates: number,
+  propertyPatterns: number,
+];
 
 /**
  * What a schema object costs on every evaluation whatever the data, worked out once when it is compiled:
  * the evaluation, its branches' errors, and its `enum` and `const` (compared with the data in one go, so their part is also
  * the burst).
  */
-function fixedCostOf(schema: Record<string, unknown>): [number, number] {
+function fixedCostOf(schema: Record<string, unknown>): FixedCost {
   const compared = (value: unknown) =>
     typeof value === 'object' && value !== null ? 4 + Math.ceil(JSON.stringify(value).length / 100) : 1;
   let burst = 0;
@@ -89,7 +154,20 @@ function fixedCostOf(schema: Record<string, unknown>): [number, number] {
   if (schema.not !== undefined) branches += 1;
   if (Array.isArray(schema.enum)) for (const entry of schema.enum as unknown[]) burst += compared(entry);
   if (schema.const !== undefined) burst += compared(schema.const);
-  return [EVALUATION * (1 + branches) + burst, burst];
+  const patternStates = typeof schema.pattern === 'string' ? statesOf(schema.pattern) : 0;
+  const map = schema.patternProperties;
+  const keys = typeof map === 'object' && map !== null ? Object.keys(map) : [];
+  const propertyStates = keys.reduce((sum, key) => sum + statesOf(key), 0);
+  return [EVALUATION * (1 + branches) + burst, burst, patternStates, propertyStates, keys.length];
+}
+
+/** A pattern's states; one RE2 refuses counts none (ajv's compile then says why). */
+function statesOf(pattern: string): number {
+  try {
+    return compilePattern(pattern).states;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -99,20 +177,21 @@ function fixedCostOf(schema: Record<string, unknown>): [number, number] {
  * every pattern). The subschemas charge their own evaluations, so an `anyOf` that tries every branch,
  * or `$ref`s that fan out, pay for each try: the budget bounds the whole validation, whatever its shape.
  * The second figure is what one keyword does in one go (its time cannot be cut short): a string's
- * `format`, `uniqueItems`, keys × patterns, `enum`. A `pattern` is RE2's, linear in the string, and is
- * not counted there: a long string may match one.
+ * `format` (at its own cost per character, formats.ts), `uniqueItems`, keys × patterns, `enum`. A
+ * `pattern` costs its length × its program's states, and is not counted there: a match is cut short
+ * by the pattern clock, and a long string may match a small pattern.
  */
 function costOf(
   schema: Record<string, unknown>,
-  [fixed, fixedBurst]: [number, number],
+  [fixed, fixedBurst, patternStates, propertyStates, propertyPatterns]: FixedCost,
   data: unknown,
 ): [number, number] {
   let cost = fixed;
   let burst = fixedBurst;
   if (Array.isArray(schema.required)) cost += schema.required.length;
   if (typeof data === 'string') {
-    if (schema.pattern !== undefined) cost += EVALUATION + data.length;
-    if (schema.format !== undefined) burst += FORMAT + data.length;
+    if (schema.pattern !== undefined) cost += patternCost(patternStates, data.length);
+    if (typeof schema.format === 'string') burst += FORMAT + formatCost(schema.format, data.length);
     if (schema.maxLength !== undefined || schema.minLength !== undefined) cost += data.length;
   } else if (Array.isArray(data)) {
     cost += data.length;
@@ -122,10 +201,17 @@ function costOf(
       burst += scalar ? data.length : PAIR * ((data.length * (data.length - 1)) / 2);
     }
   } else if (typeof data === 'object' && data !== null) {
-    const keys = Object.keys(data).length;
-    const patterns = schema.patternProperties ? Object.keys(schema.patternProperties).length : 0;
+    const names = Object.keys(data);
+    const keys = names.length;
     cost += OBJECT_KEY * keys;
-    burst += PAIR * keys * patterns;
+    if (propertyPatterns > 0) {
+      // Every key is tried against every pattern: each try a pattern match of the key.
+      const keyChars = names.reduce((sum, name) => sum + name.length, 0);
+      burst +=
+        PAIR * keys * propertyPatterns +
+        keyChars * propertyPatterns +
+        Math.ceil((keyChars * propertyStates) / STATES_PER_UNIT);
+    }
   }
   return [cost + burst - fixedBurst, burst];
 }
@@ -150,16 +236,13 @@ function newAjv(): Ajv2020 {
     schemaType: 'array',
     errors: false,
     before: '$dynamicAnchor',
-    validate: (fixed: [number, number], data: unknown, parent?: Record<string, unknown>) => {
+    validate: (fixed: FixedCost, data: unknown, parent?: Record<string, unknown>) => {
       spend(costOf(parent ?? {}, fixed, data));
       return true;
     },
   });
-  return addFormats(ajv);
+  return addBoundedFormats(ajv);
 }
-
-/** The `format`s ajv and ajv-formats check; any other would be ignored silently, so it is refused. */
-const KNOWN_FORMATS = new Set(Object.keys(newAjv().formats));
 
 // Keywords that hold one subschema, an array of them, or a map of them (JSON Schema 2020-12 core and
 // applicator vocabularies, and the pre-2020 spellings ajv still reads).
@@ -230,7 +313,7 @@ export function checkSchema(schema: Record<string, unknown>): ValidateFunction {
     throw fieldProblem('schema.$schema', `must be absent or ${DRAFT_2020}`);
   }
   let objects = 0;
-  let patterns = 0;
+  const patterns = { count: 0, states: 0 };
   // What a `$ref` may point at: a schema object walked here (so it is counted, bounded and charged for
   // when it runs), by JSON Pointer or by an anchor one of them declares. Anything else — a subschema
   // under a keyword ajv ignores, a value inside `enum` — would run uncharged.
@@ -253,10 +336,7 @@ export function checkSchema(schema: Record<string, unknown>): ValidateFunction {
     if (++objects > MAX_SCHEMA_OBJECTS) {
       throw fieldProblem('schema', `has more than ${MAX_SCHEMA_OBJECTS} schema objects`);
     }
-    patterns += checkPatterns(node, pointer);
-    if (patterns > MAX_SCHEMA_PATTERNS) {
-      throw fieldProblem('schema', `has more than ${MAX_SCHEMA_PATTERNS} patterns`);
-    }
+    checkPatterns(node, pointer, patterns);
     if (node.$id !== undefined)
       throw fieldProblem(at(`${pointer}/$id`), 'is not supported: the type’s name names it');
     if (pointer !== '' && node.$schema !== undefined) {
@@ -306,8 +386,17 @@ function checkRefTargets(
   }
 }
 
-/** Compiles the node's `pattern` and `patternProperties` keys by RE2; returns how many there were. */
-function checkPatterns(node: Record<string, unknown>, pointer: string): number {
+/**
+ * Compiles the node's `pattern` and `patternProperties` keys by RE2, each at most MAX_PATTERN_STATES
+ * instructions (bounded repeats count once per repetition: `.{1,1000}` is 2,000), adding them to the
+ * schema's `seen` so far (MAX_SCHEMA_PATTERNS, MAX_SCHEMA_PATTERN_STATES). A pattern is measured from
+ * its text before it is compiled, so that a huge program is refused without the time compiling it.
+ */
+function checkPatterns(
+  node: Record<string, unknown>,
+  pointer: string,
+  seen: { count: number; states: number },
+): void {
   const patterns: Array<[string, string]> = [];
   if (typeof node.pattern === 'string') patterns.push([node.pattern, `${pointer}/pattern`]);
   const map = node.patternProperties;
@@ -315,14 +404,36 @@ function checkPatterns(node: Record<string, unknown>, pointer: string): number {
     for (const key of Object.keys(map)) patterns.push([key, `${pointer}/patternProperties`]);
   }
   for (const [pattern, where] of patterns) {
+    if (++seen.count > MAX_SCHEMA_PATTERNS) {
+      throw fieldProblem('schema', `has more than ${MAX_SCHEMA_PATTERNS} patterns`);
+    }
+    const which = where.endsWith('/pattern')
+      ? 'compiles'
+      : `has a key (${pattern.slice(0, 100)}) that compiles`;
+    const overBound = (states: number, about = '') =>
+      fieldProblem(
+        at(where),
+        `${which} to ${about}${states} RE2 instructions, over ${MAX_PATTERN_STATES} (each bounded repeat ` +
+          'counts once per repetition: write `.{1,1000}` as `.*` with a maxLength)',
+      );
+    const estimate = estimatedStates(pattern);
+    if (estimate > MAX_PATTERN_STATES) throw overBound(estimate, 'about ');
+    if (seen.states + estimate > MAX_SCHEMA_PATTERN_STATES) {
+      throw fieldProblem(
+        at(where),
+        `brings the schema's patterns to over ${MAX_SCHEMA_PATTERN_STATES} RE2 instructions together`,
+      );
+    }
+    let states: number;
     try {
-      RE2JS.compile(pattern);
+      states = compilePattern(pattern).states;
     } catch (error) {
       if (!(error instanceof RE2JSException)) throw error;
       throw fieldProblem(at(where), `is not a regular expression RE2 accepts (${error.message})`);
     }
+    if (states > MAX_PATTERN_STATES) throw overBound(states);
+    seen.states += states;
   }
-  return patterns.length;
 }
 
 /** A copy of `schema` with the cost keyword on every schema object, compiled by an ajv of its own. */
@@ -340,13 +451,20 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
  */
 export function validateData(validate: ValidateFunction, data: unknown): HttpProblem | undefined {
   workDone = 0;
+  nextLook = LOOK_EVERY_WORK;
+  patternTimeLeft = PATTERN_TIME_MS;
+  validationDeadline = performance.now() + VALIDATION_DEADLINE_MS;
   try {
     if (validate(data)) return undefined;
   } catch (error) {
-    if (!(error instanceof OverBudget) && !(error instanceof RangeError)) throw error;
+    const tooCostly =
+      error instanceof OverBudget || error instanceof PatternTimeout || error instanceof RangeError;
+    if (!tooCostly) throw error;
     return dataProblem([
       { path: '/data', message: 'is too costly to check against the event type’s schema' },
     ]);
+  } finally {
+    validationDeadline = Number.POSITIVE_INFINITY;
   }
   // The first few say what is wrong; an `anyOf` over many branches could otherwise answer thousands.
   return dataProblem((validate.errors ?? []).slice(0, MAX_DATA_ERRORS).map(fieldErrorOf));
