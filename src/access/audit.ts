@@ -5,8 +5,57 @@ import type { DB } from '../db/schema.js';
 import { clientAddress } from './client-address.js';
 import { actorOf } from './principal.js';
 
+/**
+ * Every action an audit row can record: the writer below takes no other, so a new action is added
+ * here first, and the web UI's words for it (ui/audit/words.ts, checked by test/access/audit-words.test.ts)
+ * follow.
+ */
+export const AUDIT_ACTIONS = [
+  'sign_in.success',
+  'sign_in.failure',
+  'setup.complete',
+  'setup.failure',
+  'api_key.create',
+  'api_key.rotate',
+  'api_key.revoke',
+  'platform_key.create',
+  'platform_key.revoke',
+  'passkey.create',
+  'passkey.delete',
+  'user.password_sign_in.update',
+  'user.create',
+  'user.invite',
+  'user.activate',
+  'user.role.update',
+  'user.delete',
+  'tenant.create',
+  'tenant.entitlements.update',
+  'connection.create',
+  'connection.update',
+  'connection.credentials.bind',
+  'connection.authorize',
+  'connection.authorization.expire',
+  'connection.pause',
+  'connection.resume',
+  'connection.recover',
+  'connection.test',
+  'connection.revoke',
+  'event_type.create',
+  'event_type.update',
+  'event_type.delete',
+  'oauth_provider.create',
+  'oauth_provider.update',
+  'oauth_provider.delete',
+  'alerting.channel.create',
+  'alerting.channel.update',
+  'alerting.channel.delete',
+  'alerting.rules.replace',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 export interface AuditEntry {
-  action: string;
+  action: AuditAction;
   /**
    * Whose log the row goes to: the scope's tenant (`scope.tenantId`), or null for a platform action
    * on no tenant. A plain ID, not a scope, because a row is only written here: a failed sign-in is
