@@ -110,9 +110,9 @@ export async function listTenants(ctx: AppContext, query: PageQuery): Promise<Pa
       );
       return rows.map((row) => toTenant(row, entitlements.get(row.id) ?? []));
     },
+    { keyring: ctx.keyring, list: ['tenants'] },
   );
 }
-    { keyring: ctx.keyring, list: ['tenants'] },
 
 export async function setEntitlements(
   ctx: AppContext,
