@@ -2,8 +2,15 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
+import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { createTurnBatcher } from '../db/turn-batch.js';
+import {
+  decodePosition,
+  encodePosition,
+  notThisListsCursor,
+  type CursorBinding,
+} from '../http/pagination.js';
 import { HttpProblem } from '../http/problem.js';
 import { checkSchema, lastValidationWork, validateData } from './schemas.js';
 import {
@@ -144,33 +151,30 @@ export async function deleteEventType(
 }
 
 // The list is by name, ascending (a catalog is read as an index, as Svix's is): its cursor is the last
-// name of the page, base64url-encoded so that it stays opaque as docs/api/conventions.md promises.
+// name of the page, signed for the tenant's catalog as every list's cursor is (http/pagination.ts).
 const NAME = /^[a-z0-9_.-]{1,100}$/;
 
-const cursorProblem = () =>
-  new HttpProblem('validation_failed', 'cursor: is not a cursor of this list', {
-    errors: [{ path: 'querystring.cursor', message: 'is not a cursor of this list' }],
-  });
-
-function decodeNameCursor(cursor: string | undefined): string | undefined {
+function decodeNameCursor(cursor: string | undefined, binding: CursorBinding): string | undefined {
   if (cursor === undefined) return undefined;
-  const name = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!NAME.test(name) || Buffer.from(name).toString('base64url') !== cursor) throw cursorProblem();
+  const [name = ''] = decodePosition(cursor, 1, binding);
+  if (!NAME.test(name)) throw notThisListsCursor();
   return name;
 }
 
 export async function listEventTypes(
   db: Kysely<DB>,
+  keyring: Keyring,
   scope: TenantScope,
   query: { limit?: number; cursor?: string },
 ): Promise<{ data: EventType[]; nextCursor: string | null }> {
   const limit = query.limit ?? 20;
-  const rows = await listEventTypeRows(db, scope, limit, decodeNameCursor(query.cursor));
+  const binding: CursorBinding = { keyring, list: ['event-types', scope.tenantId] };
+  const rows = await listEventTypeRows(db, scope, limit, decodeNameCursor(query.cursor, binding));
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
     data: page.map(toEventType),
-    nextCursor: rows.length > limit && last ? Buffer.from(last.name).toString('base64url') : null,
+    nextCursor: rows.length > limit && last ? encodePosition([last.name], binding) : null,
   };
 }
 

@@ -65,7 +65,7 @@ export function eventTypeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: PageOf(EventTypeSchema) },
         },
       },
-      async (request) => listEventTypes(ctx.db, requestScope(request), request.query),
+      async (request) => listEventTypes(ctx.db, ctx.keyring, requestScope(request), request.query),
     );
 
     app.post(

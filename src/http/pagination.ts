@@ -49,26 +49,70 @@ export interface CursorBinding {
 const TAG_BYTES = 16;
 const TAG = /^[A-Za-z0-9_-]{22}$/;
 
-function tagOf(binding: CursorBinding, cursor: Cursor): string {
+function tagOf(binding: CursorBinding, position: readonly string[]): string {
   const filters = binding.filters ?? {};
   const message = JSON.stringify({
     list: binding.list,
     filters: Object.keys(filters)
       .sort()
       .map((name) => [name, filters[name]]),
-    position: [cursor.createdAt.toISOString(), cursor.id],
+    position,
   });
   const mac = binding.keyring.hashToken('cursor', message);
   return Buffer.from(mac, 'hex').subarray(0, TAG_BYTES).toString('base64url');
 }
 
-/** `[time, id, signature]`, as base64url. */
-function writeCursor(cursor: Cursor, tag: string): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id, tag])).toString('base64url');
+/**
+ * A cursor of any list: `position` (what the list pages after, as strings), then its signature for
+ * `binding`, as base64url JSON. Lists ordered by `(createdAt, id)` use encodeCursor; a list ordered
+ * otherwise (by name, by key) writes its own position with this.
+ */
+export function encodePosition(position: readonly string[], binding: CursorBinding): string {
+  return Buffer.from(JSON.stringify([...position, tagOf(binding, position)])).toString('base64url');
+}
+
+const cursorProblem = (message: string) =>
+  new HttpProblem('validation_failed', `cursor: ${message}`, {
+    errors: [{ path: 'querystring.cursor', message }],
+  });
+
+/** The 400 of a cursor this list did not write (its shape, its position), at `querystring.cursor`. */
+export const notThisListsCursor = () => cursorProblem('is not a cursor returned by this list');
+
+/**
+ * The position of `?cursor=` when it is exactly what encodePosition wrote for `binding` (`length`
+ * strings and the signature), else a 400 at `querystring.cursor`. Base64 decoding and JSON.parse both
+ * skip what they do not need (padding, spaces, trailing bits, escapes), so the one test of "exactly"
+ * is writing the decoded cursor again; the signature is compared in constant time. The caller checks
+ * that the position is one its list can hold.
+ */
+export function decodePosition(value: string, length: number, binding: CursorBinding): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    throw notThisListsCursor();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== length + 1) throw notThisListsCursor();
+  const parts = parsed as unknown[];
+  if (!parts.every((part): part is string => typeof part === 'string')) throw notThisListsCursor();
+  const position = parts.slice(0, length);
+  const tag = parts[length]!;
+  if (!TAG.test(tag) || Buffer.from(JSON.stringify(parts)).toString('base64url') !== value) {
+    throw notThisListsCursor();
+  }
+  const expected = Buffer.from(tagOf(binding, position));
+  const given = Buffer.from(tag);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw cursorProblem(
+      'was not made by this list with these filters: send the filters it was made with, or start again without a cursor',
+    );
+  }
+  return position;
 }
 
 export function encodeCursor(cursor: Cursor, binding: CursorBinding): string {
-  return writeCursor(cursor, tagOf(binding, cursor));
+  return encodePosition([cursor.createdAt.toISOString(), cursor.id], binding);
 }
 
 // A cursor holds what encodeCursor wrote: a millisecond UTC timestamp of a four-digit year (the
@@ -78,17 +122,10 @@ const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // the last year of the four-digit form. No tighter bound on "now": clocks are set back, and tests fix them.
 const EARLIEST = Date.parse('1970-01-01T00:00:00.000Z');
 
-const cursorProblem = (message: string) =>
-  new HttpProblem('validation_failed', `cursor: ${message}`, {
-    errors: [{ path: 'querystring.cursor', message }],
-  });
-
 /**
  * The position a list's `?cursor=` names, or a 400 at `querystring.cursor` unless the text is
  * exactly what encodeCursor wrote for an item of this list (`prefix`: the ID prefix of its items),
- * signed for this list with these filters. Base64 decoding and JSON.parse both skip what they do not
- * need (padding, spaces, trailing bits, escapes), so the one test of "exactly" is re-encoding the
- * decoded cursor; the signature is compared in constant time.
+ * signed for this list with these filters.
  */
 export function decodeCursor(
   value: string | undefined,
@@ -96,41 +133,19 @@ export function decodeCursor(
   binding: CursorBinding,
 ): Cursor | undefined {
   if (value === undefined) return undefined;
-  const parsed = parseCursor(value);
-  if (!parsed || !isIdOf(prefix, parsed.cursor.id) || writeCursor(parsed.cursor, parsed.tag) !== value) {
-    throw cursorProblem('is not a cursor returned by this list');
-  }
-  const expected = Buffer.from(tagOf(binding, parsed.cursor));
-  const given = Buffer.from(parsed.tag);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw cursorProblem(
-      'was not made by this list with these filters: send the filters it was made with, or start again without a cursor',
-    );
-  }
-  return parsed.cursor;
-}
-
-interface ParsedCursor {
-  cursor: Cursor;
-  tag: string;
-}
-
-function parseCursor(value: string): ParsedCursor | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3) return undefined;
-  const [at, id, tag] = parsed as unknown[];
-  if (typeof at !== 'string' || !CURSOR_TIME.test(at) || typeof id !== 'string') return undefined;
-  if (typeof tag !== 'string' || !TAG.test(tag)) return undefined;
+  const [at = '', id = ''] = decodePosition(value, 2, binding);
   const createdAt = new Date(at);
   // Round-tripping refuses dates that do not exist (02-30).
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) return undefined;
-  if (createdAt.getTime() < EARLIEST) return undefined;
-  return { cursor: { createdAt, id }, tag };
+  if (
+    !CURSOR_TIME.test(at) ||
+    Number.isNaN(createdAt.getTime()) ||
+    createdAt.toISOString() !== at ||
+    createdAt.getTime() < EARLIEST ||
+    !isIdOf(prefix, id)
+  ) {
+    throw notThisListsCursor();
+  }
+  return { createdAt, id };
 }
 
 /** The keyset condition for "after this cursor", newest first. */

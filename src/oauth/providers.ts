@@ -5,7 +5,14 @@ import type { ConnectorFamily } from '../connections/catalog.js';
 import { COMMON_CONFIG, connectorConfig, type ConnectorDefinition } from '../connections/connector.js';
 import type { AppContext } from '../context.js';
 import type { DB, OAuthGrant } from '../db/schema.js';
-import type { Page, PageQuery } from '../http/pagination.js';
+import {
+  decodePosition,
+  encodePosition,
+  notThisListsCursor,
+  type CursorBinding,
+  type Page,
+  type PageQuery,
+} from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
@@ -185,10 +192,14 @@ export async function getProvider(deps: ProviderDeps, key: string): Promise<Prov
   return toProvider(await providerOr404(deps.ctx.db, key));
 }
 
-/** Newest first; the cursor is the last item's position, as every list writes it (opaque to clients). */
+/**
+ * Newest first; the cursor is the last item's position (its time and key), signed for this list as
+ * every list's cursor is (http/pagination.ts).
+ */
 export async function listProviders(deps: ProviderDeps, query: PageQuery): Promise<Page<Provider>> {
   const limit = query.limit ?? 20;
-  const after = query.cursor === undefined ? undefined : decodePosition(query.cursor);
+  const binding: CursorBinding = { keyring: deps.ctx.keyring, list: ['oauth-providers'] };
+  const after = query.cursor === undefined ? undefined : providerPosition(query.cursor, binding);
   const rows = await listProviderRows(deps.ctx.db, limit, after);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -196,31 +207,20 @@ export async function listProviders(deps: ProviderDeps, query: PageQuery): Promi
     data: page.map(toProvider),
     nextCursor:
       rows.length > limit && last
-        ? Buffer.from(JSON.stringify([new Date(last.created_at).toISOString(), last.key])).toString(
-            'base64url',
-          )
+        ? encodePosition([new Date(last.created_at).toISOString(), last.key], binding)
         : null,
   };
 }
 
-function decodePosition(cursor: string): { createdAt: Date; key: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const [at, key] = Array.isArray(parsed) ? (parsed as unknown[]) : [];
-  const createdAt = typeof at === 'string' ? new Date(at) : new Date(Number.NaN);
+function providerPosition(cursor: string, binding: CursorBinding): { createdAt: Date; key: string } {
+  const [at = '', key = ''] = decodePosition(cursor, 2, binding);
+  const createdAt = new Date(at);
   if (
-    typeof key !== 'string' ||
     !new RegExp(PROVIDER_KEY_PATTERN).test(key) ||
     Number.isNaN(createdAt.getTime()) ||
-    Buffer.from(JSON.stringify([createdAt.toISOString(), key])).toString('base64url') !== cursor
+    createdAt.toISOString() !== at
   ) {
-    throw new HttpProblem('validation_failed', 'cursor: is not a cursor returned by this list', {
-      errors: [{ path: 'querystring.cursor', message: 'is not a cursor returned by this list' }],
-    });
+    throw notThisListsCursor();
   }
   return { createdAt, key };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { encodeCursor } from '../../src/http/pagination.js';
+import { encodeCursor, encodePosition } from '../../src/http/pagination.js';
 import { makeSignedInTenant, makeUser, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -373,15 +373,12 @@ describe('lists: limit and cursor', () => {
   ];
   const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   /**
-   * A cursor as the service would write it, signed with its key for `list`, but holding `at` as
-   * written (a time the service never writes keeps the signature of the instant it names): what
-   * refuses it is then the position, not the signature.
+   * A cursor in the service's form, signed with its key for `list`, holding `at` and `id` as written:
+   * what refuses one that holds a time or an ID the service never writes is the position, not the
+   * signature.
    */
-  const signed = (at: string, id: string, list: readonly string[]) => {
-    const made = encodeCursor({ createdAt: new Date(at), id }, { keyring: h.keyring, list });
-    const [, , tag] = JSON.parse(Buffer.from(made, 'base64url').toString()) as string[];
-    return cursor([at, id, tag]);
-  };
+  const signed = (at: string, id: string, list: readonly string[]) =>
+    encodePosition([at, id], { keyring: h.keyring, list });
   const position = (at: string, prefix: string, list: readonly string[]) =>
     signed(at, `${prefix}_AAAAAAAAAAAAAAAAAAAAAA`, list);
 
@@ -589,6 +586,61 @@ describe('lists: limit and cursor', () => {
         );
       }
     }
+  });
+
+  test('lists ordered otherwise (event types by name, OAuth2 providers by key) sign their cursors too', async () => {
+    const other = await makeSignedInTenant(h);
+    for (const who of [session, other.session]) {
+      for (const name of ['sign.a', 'sign.b', 'sign.c']) {
+        const made = await h.request('POST', '/api/v1/integrations/event-types', {
+          session: who,
+          body: { name },
+        });
+        assert.equal(made.status, 201, made.text);
+      }
+    }
+    for (const key of ['signed-a', 'signed-b']) {
+      const made = await h.request('POST', '/api/v1/platform/oauth-providers', {
+        token: h.platformToken,
+        body: {
+          key: `${key}-${tenantId.slice(-6).toLowerCase()}`,
+          name: key,
+          grant: 'client_credentials',
+          tokenUrl: 'https://auth.example.com/token',
+          apiBaseUrl: 'https://api.example.com/v1',
+          clientId: 'c',
+          clientSecret: 's',
+        },
+      });
+      assert.equal(made.status, 201, made.text);
+    }
+    const types = '/api/v1/integrations/event-types';
+    const theirs = await h.request('GET', `${types}?limit=1`, { session: other.session });
+    assert.ok(theirs.body.nextCursor, "the other tenant's first page of event types offers no next page");
+    const providers = '/api/v1/platform/oauth-providers';
+    const first = await h.request('GET', `${providers}?limit=1`, { token: h.platformToken });
+    assert.ok(first.body.nextCursor, 'the first page of providers offers no next page');
+    const [at, key] = JSON.parse(Buffer.from(first.body.nextCursor, 'base64url').toString()) as string[];
+    for (const [path, auth, value, what] of [
+      [types, { session }, theirs.body.nextCursor, "another tenant's event types cursor"],
+      [types, { session }, Buffer.from('sign.a').toString('base64url'), 'a name written by the client'],
+      [types, { session }, cursor(['sign.a', 'A'.repeat(22)]), 'a name with a made-up signature'],
+      [providers, { token: h.platformToken }, cursor([at, key]), 'a provider position without a signature'],
+      [providers, { token: h.platformToken }, cursor([at, key, 'A'.repeat(22)]), 'a made-up signature'],
+      [providers, { token: h.platformToken }, theirs.body.nextCursor, 'an event types cursor'],
+    ] as const) {
+      const response = await h.request('GET', `${path}?cursor=${value}`, auth);
+      assertProblem(response, 400, 'validation_failed', `${path} with ${what}`);
+      assert.equal(response.body.errors?.[0]?.path, 'querystring.cursor', `${what}: the cursor is not named`);
+    }
+    const next = await h.request('GET', `${types}?limit=1&cursor=${theirs.body.nextCursor}`, {
+      session: other.session,
+    });
+    assert.equal(next.status, 200, next.text);
+    const more = await h.request('GET', `${providers}?limit=1&cursor=${first.body.nextCursor}`, {
+      token: h.platformToken,
+    });
+    assert.equal(more.status, 200, more.text);
   });
 
   test('a cursor from a page still reads the next page', async () => {
