@@ -34,6 +34,18 @@ function hasDotSegment(path: string): boolean {
   });
 }
 
+/**
+ * The credential proxy's routes take a path of their own after `/proxy/` and refuse what climbs in
+ * it themselves, with `400 validation_failed` after the access gate (docs/api/oauth.md,
+ * src/oauth/proxy.ts); only the route's own part of the path is checked here.
+ */
+const OWN_PATH_ROUTE = /^(\/api\/v1\/integrations\/connections\/[^/]*\/proxy\/)/;
+
+/** The part of a path whose dot segments no route judges: all of it, but for the proxy's own path. */
+function routedPart(path: string): string {
+  return OWN_PATH_ROUTE.exec(path)?.[1] ?? path;
+}
+
 function refuse(request: IncomingMessage, problem: HttpProblem): void {
   refused.set(request, { problem, url: request.url ?? '/' });
   request.url = UNPLACEABLE_PATH;
@@ -42,14 +54,14 @@ function refuse(request: IncomingMessage, problem: HttpProblem): void {
 /**
  * What no route can take, known before routing: CONNECT (this service is no proxy), an HTTP/1.1
  * request without Host (RFC 9112 §3.2; Node's own check answers without a request ID, so it is
- * off), and dot segments.
+ * off), and dot segments (but in the credential proxy's own path).
  */
 function refusedBeforeRouting(request: IncomingMessage, url: string): HttpProblem | undefined {
   if (request.method === 'CONNECT') return noSuchRoute();
   if (request.headers.host === undefined && request.httpVersion === '1.1')
     return fieldProblem('headers.host', 'is required in HTTP/1.1');
   const query = url.indexOf('?');
-  return hasDotSegment(query === -1 ? url : url.slice(0, query)) ? noSuchRoute() : undefined;
+  return hasDotSegment(routedPart(query === -1 ? url : url.slice(0, query))) ? noSuchRoute() : undefined;
 }
 
 /** Fastify's `rewriteUrl`: runs before routing, on every request. */

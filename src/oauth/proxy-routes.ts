@@ -6,10 +6,12 @@ import { requestScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
+import { createProxySender } from '../outbound/proxy-sender.js';
 import {
   createCallLimit,
   MAX_PROXY_ANSWER_BYTES,
   MAX_PROXY_REQUEST_BYTES,
+  PROXY_CALLS_AT_ONCE,
   proxyCall,
   proxyMetrics,
   tooManyAtOnce,
@@ -85,17 +87,36 @@ const schemaOf = (method: ProxyMethod) => ({
   },
 });
 
+type GivenDeps = Omit<ProxyDeps, 'sender' | 'ctx'> & { ctx: ProxyDeps['ctx'] & Pick<AppContext, 'config'> };
+
+/**
+ * The proxy's own pool, a connection per origin for every call `createCallLimit` lets in flight in
+ * the process: an admitted call never waits for a socket behind other tenants' slow calls (the
+ * token calls' and deliveries' pools are others). Issue 37; docs/decisions/0065-proxy-pool-and-provider-words.md.
+ */
+function proxySenderOf({ ctx }: GivenDeps) {
+  const { delivery } = ctx.config;
+  return createProxySender({
+    policy: delivery,
+    timeoutMs: delivery.timeoutMs,
+    connections: PROXY_CALLS_AT_ONCE,
+  });
+}
+
 /**
  * The credential proxy's routes (docs/api/oauth.md): one per method, each passing on any body of
  * up to 1 MiB as bytes (this plugin's own content-type parser; the rest of the API takes JSON only).
  */
 export function proxyRoutes(
-  deps: ProxyDeps,
+  given: GivenDeps,
   tracing: Pick<NonNullable<AppContext['tracing']>, 'traceIdsOf'> | undefined,
 ): FastifyPluginAsyncTypebox {
+  const sender = proxySenderOf(given);
+  const deps: ProxyDeps = { ...given, sender };
   const metrics = proxyMetrics(deps.ctx);
   const limit = createCallLimit();
   return async (app) => {
+    app.addHook('onClose', () => sender.close());
     app.removeAllContentTypeParsers();
     app.addContentTypeParser(
       '*',

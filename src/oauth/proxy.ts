@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { isIdOf } from '../crypto/ids.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { TRACEPARENT_HEADER } from '../outbound/headers.js';
-import type { OutboundRequest, SendResult } from '../outbound/sender.js';
+import type { ProxyRequest, ProxySender, ProxySendResult } from '../outbound/proxy-sender.js';
 import { untracedTraceparent } from '../telemetry/start.js';
 import { VERSION } from '../version.js';
 import { CONNECTOR_PREFIX } from './providers.js';
@@ -21,10 +21,15 @@ export const MAX_PROXY_ANSWER_BYTES = 10 * 1024 * 1024;
 
 export type ProxyMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** What the proxy needs; `takePermit` is the throttle's counter (delivery/throttle.ts), given by buildApp. */
+/**
+ * What the proxy needs; `takePermit` is the throttle's counter (delivery/throttle.ts), given by
+ * buildApp; `sender` is the proxy's own (outbound/proxy-sender.ts), the token calls go through
+ * `tokens.sender`.
+ */
 export interface ProxyDeps {
   ctx: Pick<AppContext, 'db' | 'keyring' | 'now' | 'metrics'>;
   tokens: TokenDeps;
+  sender: Pick<ProxySender, 'send'>;
   takePermit(connectionId: string, max: number, now: Date): Promise<boolean>;
 }
 
@@ -59,25 +64,70 @@ export function proxyMetrics(ctx: Pick<AppContext, 'metrics'>) {
 
 export type ProxyMetrics = ReturnType<typeof proxyMetrics>;
 
-// A dot segment, raw or percent-encoded, could climb out of the provider's API base path.
-const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+// Percent-decoding is undone this many times over when a path is checked: a provider (or a proxy
+// in front of it) that decodes once more must still find nothing that climbs (`%252e%252e`).
+const DECODINGS = 3;
+
+/** A segment and what it becomes decoded once, twice …, until decoding changes nothing or fails. */
+function decodingsOf(segment: string): string[] {
+  const layers = [segment];
+  let current = segment;
+  for (let i = 0; i < DECODINGS && current.includes('%'); i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      break;
+    }
+    if (next === current) break;
+    layers.push(next);
+    current = next;
+  }
+  return layers;
+}
+
+/**
+ * A segment that would move a request elsewhere under some reading of it: `.` or `..` (also with
+ * path parameters, `..;x`, which Tomcat-style servers strip, and with spaces or NUL around), a
+ * slash or a backslash that decoding produces (`%2f`, `%5c`, a raw `\` that WHATWG parsing turns
+ * into `/`), each raw or percent-encoded once or more.
+ */
+function climbs(segment: string): boolean {
+  return decodingsOf(segment).some((layer, depth) => {
+    if (layer.includes('\\') || (depth > 0 && layer.includes('/'))) return true;
+    return layer.split('/').some((part) => {
+      // eslint-disable-next-line no-control-regex
+      const bare = (part.split(';')[0] ?? '').replace(/^[\s\u0000]+|[\s\u0000]+$/g, '');
+      return bare === '.' || bare === '..';
+    });
+  });
+}
+
+/**
+ * Refuses a path (what follows `/proxy/`, query string excluded) that could leave the provider's API
+ * base path at the provider (docs/api/oauth.md): `400 validation_failed`, checked before the
+ * connection is looked up, as every validation is (contract §3).
+ */
+export function checkProxyPath(pathAndQuery: string): void {
+  const queryAt = pathAndQuery.indexOf('?');
+  const path = queryAt === -1 ? pathAndQuery : pathAndQuery.slice(0, queryAt);
+  if (path.split('/').some(climbs)) {
+    throw new HttpProblem(
+      'validation_failed',
+      'path: no "." or ".." segments (with or without ";" parameters), encoded slashes or backslashes, raw or percent-encoded',
+      {
+        errors: [{ path: 'path', message: 'must not climb out of the provider’s API base URL' }],
+      },
+    );
+  }
+}
 
 /**
  * The provider's URL for a path: `apiBaseUrl` + `/` + path, query string kept. A path that would
  * leave the base (dot segments, another origin) is refused.
  */
 export function targetUrl(apiBaseUrl: string, pathAndQuery: string): string {
-  const queryAt = pathAndQuery.indexOf('?');
-  const path = queryAt === -1 ? pathAndQuery : pathAndQuery.slice(0, queryAt);
-  if (DOT_SEGMENT.test(path) || /%2f|\\/i.test(path)) {
-    throw new HttpProblem(
-      'validation_failed',
-      'path: no "." or ".." segments, encoded slashes or backslashes',
-      {
-        errors: [{ path: 'path', message: 'must not climb out of the provider’s API base URL' }],
-      },
-    );
-  }
+  checkProxyPath(pathAndQuery);
   const base = new URL(apiBaseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const target = new URL(`${base.origin}${basePath}/${pathAndQuery}`);
@@ -91,19 +141,36 @@ const statusClass = (status: number | null): string =>
   status === null ? 'error' : `${Math.floor(status / 100)}xx`;
 
 /** Why there is no answer to pass back, in words (never a header, a token or the provider's body). */
-function noAnswer(result: SendResult): HttpProblem {
-  const why =
-    result.error === 'timeout'
-      ? 'did not answer within DELIVERY_TIMEOUT_MS'
-      : result.error === 'destination_forbidden'
-        ? `is a refused destination (${result.errorDetail ?? 'SSRF policy'})`
-        : `could not be reached (${result.errorDetail ?? result.error ?? 'no answer'})`;
-  return new HttpProblem('bad_gateway', `The provider’s API ${why}.`);
+function noAnswer(result: Extract<ProxySendResult, { ok: false }>): HttpProblem {
+  const limit = `${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB`;
+  switch (result.failure) {
+    case 'timeout':
+      return new HttpProblem('bad_gateway', 'The provider’s API did not answer within DELIVERY_TIMEOUT_MS.');
+    case 'destination_forbidden':
+      return new HttpProblem(
+        'bad_gateway',
+        `The provider’s API is a refused destination (${result.detail}).`,
+      );
+    case 'unreachable':
+      return new HttpProblem('bad_gateway', `The provider’s API could not be reached (${result.detail}).`);
+    case 'not_http':
+      return new HttpProblem(
+        'bad_gateway',
+        `The provider’s API gave no answer to pass on: ${result.detail}.`,
+      );
+    case 'too_large':
+      return new HttpProblem('bad_gateway', `The provider’s answer is larger than ${limit} (decoded).`);
+    case 'undecodable':
+      return new HttpProblem(
+        'bad_gateway',
+        `The provider’s answer could not be decoded (${result.detail}): gzip, deflate and br are read.`,
+      );
+  }
 }
 
 /** The provider's answer as the client gets it, or the 502 of one that cannot be passed back. */
-function answerOf(result: SendResult): ProxyAnswer {
-  if (result.status === null || !result.answer) throw noAnswer(result);
+function answerOf(result: ProxySendResult): ProxyAnswer {
+  if (!result.ok) throw noAnswer(result);
   // HTTP has no such status: nothing a client could be handed (Node parses any three digits).
   if (result.status < 200 || result.status > 599) {
     throw new HttpProblem(
@@ -117,13 +184,7 @@ function answerOf(result: SendResult): ProxyAnswer {
       `The provider’s API answered a redirect (HTTP ${result.status}), which is not followed.`,
     );
   }
-  if (result.answer.tooLarge) {
-    throw new HttpProblem(
-      'bad_gateway',
-      `The provider’s answer is larger than ${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB.`,
-    );
-  }
-  return { status: result.status, contentType: result.answer.contentType, body: result.answer.body };
+  return { status: result.status, contentType: result.contentType, body: result.body };
 }
 
 const maxPerSecondOf = (config: Record<string, unknown>): number | null => {
@@ -193,6 +254,7 @@ export async function proxyCall(
   call: ProxyCall,
 ): Promise<ProxyAnswer> {
   const { ctx } = deps;
+  checkProxyPath(call.pathAndQuery);
   const found = isIdOf('con', connectionId)
     ? await findProxiedConnection(ctx.db, scope, connectionId, CONNECTOR_PREFIX)
     : undefined;
@@ -206,7 +268,7 @@ export async function proxyCall(
     const now = ctx.now();
     if (!(await deps.takePermit(connectionId, max, now))) throw throttled(now);
   }
-  const request = (accessToken: string): OutboundRequest => ({
+  const request = (accessToken: string): ProxyRequest => ({
     method: call.method,
     url,
     headers: {
@@ -217,16 +279,15 @@ export async function proxyCall(
       authorization: `Bearer ${accessToken}`,
     },
     ...(call.body && call.body.length > 0 ? { body: call.body } : {}),
-    keepAnswerBytes: MAX_PROXY_ANSWER_BYTES,
+    maxAnswerBytes: MAX_PROXY_ANSWER_BYTES,
   });
-  let result = await deps.tokens.sender.send(request(token));
+  let result = await deps.sender.send(request(token));
   if (result.status === 401) {
     // The provider refused the token (revoked, rotated, expired early): refresh once, try once more.
     token = await tokenOrBadGateway(deps, scope, connectionId, { forceRefresh: true });
-    result = await deps.tokens.sender.send(request(token));
+    result = await deps.sender.send(request(token));
   }
-  const answered = result.status !== null && result.answer && !result.answer.tooLarge;
-  metrics.inc({ provider: providerKey, status_class: answered ? statusClass(result.status) : 'error' });
+  metrics.inc({ provider: providerKey, status_class: result.ok ? statusClass(result.status) : 'error' });
   return answerOf(result);
 }
 

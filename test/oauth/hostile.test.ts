@@ -6,6 +6,7 @@ import { Counter, Registry } from 'prom-client';
 import { systemScopeOf } from '../../src/access/scope.js';
 import { HttpProblem } from '../../src/http/problem.js';
 import { proxyCall, type ProxyDeps, type ProxyMetrics } from '../../src/oauth/proxy.js';
+import { createProxySender } from '../../src/outbound/proxy-sender.js';
 import { createSender, type Resolver } from '../../src/outbound/sender.js';
 import { makeKey, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -1064,6 +1065,12 @@ describe('SSRF', () => {
       return next.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     };
     const sender = createSender({ policy: h.config.delivery, timeoutMs: TIMEOUT_MS, resolve });
+    const proxySender = createProxySender({
+      policy: h.config.delivery,
+      timeoutMs: TIMEOUT_MS,
+      connections: 4,
+      resolve,
+    });
     try {
       const ctx = {
         db: h.database.kysely,
@@ -1071,7 +1078,12 @@ describe('SSRF', () => {
         now: () => new Date(),
         metrics: { registry: new Registry() },
       } as unknown as ProxyDeps['ctx'];
-      const deps: ProxyDeps = { ctx, tokens: { ctx, sender }, takePermit: async () => true };
+      const deps: ProxyDeps = {
+        ctx,
+        tokens: { ctx, sender },
+        sender: proxySender,
+        takePermit: async () => true,
+      };
       const metrics = new Counter({
         name: 'hostile_proxy_total',
         help: 'test',
@@ -1111,6 +1123,7 @@ describe('SSRF', () => {
       assert.equal(api.received.length - from, 1, 'the allowed call did not reach the API once');
     } finally {
       await sender.close();
+      await proxySender.close();
     }
     void key;
   });
