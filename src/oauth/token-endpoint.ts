@@ -1,3 +1,4 @@
+import { redactText, spellingsOf } from '../outbound/redact.js';
 import type { Sender } from '../outbound/sender.js';
 import {
   errorCodeOf,
@@ -29,16 +30,39 @@ export type TokenAnswer = { ok: true; tokens: Tokens } | { ok: false; error: str
 
 const invalid = (message: string): TokenAnswer => ({ ok: false, error: 'invalid_answer', message });
 
-/** The provider's refusal (RFC 6749 §5.2) in words: its code and, shortened, its description. */
-function refusal(status: number, body: Record<string, unknown> | undefined): TokenAnswer {
-  const code = errorCodeOf(body);
-  if (code === null) {
+// What a token request sends that no one may read back: a provider's error words can repeat them
+// (issue 37; docs/decisions/0065-proxy-pool-and-provider-words.md).
+const SECRET_PARAMS = ['code', 'code_verifier', 'refresh_token', 'client_secret'] as const;
+
+/**
+ * Every spelling in which what this request sent in confidence could come back in the provider's
+ * words: the client secret, the code, the PKCE verifier and the refresh token, as sent, JSON-escaped,
+ * form- and percent-encoded (outbound/redact.ts), in base64, and the HTTP Basic credentials.
+ */
+function secretSpellingsOf(client: TokenClient, params: Record<string, string>): string[] {
+  const values = [client.clientSecret, ...SECRET_PARAMS.map((name) => params[name] ?? '')].filter(
+    (value) => value.length > 0,
+  );
+  const basic = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
+  const base64 = [basic, ...values].map((value) => Buffer.from(value).toString('base64'));
+  return [...new Set([...spellingsOf(values), ...base64])].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The provider's refusal (RFC 6749 §5.2) in words: its code and, shortened, its description, with
+ * whatever this request sent in confidence redacted before anything is cut (a secret cut in two
+ * would no longer be found).
+ */
+function refusal(status: number, body: Record<string, unknown> | undefined, secrets: string[]): TokenAnswer {
+  const raw = errorCodeOf(body);
+  if (raw === null) {
     return invalid(`the token endpoint answered HTTP ${status} without an OAuth error`);
   }
+  const code = redactText(raw, secrets);
   const description = body?.error_description;
   const words =
     typeof description === 'string' && description.length > 0
-      ? `: ${description.replace(/[^\x20-\x7e]/g, ' ').slice(0, 200)}`
+      ? `: ${redactText(redactText(description, secrets).replace(/[^\x20-\x7e]/g, ' '), secrets).slice(0, 200)}`
       : '';
   return { ok: false, error: code, message: `the provider refused (${code})${words}` };
 }
@@ -87,7 +111,7 @@ export async function requestTokens(
     return invalid(`the token answer is larger than ${MAX_TOKEN_ANSWER_BYTES / 1024} KiB`);
   }
   const body = jsonObjectOf(answer.body);
-  if (!result.ok) return refusal(result.status, body);
+  if (!result.ok) return refusal(result.status, body, secretSpellingsOf(client, params));
   if (!body) return invalid('the token endpoint answered something other than a JSON object');
   return tokensOf(body, now());
 }
