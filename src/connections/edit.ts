@@ -8,6 +8,7 @@ import {
   toConnection,
   type Connection,
   type ConnectionDeps,
+  type DeliveryControl,
 } from './connections.js';
 import type { ConnectorDefinition } from './connector.js';
 import { checkFilter } from './filter.js';
@@ -51,13 +52,6 @@ const hostOf = (value: unknown): string | null => {
   }
 };
 
-/**
- * Edits a connection (docs/api/connections.md): its display name and config, the create body's shape with every
- * part optional; a field given as null is removed (the connector's default applies). URLs pass the
- * SSRF policy again. Queued deliveries go to the new URL from their next attempt (the worker reads
- * the config when it claims). When the host of the URL that receives the credentials changes, the
- * credentials are unbound in the same transaction: a secret is never sent to a host it was not given for.
- */
 /** The config field the bound credentials are sent to, if any (see `credentialsSentTo`). */
 function sentToOf(
   definition: ConnectorDefinition,
@@ -75,6 +69,17 @@ function sentToOf(
   return sentTo(bound);
 }
 
+/**
+ * Edits a connection (docs/api/connections.md): its display name and config, the create body's shape with every
+ * part optional; a field given as null is removed (the connector's default applies). URLs pass the
+ * SSRF policy again. Queued deliveries go to the new URL from their next attempt (the worker reads
+ * the config when it claims). When the host of the URL that receives the credentials changes, the
+ * credentials are unbound in the same transaction: a secret is never sent to a host it was not given
+ * for. The deliveries queued then are kept as a pause keeps them, `skipped`, and recover sends them
+ * once credentials are bound again (see
+ * docs/decisions/0064-queued-deliveries-keep-their-order-and-survive-a-new-host.md); an attempt already
+ * under way ends at the old host, with the credentials given for it.
+ */
 export async function editConnection(
   deps: ConnectionDeps,
   scope: TenantScope,
@@ -82,6 +87,7 @@ export async function editConnection(
   id: string,
   body: Record<string, unknown>,
   displayNameSchema: object,
+  control: Pick<DeliveryControl, 'close'>,
 ): Promise<Connection> {
   return deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
@@ -111,6 +117,8 @@ export async function editConnection(
         : {}),
     });
     if (!updated) throw notFound('connection');
+    // Nothing can be sent until credentials are bound again: what was queued waits as skipped.
+    const skipped = unbind ? (await control.close(trx, scope, id, origin.at, 'skipped')).closed : 0;
     await recordAudit(trx, origin, {
       action: 'connection.update',
       tenantId: scope.tenantId,
@@ -121,6 +129,7 @@ export async function editConnection(
         displayName: updated.display_name,
         config,
         credentialsUnbound: unbind,
+        skippedDeliveries: skipped,
       },
     });
     return toConnection(updated);

@@ -299,7 +299,9 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
           description:
             'Every part is optional; a field given as null is removed. Deliveries already queued go to ' +
             'the new URL from their next attempt. When the host of the URL that receives the bound ' +
-            "credentials changes (the http connector's header), they are unbound (`credentialsBound:false`).",
+            "credentials changes (the http connector's header), they are unbound (`credentialsBound:false`) " +
+            'and the deliveries queued are kept `skipped`, as a pause keeps them: recover sends them once ' +
+            'credentials are bound again.',
           params: IdParams,
           body: EditBody,
           response: { 200: ConnectionSchema },
@@ -313,6 +315,7 @@ export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl)
           request.params.id,
           request.body,
           DisplayName,
+          control,
         ),
     );
 

@@ -122,11 +122,12 @@ async function requeue(
   );
   const limit = which.limit ? sql`limit ${which.limit}` : sql``;
   await lockConnectionHeads(trx, connectionId);
-  // Sent again in publish order (`seq`, store.ts; docs/decisions/0064-publish-order-sequence.md):
-  // the events of one batch share one creation time and their IDs are random, so time and ID alone
-  // shuffled a batch's key. Recover's limit cuts by time ("call again from the last one's time"),
-  // and within one time by publish order, so a batch cut in two goes on where it stopped. The rows
-  // are locked by time and ID, the order close() and an outcome lock them in (no cycle).
+  // Sent again in publish order (`seq`, store.ts; see
+  // docs/decisions/0064-queued-deliveries-keep-their-order-and-survive-a-new-host.md): the events of one
+  // batch share one creation time and their IDs are random, so time and ID alone shuffled a batch's
+  // key. Recover's limit cuts by time ("call again from the last one's time"), and within one time by
+  // publish order, so a batch cut in two goes on where it stopped. The rows are locked by time and
+  // ID, the order close() and an outcome lock them in (no cycle).
   const result = await sql<Requeued & { n: string | number }>`
     with picked as (
       select id, created_at from deliveries where ${range} order by created_at, seq, id ${limit}),

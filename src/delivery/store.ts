@@ -164,7 +164,8 @@ async function insertChunk(
         ${column((e) => e.event.trace_context)}::text[])
         as e(id, tenant_id, type, payload_sealed, delivery_count, created_at, trace_context)),
     target as (
-      select id, status from connections where id = any(${connectionIds}::text[]) order by id for share)
+      select id, status, credentials_sealed is not null as bound
+      from connections where id = any(${connectionIds}::text[]) order by id for share)
     insert into deliveries (id, tenant_id, event_id, connection_id, status, attempt_count, next_attempt_at,
       lease_until, leased_by, created_at, updated_at, test, ordering_key, waiting_for, seq)
     select d.id, d.tenant_id, d.event_id, d.connection_id, s.status, 0,
@@ -181,9 +182,12 @@ async function insertChunk(
       as d(id, tenant_id, event_id, connection_id, created_at, claimed, test, ordering_key, waiting_for, n)
     join target t on t.id = d.connection_id
     -- A delivery waiting for the one before it in its key is never inserted claimed (ordering.ts).
-    cross join lateral (select case t.status
-      when 'active' then case when d.claimed and d.waiting_for is null then 'delivering' else 'pending' end
-      when 'paused' then 'skipped' else 'cancelled' end as status) s
+    -- Credentials unbound since the fan-out read them (an edit moved the URL to another host) keep the
+    -- delivery as a pause would, skipped and replayable once they are bound again.
+    cross join lateral (select case
+      when t.status = 'active' and not t.bound then 'skipped'
+      when t.status = 'active' then case when d.claimed and d.waiting_for is null then 'delivering' else 'pending' end
+      when t.status = 'paused' then 'skipped' else 'cancelled' end as status) s
     -- Publish order: a volatile function in the select list is evaluated after the sort (PostgreSQL's
     -- SELECT, "output list"), so seq numbers the deliveries in the order given, after any statement
     -- before (a chunk, a group inserted earlier) and, for a key, after the publish that chained before.

@@ -209,10 +209,10 @@ describe('triage and signing: what a claimed row asks for', () => {
     assert.equal(lostClaim(row({ lost_claim_at: claimedAt })), null, 'both bounds are needed');
   });
 
-  test('a disabled or unbound connection, or a connector switched off, cancels the delivery', () => {
+  test('a disabled connection, or a connector switched off, cancels the delivery', () => {
     const cases: Array<[string, ClaimedRow, boolean]> = [
       ['disabled', row({ connection_status: 'disabled' }), true],
-      ['unbound', row({ credentials_sealed: null }), true],
+      ['disabled and unbound', row({ connection_status: 'disabled', credentials_sealed: null }), true],
       ['connector off', row(), false],
     ];
     for (const [what, claimed, known] of cases) {
@@ -220,6 +220,17 @@ describe('triage and signing: what a claimed row asks for', () => {
     }
     const send = triage(row(), catalog(true));
     assert.equal(send.kind, 'send', 'an active, bound connection of a known connector is sent to');
+  });
+
+  test('a paused connection, or an active one whose credentials were unbound, keeps the delivery skipped', () => {
+    // docs/api/connections.md: a new host unbinds the credentials; what was queued stays replayable.
+    const cases: Array<[string, ClaimedRow]> = [
+      ['paused', row({ connection_status: 'paused' })],
+      ['unbound', row({ credentials_sealed: null })],
+    ];
+    for (const [what, claimed] of cases) {
+      assert.deepEqual(triage(claimed, catalog(true)), { kind: 'skipped' }, `${what}: skipped`);
+    }
   });
 
   test('the previous secret signs only until its overlap ends', () => {

@@ -454,8 +454,11 @@ describe('operating deliveries in the web UI', () => {
       await openConnection(created.body.id, 'Billing system');
       await button('Edit').click();
       dialog = page.getByRole('dialog', { name: 'Edit “Billing system”' });
+      // Beside the URL, before anything is typed: what a new host does to credentials and queued deliveries.
+      await shown(dialog.getByText(/a new host unbinds them, and the deliveries already queued are kept as/));
       await dialog.getByRole('textbox', { name: 'Receiver URL' }).fill(other.url('/billing'));
       await shown(dialog.getByText(/hubgate unbinds them/));
+      await shown(dialog.getByText(/kept as skipped; once the credentials are bound/));
       await dialog.getByRole('button', { name: 'Save changes' }).click();
       const notice = page
         .getByRole('status')

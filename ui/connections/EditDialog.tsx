@@ -1,5 +1,6 @@
 // Editing a connection (docs/api/events.md): its display name and its connector's fields, only what
-// changed sent; a new receiver host unbinds the credentials, said before saving.
+// changed sent; a new receiver host unbinds the credentials and keeps what was queued as skipped, said
+// beside the URL and again, as it is typed, before saving.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../common/api.js';
 import { Dialog, FormActions } from '../common/Dialog.js';
@@ -12,10 +13,12 @@ import {
   connectorWords,
   DisplayNameField,
   fieldErrorText,
+  fieldLabel,
   hostOf,
   namesAnyField,
   splitList,
   valuesOf,
+  type FieldWords,
 } from './fields.js';
 import { isOAuthConnection, withApplicableFields } from './status.js';
 
@@ -60,6 +63,18 @@ function useEditConnection(
 
 type EditConnection = ReturnType<typeof useEditConnection>;
 
+/** What a new host does, beside the URL of a connector whose credentials go to the receiver. */
+const URL_WORDS: FieldWords = {
+  label: fieldLabel('url'),
+  hint: (
+    <>
+      The address each event is sent to. Its credentials go with every request, so a new host unbinds them,
+      and the deliveries already queued are kept as <strong>skipped</strong>: bind the credentials again, then
+      use “Recover failed deliveries” with the skipped ones to send them.
+    </>
+  ),
+};
+
 /** The warning, as the URL is typed, that a new host unbinds credentials sent to the receiver. */
 function UnbindWarning({ state }: { state: EditConnection }) {
   if (!state.unbinds) return null;
@@ -67,7 +82,9 @@ function UnbindWarning({ state }: { state: EditConnection }) {
     <Notice tone="warning">
       The receiver moves from <span class="mono">{state.before}</span> to{' '}
       <span class="mono">{state.after}</span>. Its credentials are sent with every delivery, so hubgate
-      unbinds them: nothing is delivered until you bind them again.
+      unbinds them: nothing is delivered until you bind them again. The deliveries already queued are kept as
+      skipped; once the credentials are bound, “Recover failed deliveries” with the skipped ones sends them to
+      the new host.
     </Notice>
   );
 }
@@ -88,7 +105,11 @@ function EditFields({ connector, state }: { connector: Connector; state: EditCon
             field.type === 'array' ? splitList(values[field.name] ?? '') : undefined,
           )}
           onInput={(value) => state.setValue(field.name, value)}
-          words={connectorWords(connector, field.name)}
+          words={
+            field.name === 'url' && SENDS_CREDENTIALS(connector)
+              ? URL_WORDS
+              : connectorWords(connector, field.name)
+          }
         />
       ))}
     </>

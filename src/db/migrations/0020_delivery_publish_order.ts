@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 
-// A delivery's place in publish order (docs/decisions/0064-publish-order-sequence.md). The events of
-// one batch share one `created_at`, and a delivery's ID is random, so `created_at, id` shuffled a
-// batch's key when recover or resume with replay sent it again. `seq` comes from one sequence, taken
-// by the insert in publish order (store.ts); it is added on the partitioned parent, so every
-// partition, now and later, has it.
+// A delivery's place in publish order (see
+// docs/decisions/0064-queued-deliveries-keep-their-order-and-survive-a-new-host.md). The events of one
+// batch share one `created_at`, and a delivery's ID is random, so `created_at, id` shuffled a batch's
+// key when recover or resume with replay sent it again. `seq` comes from one sequence, taken by the
+// insert in publish order (store.ts); it is added on the partitioned parent, so every partition, now
+// and later, has it.
 export async function up(db: Kysely<unknown>): Promise<void> {
   const run = (statement: ReturnType<typeof sql>) => statement.execute(db);
   await run(sql`create sequence deliveries_seq as bigint`);
