@@ -58,6 +58,13 @@ export interface InvitationsTable {
   used_at: OptionalTimestamp;
 }
 
+/** An invitation link made, kept for an hour: what the rate of links per tenant and address counts. */
+export interface InvitationLinksTable {
+  tenant_id: string;
+  email: string;
+  made_at: Timestamp;
+}
+
 export interface PlatformKeysTable {
   id: string;
   name: string;
@@ -447,6 +454,7 @@ export interface DB {
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;
   invitations: InvitationsTable;
+  invitation_links: InvitationLinksTable;
   platform_keys: PlatformKeysTable;
   audit_log: AuditLogTable;
   sessions: SessionsTable;

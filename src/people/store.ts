@@ -121,6 +121,22 @@ export async function deletePersonRow(trx: Kysely<DB>, scope: TenantScope, userI
   await trx.deleteFrom('users').where('tenant_id', '=', scope.tenantId).where('id', '=', userId).execute();
 }
 
+/** The address of an invited person of the tenant; undefined when they are not (any more) invited. */
+export async function invitedEmailRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+): Promise<string | undefined> {
+  const row = await trx
+    .selectFrom('users')
+    .select('email')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .where('status', '=', 'invited')
+    .executeTakeFirst();
+  return row?.email;
+}
+
 /**
  * Makes an invited person active with the password they chose; false when they are not (any more)
  * an invited person of the tenant.
@@ -187,12 +203,89 @@ export async function replaceInvitationRow(
     .execute();
 }
 
+/**
+ * How many invitations of the tenant are pending (unused, unexpired) at `now`, leaving out those of
+ * `exceptUserId` (whose link a new one replaces). Counted in the transaction that adds one, under
+ * the tenant's people lock (`lockActiveManagers`), so two invitations at the last place see each other.
+ */
+export async function countPendingInvitationRows(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  now: Date,
+  exceptUserId?: string,
+): Promise<number> {
+  let query = trx
+    .selectFrom('invitations')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('tenant_id', '=', scope.tenantId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now);
+  if (exceptUserId !== undefined) query = query.where('user_id', '!=', exceptUserId);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export interface LinksMade {
+  count: number;
+  /** The first of them, from which the window's end is reckoned; null when none. */
+  oldest: Date | null;
+}
+
+/** The links the tenant made since `since`: all of them, and those for `email`. */
+export async function linksMadeSinceRows(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  since: Date,
+  email: string,
+): Promise<{ tenant: LinksMade; address: LinksMade }> {
+  const row = await trx
+    .selectFrom('invitation_links')
+    .select([
+      sql<number>`count(*)::int`.as('n'),
+      sql<Date | null>`min(made_at)`.as('oldest'),
+      sql<number>`(count(*) filter (where email = ${email}))::int`.as('n_address'),
+      sql<Date | null>`min(made_at) filter (where email = ${email})`.as('oldest_address'),
+    ])
+    .where('tenant_id', '=', scope.tenantId)
+    .where('made_at', '>', since)
+    .executeTakeFirstOrThrow();
+  const at = (value: Date | string | null) => (value === null ? null : new Date(value));
+  return {
+    tenant: { count: Number(row.n), oldest: at(row.oldest) },
+    address: { count: Number(row.n_address), oldest: at(row.oldest_address) },
+  };
+}
+
+/**
+ * Notes a link made for `email`, and forgets the tenant's links made before `forgetBefore`: the
+ * table holds at most an hour of each tenant's links, with no sweeper.
+ */
+export async function recordInvitationLinkRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  email: string,
+  at: Date,
+  forgetBefore: Date,
+): Promise<void> {
+  await trx
+    .deleteFrom('invitation_links')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('made_at', '<=', forgetBefore)
+    .execute();
+  await trx
+    .insertInto('invitation_links')
+    .values({ tenant_id: scope.tenantId, email, made_at: at })
+    .execute();
+}
+
 export interface LiveInvitation {
   userId: string;
   tenantId: string;
   email: string;
   tenantName: string;
   expiresAt: Date;
+  /** An active user (of any tenant) holds the address now: the invitation can never be accepted. */
+  addressTaken: boolean;
 }
 
 /** The invitation behind a token hash, while it is unused and unexpired, with its person and tenant. */
@@ -206,6 +299,11 @@ export async function findLiveInvitationRow(
     .innerJoin('users as u', 'u.id', 'i.user_id')
     .innerJoin('tenants as t', 't.id', 'i.tenant_id')
     .select(['i.user_id', 'i.tenant_id', 'i.expires_at', 'u.email', 't.name'])
+    .select(
+      sql<boolean>`exists (select 1 from users a where a.email = u.email and a.status = 'active')`.as(
+        'address_taken',
+      ),
+    )
     .where('i.token_hash', '=', tokenHash)
     .where('i.used_at', 'is', null)
     .where('i.expires_at', '>', now)
@@ -218,6 +316,7 @@ export async function findLiveInvitationRow(
     email: row.email,
     tenantName: row.name,
     expiresAt: new Date(row.expires_at),
+    addressTaken: row.address_taken,
   };
 }
 

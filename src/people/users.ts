@@ -9,8 +9,8 @@ import type { DB } from '../db/schema.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
-import { createUserWith, ownTenant } from '../tenants/tenants.js';
-import { issueInvitation, type NewInvitation } from './invitations.js';
+import { createUserWith, isEmailActive, normalizeEmail, ownTenant } from '../tenants/tenants.js';
+import { checkRoomForLink, issueInvitation, type NewInvitation } from './invitations.js';
 import type { InvitationMailer } from './mailer.js';
 import type { CompanyUser, InvitedUser } from './schemas.js';
 import {
@@ -128,8 +128,11 @@ async function personIn(trx: Kysely<DB>, scope: TenantScope, userId: string): Pr
 
 /**
  * Invites a person: a user of the tenant, `invited` and without a password, and a link (7 days,
- * single use) shown once in the answer and e-mailed when SMTP_URL is set. An e-mail address in use,
- * invited or not, in any tenant, is a 409; only a PLATFORM_ADMIN invites a PLATFORM_ADMIN.
+ * single use) shown once in the answer and e-mailed when SMTP_URL is set. The invitation reserves
+ * nothing: other tenants may invite the address too, and the first link accepted makes the user. An
+ * address an active user holds (in any tenant), or that this tenant has invited already, is a 409,
+ * and so is a 101st pending invitation; too many links within the hour are a 429 (`checkRoomForLink`).
+ * Only a PLATFORM_ADMIN invites a PLATFORM_ADMIN.
  */
 export async function invitePerson(
   deps: PeopleDeps,
@@ -142,6 +145,7 @@ export async function invitePerson(
   if (input.role === 'PLATFORM_ADMIN' && actor.role !== 'PLATFORM_ADMIN') throw onlyPlatformAdmins('invite');
   const made = await underPeopleLock(ctx, scope, actor, async (trx, { actorRole }) => {
     if (input.role === 'PLATFORM_ADMIN' && actorRole !== 'PLATFORM_ADMIN') throw onlyPlatformAdmins('invite');
+    await checkRoomForLink(trx, scope, normalizeEmail(input.email), origin.at);
     const user = await createUserWith(trx, scope, origin, {
       email: input.email,
       role: input.role,
@@ -153,7 +157,7 @@ export async function invitePerson(
       ctx.keyring,
       ctx.config.publicUrl.origin,
       scope,
-      user.id,
+      { userId: user.id, email: user.email },
       origin.at,
     );
     await recordAudit(trx, origin, {
@@ -188,12 +192,18 @@ export async function reinvitePerson(
       throw onlyPlatformAdmins('invite');
     if (target.status !== 'invited')
       throw new HttpProblem('conflict', 'This person has accepted their invitation already.');
+    // A link nobody could accept is no link: the address is an active user's by now (another
+    // tenant's invitation accepted first, or a user the platform made). Says whose no more than
+    // an invitation's 409 does.
+    if (await isEmailActive(trx, target.email))
+      throw new HttpProblem('conflict', 'A user with this e-mail address already exists.');
+    await checkRoomForLink(trx, scope, target.email, origin.at, userId);
     const issued = await issueInvitation(
       trx,
       ctx.keyring,
       ctx.config.publicUrl.origin,
       scope,
-      userId,
+      { userId, email: target.email },
       origin.at,
     );
     await recordAudit(trx, origin, {
@@ -290,4 +300,34 @@ export async function removePerson(
     },
     passkeysFirst,
   );
+}
+
+/**
+ * Removes a person of the tenant on the platform operator's word (docs/api/platform.md): an active
+ * person (their sessions end at once, their passkeys go) or an invited one (their link dies). The
+ * operator stands above the tenant's own rules: no role is needed, and the tenant's last manager may
+ * go too (the operator makes another with `POST …/tenants/:id/users`). Audited as `user.delete` in
+ * the tenant's log, with the platform key as its actor. The same lock order as a tenant's removal.
+ */
+export async function removePersonByOperator(
+  ctx: AppContext,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  userId: string,
+): Promise<void> {
+  if (!isIdOf('usr', userId)) throw notFound('user');
+  await ctx.db.transaction().execute(async (trx) => {
+    await lockPasskeysOf(trx, scope, userId);
+    await lockActiveManagers(trx, scope);
+    const target = await lockPersonRow(trx, scope, userId);
+    if (!target) throw notFound('user');
+    await deletePersonRow(trx, scope, userId);
+    await recordAudit(trx, origin, {
+      action: 'user.delete',
+      tenantId: scope.tenantId,
+      targetType: 'user',
+      targetId: userId,
+      metadata: { email: target.email, role: target.role, status: target.status },
+    });
+  });
 }

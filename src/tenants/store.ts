@@ -75,14 +75,40 @@ export type NewUserRow = Pick<UserRow, 'id' | 'email' | 'role' | 'password_hash'
   status?: UserStatus;
 };
 
-/** Inserts a user; false when the e-mail address is taken (by any tenant: e-mail is global). */
+/**
+ * Inserts a user; false when the e-mail address is taken: by an active user of any tenant (an
+ * address is unique among active users), or by a person of this tenant, active or invited.
+ */
 export async function insertUserRow(db: Kysely<DB>, scope: TenantScope, row: NewUserRow): Promise<boolean> {
   const inserted = await db
     .insertInto('users')
     .values({ ...row, tenant_id: scope.tenantId })
-    .onConflict((oc) => oc.column('email').doNothing())
+    // Either unique index (users_active_email_idx, users_tenant_email_idx): no target, both count.
+    .onConflict((oc) => oc.doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
+/**
+ * Locks an e-mail address until the end of the transaction, in every process: whatever makes a
+ * user active with an address (a new active user, an accepted invitation) takes it first, then
+ * checks that no active user holds the address. Without it, an accept and a create of the same
+ * address would both pass the check and the second would fail at the unique index (a 500).
+ * Tenant-agnostic by nature: an address is unique among active users across the service.
+ */
+export async function lockEmailAddress(db: Kysely<DB>, email: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`hubgate:user-email:${email}`}, 0))`.execute(db);
+}
+
+/** Whether an active user of any tenant holds the address (other than `exceptUserId`). */
+export async function activeUserHoldsEmail(
+  db: Kysely<DB>,
+  email: string,
+  exceptUserId?: string,
+): Promise<boolean> {
+  let query = db.selectFrom('users').select('id').where('email', '=', email).where('status', '=', 'active');
+  if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
+  return (await query.executeTakeFirst()) !== undefined;
 }
 
 /** A user row with its tenant's entitlements, read in the same query: what sign-in starts from. */

@@ -10,6 +10,7 @@ import type { DB, UserStatus } from '../db/schema.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
+  activeUserHoldsEmail,
   anyUserRow,
   entitlementsOf,
   findActiveUserRowByEmail,
@@ -18,6 +19,7 @@ import {
   insertTenant,
   insertUserRow,
   listTenantRows,
+  lockEmailAddress,
   replaceEntitlementRows,
   type SignInUserRow,
   type TenantRow,
@@ -153,9 +155,14 @@ export async function createUser(
     );
 }
 
+// Says nothing of whose the address is: no answer names anything of another tenant.
+const emailTaken = (): HttpProblem =>
+  new HttpProblem('conflict', 'A user with this e-mail address already exists.');
+
 /**
  * A new user of an existing tenant and its audit row, written with `db` (the caller's transaction);
- * the password is hashed by the caller, outside any transaction. A taken e-mail address is a 409.
+ * the password is hashed by the caller, outside any transaction. An e-mail address held by an active
+ * user of any tenant, or by a person of this tenant (active or invited), is a 409.
  * `id` when the caller needs it before (first-run setup's audit rows name the new user as actor).
  * An invited user (docs/api/people.md) has no password until they accept their invitation.
  */
@@ -171,6 +178,10 @@ export async function createUserWith(
   const id = input.id ?? newId('usr');
   const { tenantId } = scope;
   const status: UserStatus = input.status ?? 'active';
+  // An active user takes the address under its lock; an invited one reserves nothing and only needs
+  // it free of active users (docs/decisions/0062-pending-invitations-reserve-nothing.md).
+  if (status === 'active') await lockEmailAddress(db, email);
+  if (await activeUserHoldsEmail(db, email)) throw emailTaken();
   const inserted = await insertUserRow(db, scope, {
     id,
     email,
@@ -179,7 +190,7 @@ export async function createUserWith(
     created_at: origin.at,
     status,
   });
-  if (!inserted) throw new HttpProblem('conflict', 'A user with this e-mail address already exists.');
+  if (!inserted) throw emailTaken();
   await recordAudit(db, origin, {
     action: 'user.create',
     tenantId,
@@ -189,6 +200,19 @@ export async function createUserWith(
   });
   return { id, email, role: input.role, tenantId };
 }
+
+/**
+ * Locks the address for the transaction that makes its user active, then answers whether it is
+ * still free of active users (other than `userId`): see `lockEmailAddress`.
+ */
+export async function claimEmailAddress(db: Kysely<DB>, email: string, userId: string): Promise<boolean> {
+  await lockEmailAddress(db, email);
+  return !(await activeUserHoldsEmail(db, email, userId));
+}
+
+/** Whether an active user of any tenant holds the address: an invitation to it can no longer be accepted. */
+export const isEmailActive = (db: Kysely<DB>, email: string): Promise<boolean> =>
+  activeUserHoldsEmail(db, normalizeEmail(email));
 
 /** Whether the database holds any user at all: until it does, first-run setup is open (docs/operators/setup.md). */
 export function hasAnyUser(db: Kysely<DB>): Promise<boolean> {

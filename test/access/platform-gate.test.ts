@@ -22,6 +22,8 @@ const PLATFORM_ROUTES: Array<[string, string, unknown?]> = [
     '/api/v1/platform/tenants/ten_0000000000000000000000/users',
     { email: 'a@b.co', role: 'MEMBER', password: 'x'.repeat(12) },
   ],
+  ['GET', '/api/v1/platform/tenants/ten_0000000000000000000000/users'],
+  ['DELETE', '/api/v1/platform/tenants/ten_0000000000000000000000/users/usr_0000000000000000000000'],
 ];
 
 const platformKey = (expiresAt: Date | null = null) =>

@@ -174,7 +174,7 @@ describe('inviting', () => {
     );
   });
 
-  test('an e-mail address in use, active or invited, in this tenant or another, is 409 conflict', async () => {
+  test('an address an active user holds, in this tenant or another, or one this tenant invited, is 409 conflict', async () => {
     const { tenant, user, session } = await tenantWith();
     const invited = await inviteAndKeep(session);
     const other = await makeSignedInTenant(h);

@@ -17,6 +17,7 @@ import * as m0015 from './0015_event_trace_context.js';
 import * as m0016 from './0016_event_type_catalog.js';
 import * as m0017 from './0017_ordered_delivery.js';
 import * as m0018 from './0018_oauth.js';
+import * as m0019 from './0019_invitations_reserve_nothing.js';
 import * as m0020 from './0020_delivery_publish_order.js';
 
 /**
@@ -42,5 +43,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0016_event_type_catalog': m0016,
   '0017_ordered_delivery': m0017,
   '0018_oauth': m0018,
+  '0019_invitations_reserve_nothing': m0019,
   '0020_delivery_publish_order': m0020,
 };
