@@ -18,6 +18,7 @@ import { limitPasswordHashing } from './crypto/passwords.js';
 import type { Database } from './db/database.js';
 import { leaseDuration } from './delivery/claim.js';
 import { deliveryControl } from './delivery/control.js';
+import { filteredRoutes } from './delivery/filtered-routes.js';
 import { operateRoutes } from './delivery/operate-routes.js';
 import { deliveryRoutes } from './delivery/routes.js';
 import { takePermit } from './delivery/throttle.js';
@@ -263,6 +264,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const announce = createAnnouncer(deps.database, wakeup, logBackgroundError);
   await app.register(deliveryRoutes(connections, announce, local));
   await app.register(operateRoutes(connections, announce));
+  await app.register(filteredRoutes(connections));
   await app.register(eventTypeRoutes(ctx));
   if (deps.workers) {
     const workers = await startDeliveryWorkers(connections, deps.database, wakeup, deps.workers);

@@ -263,6 +263,27 @@ export interface OrderingHeadsTable {
   delivery_created_at: Timestamp | null;
 }
 
+/** Per connection, how many events its payload filter dropped (src/delivery/filtered-store.ts). */
+export interface FilterCountsTable {
+  connection_id: string;
+  tenant_id: string;
+  /** bigint */
+  total: string;
+  /** When the first event counted was published. */
+  since: Timestamp;
+  last_at: Timestamp;
+}
+
+/** The last 100 events a connection's payload filter dropped, a ring of slots 0–99 per connection. */
+export interface FilteredEventsTable {
+  connection_id: string;
+  slot: number;
+  tenant_id: string;
+  event_id: string;
+  event_type: string;
+  created_at: Timestamp;
+}
+
 export interface EventsTable {
   id: string;
   tenant_id: string;
@@ -448,6 +469,8 @@ export interface DB {
   connections: ConnectionsTable;
   connection_send_permits: ConnectionSendPermitsTable;
   ordering_heads: OrderingHeadsTable;
+  filter_counts: FilterCountsTable;
+  filtered_events: FilteredEventsTable;
   oauth_providers: OAuthProvidersTable;
   oauth_states: OAuthStatesTable;
   tenants: TenantsTable;

@@ -42,6 +42,8 @@ export interface DeliveryLogEntry {
   nextAttemptAt: string | null;
   deliveredAt: string | null;
   test: boolean;
+  /** The key the delivery is ordered by on a `per-key` connection; else null. */
+  orderingKey: string | null;
   waitingFor: string | null;
   attempts: Array<{
     number: number;
@@ -78,6 +80,8 @@ function toEntry(row: LogRow, attempts: LogAttemptRow[]): DeliveryLogEntry {
     nextAttemptAt: isoOrNull(row.next_attempt_at),
     deliveredAt: isoOrNull(row.delivered_at),
     test: row.test,
+    // The event's `orderingKey` as its per-key connection orders by it (ordering.ts); null on others.
+    orderingKey: row.ordering_key,
     // Per-key ordering (docs/api/events.md): the delivery of its key it waits for, until that one ends.
     waitingFor: row.waiting_for,
     attempts: attempts.map((a) => ({

@@ -5,6 +5,7 @@ import { eventTypeMatches } from '../connections/event-types.js';
 import { filterAccepts } from '../connections/filter-match.js';
 import { newId } from '../crypto/ids.js';
 import type { ConnectionsTable, DB } from '../db/schema.js';
+import type { FilteredEvent } from './filtered-store.js';
 import { orderingKeyFor } from './ordering.js';
 import type { DeliveryRow, EventRow } from './store.js';
 
@@ -114,7 +115,8 @@ function deliveredBody(id: string, type: string, at: Date, payload: string): () 
 
 /**
  * The event's row and one pending delivery per connection whose connector and `eventTypes` take its
- * type and whose `filter` (docs/api/connections.md) its body passes.
+ * type and whose `filter` (docs/api/connections.md) its body passes; `filtered` names the connections
+ * that took its type but whose filter dropped it (recorded by filtered-store.ts).
  */
 export function eventRows(
   deps: ConnectionDeps,
@@ -127,19 +129,21 @@ export function eventRows(
   traceContext: string | null = null,
   // The event's `orderingKey` (docs/api/events.md, Ordering), used by `per-key` connections only.
   orderingKey: string | null = null,
-): { event: EventRow; deliveries: DeliveryRow[] } {
+): { event: EventRow; deliveries: DeliveryRow[]; filtered: string[] } {
   const { ctx, catalog } = deps;
   const id = newId('evt');
   const body = deliveredBody(id, type, at, payload);
+  const filtered: string[] = [];
   const targets = connections.filter((connection) => {
     const definition = catalog.get(connection.connector_key);
     if (!definition || !catalog.isEnabled(definition.key)) return false;
     const patterns = connection.config.eventTypes as string[] | undefined;
-    return (
-      eventTypeMatches(definition.acceptedEventTypes, type) &&
-      eventTypeMatches(patterns, type) &&
-      filterAccepts(connection.config.filter, body)
-    );
+    if (!eventTypeMatches(definition.acceptedEventTypes, type) || !eventTypeMatches(patterns, type)) {
+      return false;
+    }
+    if (filterAccepts(connection.config.filter, body)) return true;
+    filtered.push(connection.id);
+    return false;
   });
   const event: EventRow = {
     id,
@@ -153,5 +157,20 @@ export function eventRows(
   const deliveries = targets.map((connection) =>
     newDelivery(scope, id, connection.id, at, false, orderingKeyFor(connection.config, orderingKey)),
   );
-  return { event, deliveries };
+  return { event, deliveries, filtered };
+}
+
+/** What the filters of these events' candidate connections dropped, for recordFiltered. */
+export function filteredOf(
+  events: ReadonlyArray<{ event: EventRow; filtered: readonly string[] }>,
+): FilteredEvent[] {
+  return events.flatMap(({ event, filtered }) =>
+    filtered.map((connectionId) => ({
+      tenantId: event.tenant_id,
+      connectionId,
+      eventId: event.id,
+      eventType: event.type,
+      at: new Date(event.created_at),
+    })),
+  );
 }

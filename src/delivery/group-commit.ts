@@ -1,9 +1,11 @@
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
 import { createTurnBatcher } from '../db/turn-batch.js';
+import { errorFields } from '../logger.js';
 import type { ClaimedRow } from './claim.js';
 import type { Dispatch } from './dispatch.js';
-import { activeConnectionsOf, eventRows, type TargetRow } from './fan-out.js';
+import { activeConnectionsOf, eventRows, filteredOf, type TargetRow } from './fan-out.js';
+import { recordFiltered } from './filtered-store.js';
 import { insertEventGroup, type DeliveryRow, type EventRow, type ScopedEvent } from './store.js';
 
 /** An event without an idempotency key, checked and ready to be written. */
@@ -70,11 +72,14 @@ export function createEventWriter(
   };
 }
 
+/** An event of a group with its deliveries, and the connections whose filter dropped it. */
+type DraftedEvent = ScopedEvent & { filtered: string[] };
+
 /** A group's events with their deliveries, fanned out over the connections read for its tenants. */
 async function draftGroup(
   deps: ConnectionDeps,
   group: readonly Waiting[],
-): Promise<{ scoped: ScopedEvent[]; connections: Map<string, TargetRow[]> }> {
+): Promise<{ scoped: DraftedEvent[]; connections: Map<string, TargetRow[]> }> {
   const connections = await activeConnectionsOf(
     deps.ctx.db,
     group.map((w) => w.draft.scope),
@@ -183,9 +188,10 @@ async function writeDrafted(
   } catch (error) {
     // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
     if (reservation) local.dispatch?.hand([], reservation.slots);
-    await writeAlone(db, group, scoped, error);
+    await writeAlone(deps, group, scoped, error);
     return announce();
   }
+  await noteFiltered(deps, scoped);
   // Announced before the requests are answered, as the route did when it announced every publish.
   if (inserted.some((d) => d.status === 'pending')) announce();
   if (reservation) {
@@ -204,15 +210,18 @@ async function writeDrafted(
  * commit. A group without any writes them all at once, as they are independent.
  */
 async function writeAlone(
-  db: ConnectionDeps['ctx']['db'],
+  deps: ConnectionDeps,
   group: readonly Waiting[],
-  scoped: readonly ScopedEvent[],
+  scoped: readonly DraftedEvent[],
   error: unknown,
 ): Promise<void> {
   if (group.length === 1) return group[0]!.done(error);
   const writeOne = (w: Waiting, i: number) =>
-    insertEventGroup(db, [scoped[i]!]).then(
-      () => w.done(undefined, scoped[i]!.event),
+    insertEventGroup(deps.ctx.db, [scoped[i]!]).then(
+      async () => {
+        await noteFiltered(deps, [scoped[i]!]);
+        w.done(undefined, scoped[i]!.event);
+      },
       (alone: unknown) => w.done(alone),
     );
   const ordered = scoped.some((e) => e.deliveries.some((d) => d.ordering_key !== null));
@@ -221,6 +230,24 @@ async function writeAlone(
     return;
   }
   for (const [i, w] of group.entries()) await writeOne(w, i);
+}
+
+/**
+ * Records what the filters dropped of events just written, before their requests are answered: one
+ * statement for the group, none when nothing was dropped. The events are committed by then, so a
+ * failure here is logged and never fails a publish (its client would publish the event again).
+ */
+export async function noteFiltered(
+  deps: ConnectionDeps,
+  events: ReadonlyArray<{ event: EventRow; filtered: readonly string[] }>,
+): Promise<void> {
+  const filtered = filteredOf(events);
+  if (filtered.length === 0) return;
+  try {
+    await recordFiltered(deps.ctx.db, filtered);
+  } catch (error) {
+    deps.ctx.log.warn(errorFields(error), 'recording filtered events failed');
+  }
 }
 
 export type EventWriter = ReturnType<typeof createEventWriter>;

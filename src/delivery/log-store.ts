@@ -16,6 +16,7 @@ export type LogRow = Pick<
   | 'delivered_at'
   | 'test'
   | 'waiting_for'
+  | 'ordering_key'
 > & { event_type: string };
 
 export type LogAttemptRow = Omit<Selectable<DeliveryAttemptsTable>, 'delivery_created_at'>;
@@ -47,6 +48,7 @@ const LOG_COLUMNS = [
   'deliveries.delivered_at',
   'deliveries.test',
   'deliveries.waiting_for',
+  'deliveries.ordering_key',
 ] as const;
 
 /**

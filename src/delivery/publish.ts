@@ -8,14 +8,14 @@ import { checkEventType, withWarnings } from '../event-types/catalog.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
 import type { PublishSpan } from '../telemetry/types.js';
-import { activeConnections, eventRows } from './fan-out.js';
+import { activeConnections, eventRows, filteredOf } from './fan-out.js';
+import { recordFiltered } from './filtered-store.js';
 import type { EventWriter } from './group-commit.js';
 import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
 import {
   findIdempotencyKeys,
   insertEventGroup,
   insertIdempotencyKeys,
-  type DeliveryRow,
   type EventRow,
   type IdempotencyKeyRow,
 } from './store.js';
@@ -229,7 +229,7 @@ async function publishKeyedOnce(
   // The first draft of each key not held (never used, or expired) makes that key's new event.
   const first = new Map<string, number>();
   for (const [i, d] of drafts.entries()) if (!held.has(d.key) && !first.has(d.key)) first.set(d.key, i);
-  const fresh = new Map<string, { hash: string; event: EventRow; deliveries: DeliveryRow[] }>();
+  const fresh = new Map<string, { hash: string } & ReturnType<typeof eventRows>>();
   if (first.size > 0) {
     const connections = await activeConnections(trx, scope);
     for (const [key, i] of first) {
@@ -259,6 +259,8 @@ async function publishKeyedOnce(
       trx,
       [...fresh.values()].map(({ event, deliveries }) => ({ scope, event, deliveries })),
     );
+    // In the same transaction: a keyed publish that fails here is safe to send again.
+    await recordFiltered(trx, filteredOf([...fresh.values()]));
     for (const [key, { hash, event }] of fresh) held.set(key, { hash, answer: answerOf(event) });
   }
   return drafts.map((d, i) => {

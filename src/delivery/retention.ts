@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import { dropExpiredPartitions, ensurePartitions } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
+import { purgeFiltered } from './filtered-store.js';
 import { purgePermits } from './throttle.js';
 
 /** How long an Idempotency-Key answers its first result (docs/api/events.md). */
@@ -61,6 +62,8 @@ export async function purgeExpired(
         limit ${batch})
       and delivery_created_at < ${cutoff}`,
   );
+  // What filters dropped (filtered-store.ts) is forgotten with the deliveries of the same days.
+  await purgeFiltered(db, cutoff);
   await deleteInBatches(
     db,
     (batch) => sql`

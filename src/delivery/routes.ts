@@ -50,6 +50,11 @@ export const DeliverySchema = Type.Object({
   nextAttemptAt: Nullable(Timestamp),
   deliveredAt: Nullable(Timestamp),
   test: Type.Boolean({ description: 'made by `POST …/connections/:id/test`' }),
+  orderingKey: Nullable(
+    Type.String({
+      description: "the event's `orderingKey` when the connection orders per key (`ordering: per-key`); else null",
+    }),
+  ),
   waitingFor: Nullable(
     Type.String({ description: 'the delivery this one waits for under per-key ordering; else null' }),
   ),

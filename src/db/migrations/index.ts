@@ -19,6 +19,7 @@ import * as m0017 from './0017_ordered_delivery.js';
 import * as m0018 from './0018_oauth.js';
 import * as m0019 from './0019_invitations_reserve_nothing.js';
 import * as m0020 from './0020_delivery_publish_order.js';
+import * as m0021 from './0021_filtered_events.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -45,4 +46,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018_oauth': m0018,
   '0019_invitations_reserve_nothing': m0019,
   '0020_delivery_publish_order': m0020,
+  '0021_filtered_events': m0021,
 };
