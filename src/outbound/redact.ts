@@ -18,27 +18,20 @@ export const MIN_CUT_SECRET_BYTES = 4;
 
 const percentLower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
 /** As a JSON string's content, every character beyond ASCII as `\uXXXX` (what many encoders write). */
-const jsonAscii = (text: string) =>
-  JSON.stringify(text)
-    .slice(1, -1)
-    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const jsonAscii = (json: string) =>
+  json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** How a value may come back inside JSON, a URL or a form: each spelling of it is hidden. */
-function encodings(value: string): string[] {
+function encodings(value: string, into: Set<string>): void {
   const json = JSON.stringify(value).slice(1, -1);
   const component = encodeURIComponent(value);
-  return [
-    value,
-    json,
-    jsonAscii(value),
-    // PHP's json_encode and others escape the slash.
-    json.replaceAll('/', '\\/'),
-    component,
-    percentLower(component),
-    component.replaceAll('%20', '+'),
-    encodeURI(value),
-    percentLower(encodeURI(value)),
-  ];
+  const uri = encodeURI(value);
+  into.add(value).add(json).add(component).add(uri);
+  // PHP's json_encode and others escape the slash.
+  if (json.includes('/')) into.add(json.replaceAll('/', '\\/'));
+  if (/[\u0080-\uffff]/.test(json)) into.add(jsonAscii(json));
+  if (component.includes('%')) into.add(percentLower(component)).add(component.replaceAll('%20', '+'));
+  if (uri.includes('%')) into.add(percentLower(uri));
 }
 
 /**
@@ -50,16 +43,15 @@ export function spellingsOf(secrets: readonly string[]): string[] {
   const found = new Set<string>();
   for (const secret of secrets) {
     if (secret.length === 0) continue;
-    for (const spelling of encodings(secret)) found.add(spelling);
-    if (!URL.canParse(secret)) continue;
+    encodings(secret, found);
+    if (!/^https?:\/\//i.test(secret) || !URL.canParse(secret)) continue;
     const url = new URL(secret);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') continue;
     const last = url.pathname.split('/').filter(Boolean).at(-1) ?? '';
     for (const part of [`${url.pathname}${url.search}`, url.pathname, url.search.slice(1), last]) {
       if (part.length < MIN_DERIVED_LENGTH) continue;
-      for (const spelling of encodings(part)) found.add(spelling);
+      encodings(part, found);
       // The path as a server decodes it, when the URL held escapes.
-      if (URL.canParse(`http://x${part}`)) found.add(safeDecode(part));
+      found.add(safeDecode(part));
     }
   }
   return [...found].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
