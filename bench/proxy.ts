@@ -51,8 +51,9 @@ const POST_BODY = JSON.stringify({ note: 'x'.repeat(16 * 1024 - 12) });
 
 /**
  * The provider: POST /token answers a client-credentials token; under /v1, with that bearer token
- * (else 401), GET /small (~60 B of JSON), GET /large (~64 KiB of JSON) and POST /echo (reads the body,
- * answers its length). GET /stats: what it was asked.
+ * (else 401), GET /small (~60 B of JSON), GET /large (~64 KiB of JSON), GET /large-gzip (the same,
+ * gzip-compressed though no one asked: the proxy decodes it, decision 0065) and POST /echo (reads the
+ * body, answers its length). GET /stats: what it was asked.
  */
 const API_SOURCE = `
 const { createServer } = require('node:http');
@@ -63,6 +64,7 @@ for (let i = 0; JSON.stringify({ items }).length < 64 * 1024 - 80; i++) {
   items.push({ id: 'item_' + i, name: 'Widget ' + i, qty: i % 7, price: 1999 });
 }
 const large = Buffer.from(JSON.stringify({ items }));
+const largeGzip = require('node:zlib').gzipSync(large);
 const stats = { token: 0, api: 0, refused: 0 };
 const json = (res, status, body) => {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
@@ -85,6 +87,10 @@ createServer((req, res) => {
     stats.api++;
     if (req.method === 'GET' && req.url === '/v1/small') return json(res, 200, small);
     if (req.method === 'GET' && req.url === '/v1/large') return json(res, 200, large);
+    if (req.method === 'GET' && req.url === '/v1/large-gzip') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': largeGzip.length });
+      return res.end(largeGzip);
+    }
     if (req.method === 'POST' && req.url === '/v1/echo') {
       return json(res, 200, Buffer.from(JSON.stringify({ received: read })));
     }
@@ -255,6 +261,8 @@ try {
   }> = [
     { name: 'GET small JSON', path: 'small', call: { method: 'GET' } },
     { name: 'GET 64 KiB JSON', path: 'large', call: { method: 'GET' } },
+    // Direct, the load generator reads the gzip bytes as they come; the proxy decodes them.
+    { name: 'GET 64 KiB JSON as gzip', path: 'large-gzip', call: { method: 'GET' } },
     {
       name: 'POST 16 KiB body',
       path: 'echo',
