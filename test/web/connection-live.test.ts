@@ -101,4 +101,55 @@ describe('a connection page that follows the system', () => {
       assert.deepEqual(tp.errors, [], 'the page reported errors');
     },
   );
+
+  test(
+    'the page counts and lists what the filter dropped, and shows each delivery’s ordering key, on a phone too',
+    { skip, timeout: 120_000 },
+    async () => {
+      gone410 = false;
+      const hook = await makeWebhookConnection(h, api, receiver.url('/gold'), {
+        displayName: 'Gold orders',
+        filter: { 'data.tier': 'gold' },
+        ordering: 'per-key',
+      });
+      const kept = await publishEvent(h, api, { type: 'order.paid', data: { tier: 'gold' } });
+      const ordered = await h.request<{ id: string }>('POST', '/api/v1/integrations/events', {
+        session: api,
+        body: { type: 'order.paid', data: { tier: 'gold' }, orderingKey: 'order-A-1001' },
+      });
+      assert.equal(ordered.status, 202, ordered.text);
+      const dropped = await publishEvent(h, api, { type: 'order.paid', data: { tier: 'silver' } });
+      assert.ok(kept.body.deliveries > 0, 'the gold event was not delivered');
+
+      await page.goto(`${h.uiUrl}/connections/${hook.id}/events`);
+      await shown(page.getByRole('heading', { level: 1, name: 'Gold orders' }));
+      const section = page.getByRole('region', { name: 'Filtered out' });
+      await shown(section.getByText('1 event was not delivered because the payload filter did not match it'));
+      await section.getByText('Show them', { exact: true }).click();
+      await shown(section.getByRole('rowheader', { name: 'order.paid' }));
+      await shown(section.getByRole('cell', { name: dropped.body.id }));
+      const row = page.getByRole('row').filter({ hasText: ordered.body.id });
+      await shown(row.getByText('Ordering key order-A-1001'));
+      await assertNoSeriousViolations(page, 'connection page with filtered events and an ordering key');
+      await screenshot(page, 'connection-filtered-and-ordering-key');
+
+      // At phone width the log is one card per delivery: nothing scrolls sideways.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await shown(row.getByText('Ordering key order-A-1001'));
+      const widths = (await page.evaluate(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      )) as { scroll: number; client: number };
+      assert.ok(
+        widths.scroll <= widths.client,
+        `the page scrolls sideways: ${widths.scroll} px in ${widths.client}`,
+      );
+      await screenshot(page, 'connection-filtered-phone');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      await row.getByRole('link', { name: new RegExp(ordered.body.id) }).click();
+      await shown(page.getByText('order-A-1001'));
+      await shown(page.getByRole('term').filter({ hasText: 'Ordering key' }));
+      assert.deepEqual(tp.errors, [], 'the pages reported errors');
+    },
+  );
 });

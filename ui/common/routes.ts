@@ -22,6 +22,7 @@ import type {
   TestEventAnswer,
   TestEventBody,
 } from '../../src/delivery/operate-routes.js';
+import type { FilteredEventsAnswer } from '../../src/delivery/filtered-routes.js';
 import type {
   DeliveryDetailSchema,
   DeliverySchema,
@@ -106,6 +107,9 @@ export type AttemptRequest = NonNullable<DeliveryAttempt['request']>;
 export type AttemptResponse = NonNullable<DeliveryAttempt['response']>;
 /** `GET …/connections/:id/events/:deliveryId`: the entry and the body as delivered. */
 export type DeliveryDetail = Static<typeof DeliveryDetailSchema>;
+
+/** `GET …/connections/:id/filtered-events`: the events its payload filter dropped, and their count. */
+export type FilteredEvents = Static<typeof FilteredEventsAnswer>;
 
 /** The log's filters (docs/api/events.md); a null or empty value is left out, as in `PageQuery`. */
 export type LogQuery = Fields<(typeof LogQuerySchema)['properties']>;
@@ -453,6 +457,12 @@ export const routes = {
       answer: shape<Page<Delivery>>(),
     },
     get: { method: 'GET', path: `${CONNECTION}/events/:deliveryId`, answer: shape<DeliveryDetail>() },
+    filtered: {
+      method: 'GET',
+      path: `${CONNECTION}/filtered-events`,
+      query: shape<PageQuery>(),
+      answer: shape<FilteredEvents>(),
+    },
     retry: {
       method: 'POST',
       path: `${CONNECTION}/events/:deliveryId/retry`,

@@ -2,7 +2,7 @@
 // event log, and for those who may operate it: send a test event, pause and resume, recover, edit, bind.
 // An OAuth2 connection's page (no events, no log asked for) is OAuthConnectionView's (ui/connections/).
 import { useLocation, useRoute } from 'preact-iso';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, type ApiError } from '../common/api.js';
 import { plural, Time } from '../common/format.js';
 import { useResource, type Resource } from '../common/hooks.js';
@@ -21,6 +21,7 @@ import { EditDialog } from '../connections/EditDialog.js';
 import { isOAuthConnection, OAuthConnectionView } from '../connections/OAuthConnection.js';
 import { ConnectionSummary } from '../connections/status.js';
 import { ConnectionLog, useDeliveryLog } from './EventLog.js';
+import { FilteredOut, useFilteredEvents } from './FilteredOut.js';
 import {
   connectionPage,
   countText,
@@ -450,11 +451,20 @@ function DeliveringConnectionPage({
   const cursor = query.cursor ?? null;
   const id = connection.data?.id ?? '';
   const log = useDeliveryLog(id, filters, cursor);
-  const page = useConnectionPage(id, connection, log.log.reload);
-  useFollowConnection(connection, log.log.reload);
+  const filtered = useFilteredEvents(id);
+  const reloadLog = log.log.reload;
+  const reloadFiltered = filtered.reload;
+  // What a change on this page (an edit of the filter, a test) may change below it.
+  const reloadBelow = useCallback(() => {
+    reloadLog();
+    reloadFiltered();
+  }, [reloadLog, reloadFiltered]);
+  const page = useConnectionPage(id, connection, reloadBelow);
+  useFollowConnection(connection, reloadLog);
   // Refresh reads the connection with its log: its state may have changed by itself meanwhile.
   const refresh = () => {
     connection.reload();
+    reloadFiltered();
     log.refresh();
   };
   const current = connection.data;
@@ -485,6 +495,7 @@ function DeliveringConnectionPage({
         canOperate={canOperate}
         detailHref={(deliveryId) => deliveryPage(id, deliveryId)}
       />
+      <FilteredOut connection={current} filtered={filtered} />
       <ConnectionLog
         log={{ ...log, refresh }}
         connection={current}

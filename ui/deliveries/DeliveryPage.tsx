@@ -315,6 +315,12 @@ function DeliveryFacts({ delivery, connectionId }: { delivery: DeliveryDetail; c
           </Fact>
         ) : null}
         <Fact label="Attempts">{delivery.attemptCount}</Fact>
+        {delivery.orderingKey !== null ? (
+          <Fact label="Ordering key" wide>
+            <span class="mono break">{delivery.orderingKey}</span>{' '}
+            <span class="muted">(its key’s deliveries go one at a time, in publish order)</span>
+          </Fact>
+        ) : null}
         {delivery.waitingFor ? (
           <Fact label="Waits for">
             <a class="mono" href={deliveryPage(connectionId, delivery.waitingFor)}>

@@ -157,7 +157,7 @@ function DeliveryAttempts({ delivery }: { delivery: Delivery }) {
 function DeliveryAttemptsRow({ delivery, id }: { delivery: Delivery; id: string }) {
   return (
     <tr class="attempts-row" id={id}>
-      <td colSpan={DELIVERY_COLUMNS}>
+      <td colSpan={DELIVERY_COLUMNS} data-label="Attempts">
         <DeliveryAttempts delivery={delivery} />
         <p class="attempts-summary muted">
           {plural(delivery.attemptCount, 'attempt')}
@@ -189,7 +189,7 @@ function breakable(type: string) {
   ));
 }
 
-function LastAndNext({ delivery }: { delivery: Delivery }) {
+function LastAndNext({ delivery, waitHref }: { delivery: Delivery; waitHref: string | null }) {
   const last = delivery.attempts[delivery.attempts.length - 1];
   const waiting = delivery.status === 'pending' || delivery.status === 'retrying';
   if (!last && !(waiting && delivery.nextAttemptAt) && !delivery.waitingFor)
@@ -197,10 +197,14 @@ function LastAndNext({ delivery }: { delivery: Delivery }) {
   return (
     <span class="last-next">
       {last ? <Time at={last.startedAt} /> : null}
-      {delivery.waitingFor ? (
+      {delivery.waitingFor && waitHref ? (
         // Per-key ordering (docs/api/events.md): it goes once the earlier delivery of its key has ended.
-        <span class="muted" title={`Waits for ${delivery.waitingFor}`}>
-          After the earlier event of its key
+        <span class="muted">
+          After the earlier event of its key:{' '}
+          <a class="mono break" href={waitHref}>
+            <span class="visually-hidden">waits for </span>
+            {delivery.waitingFor}
+          </a>
         </span>
       ) : null}
       {waiting && delivery.nextAttemptAt ? (
@@ -226,6 +230,12 @@ function DeliveryEventCell({ delivery, detailHref }: { delivery: Delivery; detai
         <span class="visually-hidden">Details of </span>
         {delivery.eventId}
       </a>
+      {delivery.orderingKey !== null ? (
+        // Per-key ordering (docs/api/events.md): the key this delivery is ordered by.
+        <span class="event-key muted">
+          Ordering key <span class="mono break">{delivery.orderingKey}</span>
+        </span>
+      ) : null}
     </th>
   );
 }
@@ -236,6 +246,7 @@ function DeliveryRow({
   expanded,
   onToggle,
   detailHref,
+  waitHref,
   canRetry,
   retrying,
   onRetry,
@@ -245,6 +256,8 @@ function DeliveryRow({
   onToggle: () => void;
   /** The delivery's own page: payload, each attempt's request and response. */
   detailHref: string;
+  /** The page of the delivery it waits for (per-key ordering), if it waits. */
+  waitHref: string | null;
   canRetry: boolean;
   retrying: boolean;
   onRetry: () => void;
@@ -253,7 +266,7 @@ function DeliveryRow({
   return (
     <>
       <tr class={expanded ? 'delivery delivery-open' : 'delivery'}>
-        <td class="disclosure-cell">
+        <td class="disclosure-cell" data-label="Attempt list">
           <button
             type="button"
             class="disclosure"
@@ -266,15 +279,17 @@ function DeliveryRow({
           </button>
         </td>
         <DeliveryEventCell delivery={delivery} detailHref={detailHref} />
-        <td>
+        <td data-label="Status">
           <StatusBadge status={delivery.status} label={DELIVERY_STATUS_WORDS[delivery.status]} />
         </td>
-        <td class="num">{delivery.attemptCount}</td>
-        <td class="delivery-time">
+        <td class="num" data-label="Attempts">
+          {delivery.attemptCount}
+        </td>
+        <td class="delivery-time" data-label="Created">
           <Time at={delivery.createdAt} />
         </td>
-        <td>
-          <LastAndNext delivery={delivery} />
+        <td data-label="Last / next attempt">
+          <LastAndNext delivery={delivery} waitHref={waitHref} />
         </td>
         <td class="actions">
           {canRetry && delivery.status === 'failed' ? (
@@ -295,6 +310,7 @@ function DeliveryTable({
   expanded,
   onToggle,
   detailHref,
+  waitHref,
   canRetry,
   retrying,
   onRetry,
@@ -305,13 +321,14 @@ function DeliveryTable({
   expanded: Set<string>;
   onToggle: (deliveryId: string) => void;
   detailHref: (delivery: Delivery) => string;
+  waitHref: (deliveryId: string) => string;
   canRetry: boolean;
   retrying: boolean;
   onRetry: (delivery: Delivery) => void;
 }) {
   return (
     <div class="table-wrap">
-      <table class="deliveries">
+      <table class="deliveries cards-on-phone">
         <caption class="visually-hidden">
           Deliveries to {name}, newest first{filtered ? ', filtered' : ''}
         </caption>
@@ -324,6 +341,7 @@ function DeliveryTable({
               expanded={expanded.has(delivery.id)}
               onToggle={() => onToggle(delivery.id)}
               detailHref={detailHref(delivery)}
+              waitHref={delivery.waitingFor ? waitHref(delivery.waitingFor) : null}
               canRetry={canRetry}
               retrying={retrying}
               onRetry={() => onRetry(delivery)}
@@ -331,7 +349,7 @@ function DeliveryTable({
           ))}
           {deliveries.length === 0 ? (
             <tr>
-              <td colSpan={DELIVERY_COLUMNS} class="muted">
+              <td colSpan={DELIVERY_COLUMNS} class="muted" data-label="Deliveries">
                 Nothing more on this page.
               </td>
             </tr>
@@ -458,6 +476,7 @@ function DeliveryLogBody({
         expanded={log.expanded}
         onToggle={log.toggle}
         detailHref={(delivery) => deliveryPage(connection.id, delivery.id, back)}
+        waitHref={(deliveryId) => deliveryPage(connection.id, deliveryId, back)}
         canRetry={canOperate && connection.status === 'active'}
         retrying={log.retry.action.busy}
         onRetry={(delivery) => void log.retry.action.run(delivery)}
