@@ -16,13 +16,13 @@ import type {
   ResumeAnswer as ResumeAnswerSchema,
   ResumeBody,
 } from '../../src/connections/routes.js';
+import type { FilteredEventsAnswer } from '../../src/delivery/filtered-routes.js';
 import type {
   RecoverAnswer,
   RecoverBody as RecoverBodySchema,
   TestEventAnswer,
   TestEventBody,
 } from '../../src/delivery/operate-routes.js';
-import type { FilteredEventsAnswer } from '../../src/delivery/filtered-routes.js';
 import type {
   DeliveryDetailSchema,
   DeliverySchema,
