@@ -191,7 +191,7 @@ describe('operator console', () => {
         await openConsole(page);
         await visible(page.getByRole('heading', { level: 1, name: 'Monitoring' }));
         const deliveries = page.getByRole('region', { name: 'Deliveries' });
-        await visible(deliveries.getByText('Success ratio'));
+        await visible(deliveries.getByText('Failed share', { exact: true }).first());
         await visible(page.getByRole('region', { name: 'Queue' }).getByText('Pending'));
         const service = page.getByRole('region', { name: 'Service' });
         await visible(service.getByText(/^Answering/));
@@ -273,7 +273,7 @@ describe('operator console', () => {
       // The history is asked for every 30 s; the deliveries show at the latest at the next refresh.
       await visible(throughput.getByText('Last hour: 3 delivered, 1 failed.'));
       const ratio = page.getByRole('region', { name: 'Failure ratio' });
-      await visible(ratio.getByText(/^Last hour: 25 % failed \(1 of 4\)/));
+      await visible(ratio.getByText(/^Last hour: 25 % of the deliveries that ended failed \(1 of 4\)/));
       const latency = page.getByRole('region', { name: 'Latency' });
       await visible(
         latency.getByText(/^Last hour: latency p95 up to [\d.,]+ ms; latest measured minute p50/),
@@ -325,7 +325,7 @@ describe('operator console', () => {
 
       // The snapshot agrees.
       const deliveries = page.getByRole('region', { name: 'Deliveries' });
-      await visible(deliveries.getByText('75.0 %'));
+      await visible(deliveries.getByText('25.0 %'));
       await assertKeyKeptInTabOnly(tp, h.platformToken);
       // No CSP violation (uPlot styles through the CSSOM only), no error.
       assertNoPageErrors(tp, 'monitoring');

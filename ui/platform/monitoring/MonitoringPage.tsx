@@ -6,13 +6,12 @@ import { PageHeader } from '../../common/Layout.js';
 import { ErrorNotice, Loading } from '../../common/Notice.js';
 import { routes, type FiringAlert, type Snapshot } from '../../common/routes.js';
 import { platformApi } from '../key.js';
-import { MonitoringCharts } from './charts.js';
+import { MonitoringCharts, ms } from './charts.js';
 import { usePlatformPoll } from './poll.js';
 
 // The snapshot's numbers as an operator reads them.
 
 const number = (n: number) => n.toLocaleString('en-US');
-const ms = (n: number) => `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : number(Math.round(n))} ms`;
 const bytes = (n: number) =>
   n >= 1024 ** 3
     ? `${(n / 1024 ** 3).toFixed(1)} GiB`
@@ -59,18 +58,45 @@ function SnapshotGroup({
   note,
   children,
   className,
+  after,
 }: {
   id: string;
   title: string;
   note?: ComponentChildren;
   children: ComponentChildren;
   className?: string;
+  /** Shown under the figures (what they mean). */
+  after?: ComponentChildren;
 }) {
   return (
     <section class={`card platform-group ${className ?? ''}`} aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
       {note ? <p class="muted platform-note">{note}</p> : null}
       <dl class="platform-stats">{children}</dl>
+      {after}
+    </section>
+  );
+}
+
+/**
+ * What each failure figure of the page counts, in words beside them: the failed share of deliveries
+ * (the snapshot and the failure chart) and DeliveryFailureRateHigh (attempts, so often higher).
+ */
+function FailuresCounted({ window }: { window: string }) {
+  return (
+    <section class="platform-definitions" aria-labelledby="failures-counted">
+      <h3 id="failures-counted">How failures are counted</h3>
+      <p class="muted platform-note">
+        <strong>Failed share</strong>, here and on the Failure ratio chart: of the deliveries that ended
+        (delivered, or failed for good after their last retry or a 410 Gone), the share that failed. Each
+        delivery counts once, when it ends; one still retrying counts in neither. Here over {window}, to the
+        second; the chart per whole minute of its range.
+      </p>
+      <p class="muted platform-note">
+        <strong>DeliveryFailureRateHigh</strong>, among the firing alerts, counts attempts, retries included,
+        of one tenant over the alert’s own window: a delivery that failed once and then got through is one
+        failed attempt of two, so that share is often higher.
+      </p>
     </section>
   );
 }
@@ -78,13 +104,16 @@ function SnapshotGroup({
 /** Deliveries that ended in the snapshot's window: how many, how many failed, how fast. */
 function SnapshotDeliveries({ deliveries: d }: { deliveries: Snapshot['deliveries'] }) {
   const window = d.windowSeconds === 3600 ? 'the last hour' : `the last ${duration(d.windowSeconds)}`;
-  const ratio = d.successRatio;
+  // The failed share, as the failure chart says it: one figure for failures on the page, not a success
+  // ratio beside a failure ratio.
+  const failedShare = d.successRatio === null ? null : 1 - d.successRatio;
   return (
     <SnapshotGroup
       className="platform-group-tall"
       id="deliveries-title"
       title="Deliveries"
       note={`Ended in ${window}; latency is from publish to delivered.`}
+      after={<FailuresCounted window={window} />}
     >
       <SnapshotStat label="Delivered">
         <SnapshotFigure value={d.delivered} show={number} />
@@ -92,11 +121,14 @@ function SnapshotDeliveries({ deliveries: d }: { deliveries: Snapshot['deliverie
       <SnapshotStat label="Failed" tone={d.failed ? 'bad' : undefined}>
         <SnapshotFigure value={d.failed} show={number} />
       </SnapshotStat>
-      <SnapshotStat label="Success ratio" tone={ratio !== null && ratio < 0.95 ? 'bad' : undefined}>
-        {ratio === null ? (
+      <SnapshotStat
+        label="Failed share"
+        tone={failedShare !== null && failedShare > 0.05 ? 'bad' : undefined}
+      >
+        {failedShare === null ? (
           <span title="Nothing ended in the window">—</span>
         ) : (
-          `${(ratio * 100).toFixed(1)} %`
+          `${(failedShare * 100).toFixed(1)} %`
         )}
       </SnapshotStat>
       <SnapshotStat label="Latency p50">
@@ -192,6 +224,12 @@ const MEANING: Record<string, string> = {
   DatabaseUnavailable: 'The database is not answering.',
 };
 
+/** What an alert's figure counts, where it is not what the page's figures above count. */
+const COUNTS: Record<string, string> = {
+  DeliveryFailureRateHigh:
+    'Counts delivery attempts, retries included, of this tenant over the alert’s window: not the failed share of deliveries above.',
+};
+
 /** The labels worth showing beside the name (the name and severity have their own places). */
 const details = (alert: FiringAlert) =>
   Object.entries(alert.labels)
@@ -231,6 +269,9 @@ function MonitoringAlerts() {
               <p class="muted">
                 {alert.annotations.summary ?? MEANING[alert.labels.alertname ?? ''] ?? ''} {details(alert)}
               </p>
+              {COUNTS[alert.labels.alertname ?? ''] ? (
+                <p class="muted">{COUNTS[alert.labels.alertname ?? '']}</p>
+              ) : null}
             </li>
           ))}
         </ul>

@@ -23,7 +23,13 @@ const RANGES: Array<{ minutes: number; label: string; words: string }> = [
 const DEFAULT_RANGE = RANGES[0]!;
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (n: number) => `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : count(n)} ms`;
+// Ten seconds and more (a retried delivery's latency) read as seconds: "305 s", not "305,012 ms".
+const seconds = (n: number) => `${(n / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 })} s`;
+export const ms = (n: number) =>
+  n >= 10_000 ? seconds(n) : `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : count(n)} ms`;
+/** An axis of latencies in one unit: seconds when its top value is 10 s or more. */
+const msTicks = (values: number[]) =>
+  Math.max(0, ...values) >= 10_000 ? values.map(seconds) : values.map(ms);
 const percent = (n: number) => `${n < 10 ? n.toFixed(1).replace(/\.0$/, '') : Math.round(n)} %`;
 
 const lastOf = <T,>(values: (T | null)[]): T | null => {
@@ -73,7 +79,7 @@ function summaries(s: Series, words: string) {
       ? `${words}: ${count(delivered)} delivered, ${count(failed)} failed.`
       : `${words}: no delivery ended.`,
     ratio: ended
-      ? `${words}: ${percent((100 * failed) / ended)} failed (${count(failed)} of ${count(ended)}); worst minute ${percent(maxOf(s.ratio) ?? 0)}.`
+      ? `${words}: ${percent((100 * failed) / ended)} of the deliveries that ended failed (${count(failed)} of ${count(ended)}); worst minute ${percent(maxOf(s.ratio) ?? 0)}.`
       : `${words}: no delivery ended, so there is no failure ratio.`,
     latency:
       p95 === null || latest < 0
@@ -116,16 +122,41 @@ function isolated(u: uPlot, seriesIndex: number): number[] | null {
   return found;
 }
 
+// uPlot's tick length and the gap between ticks and values (its defaults), and air beyond the values.
+const TICK_SIZE = 10;
+const VALUE_GAP = 5;
+const AIR = 6;
+let measuring: CanvasRenderingContext2D | null = null;
+
+/**
+ * Room for the y axis's widest value, its ticks and a little air: uPlot's fixed size let a value such
+ * as "15,000 ms" run into the axis title.
+ */
+function yAxisSize(font: string) {
+  return (_u: uPlot, values: string[] | null): number => {
+    measuring ??= document.createElement('canvas').getContext('2d');
+    if (!measuring) return 72;
+    measuring.font = font;
+    const widest = (values ?? []).reduce((w, v) => Math.max(w, measuring?.measureText(v).width ?? 0), 0);
+    return Math.ceil(widest) + TICK_SIZE + VALUE_GAP + AIR;
+  };
+}
+
 // Whole steps for counts: a queue of 3 is never drawn at 2.5.
 const WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6];
 
-function optionsFor(
-  width: number,
-  yLabel: string,
-  series: ChartSeries[],
-  format: (value: number) => string,
-  whole: boolean,
-): uPlot.Options {
+/** What a chart shows and how its values read. */
+interface ChartLook {
+  yLabel: string;
+  format: (value: number) => string;
+  whole: boolean;
+  /** The y axis's values, all in one unit (every value through `format` unless given). */
+  ticks?: (values: number[]) => string[];
+}
+
+function optionsFor(width: number, series: ChartSeries[], look: ChartLook): uPlot.Options {
+  const { yLabel, format, whole } = look;
+  const ticks = look.ticks ?? ((values: number[]) => values.map(format));
   // The page's own colours, light or dark, as they are now.
   const css = getComputedStyle(document.documentElement);
   const colour = (name: string) => css.getPropertyValue(name).trim();
@@ -156,8 +187,8 @@ function optionsFor(
         ...axis,
         label: yLabel,
         labelSize: 20,
-        size: 72,
-        values: (_u, splits) => splits.map((v) => format(v)),
+        size: yAxisSize(font),
+        values: (_u, splits) => ticks(splits),
         ...(whole ? { incrs: WHOLE } : {}),
       },
     ],
@@ -179,12 +210,12 @@ function useUplot(
   box: RefObject<HTMLDivElement | null>,
   times: number[],
   series: ChartSeries[],
-  { yLabel, format, whole }: { yLabel: string; format: (value: number) => string; whole: boolean },
+  look: ChartLook,
 ) {
   const plot = useRef<uPlot | null>(null);
   const data: uPlot.AlignedData = [times, ...series.map((s) => s.values)];
-  const latest = useRef({ data, yLabel, series, format, whole });
-  latest.current = { data, yLabel, series, format, whole };
+  const latest = useRef({ data, series, look });
+  latest.current = { data, series, look };
   const shape = series.map((s) => `${s.label}:${s.colour}`).join('|');
 
   useEffect(() => {
@@ -194,7 +225,7 @@ function useUplot(
       plot.current?.destroy();
       const now = latest.current;
       plot.current = new uPlot(
-        optionsFor(Math.max(target.clientWidth, 200), now.yLabel, now.series, now.format, now.whole),
+        optionsFor(Math.max(target.clientWidth, 200), now.series, now.look),
         now.data,
         target,
       );
@@ -216,7 +247,7 @@ function useUplot(
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [shape, yLabel]);
+  }, [shape, look.yLabel]);
 
   useEffect(() => {
     plot.current?.setData(data);
@@ -236,6 +267,7 @@ function ChartPanel({
   series,
   format,
   whole = false,
+  ticks,
 }: {
   title: string;
   summary: string;
@@ -245,10 +277,11 @@ function ChartPanel({
   series: ChartSeries[];
   format: (value: number) => string;
   whole?: boolean;
+  ticks?: (values: number[]) => string[];
 }) {
   const id = useId();
   const box = useRef<HTMLDivElement>(null);
-  useUplot(box, times, series, { yLabel, format, whole });
+  useUplot(box, times, series, { yLabel, format, whole, ...(ticks ? { ticks } : {}) });
 
   return (
     <section class="card chart-card" aria-labelledby={`${id}-title`}>
@@ -294,7 +327,7 @@ function MonitoringChartGrid({ series, text }: { series: Series; text: ReturnTyp
       <ChartPanel
         title="Latency"
         summary={text.latency}
-        yLabel="Publish to delivered, ms"
+        yLabel="Publish to delivered"
         times={series.times}
         series={[
           { label: 'p50', colour: '--accent', values: series.p50 },
@@ -302,6 +335,7 @@ function MonitoringChartGrid({ series, text }: { series: Series; text: ReturnTyp
           { label: 'p99', colour: '--warn', values: series.p99 },
         ]}
         format={ms}
+        ticks={msTicks}
       />
       <ChartPanel
         title="Queue depth"
