@@ -67,6 +67,15 @@ function decodersOf(header: string | string[] | undefined): Transform[] {
 }
 
 /**
+ * An error of a decoder (zlib's `Z_DATA_ERROR`, `Z_BUF_ERROR`, brotli's `ERR__ERROR_FORMAT_…`), not
+ * one a decoder was destroyed with (a timeout, the socket closing), which the pipeline answers first.
+ */
+const isZlibError = (error: unknown): boolean => {
+  const { code, errno } = error as { code?: unknown; errno?: unknown };
+  return typeof errno === 'number' && typeof code === 'string' && /^(Z_|ERR__)/.test(code);
+};
+
+/**
  * The body, decoded as its Content-Encoding says, up to `limit` decoded bytes: the limit is on what
  * would be passed back, so a small compressed answer cannot grow past it. An empty body is empty
  * whatever its coding says (a 204 with `Content-Encoding: gzip`).
@@ -101,13 +110,11 @@ async function decodedBody(
       chunks.push(chunk);
     }
   };
-  let decodeFailed: Error | undefined;
-  for (const decoder of decoders) decoder.once('error', (error) => (decodeFailed ??= error));
   try {
     await (pipeline as (...streams: unknown[]) => Promise<void>)(body, counted, ...decoders, collect);
   } catch (error) {
     if (error instanceof TooLarge) throw error;
-    if (decodeFailed !== undefined) {
+    if (isZlibError(error)) {
       if (raw === 0) return Buffer.alloc(0);
       throw new Undecodable(
         `a body that is not valid ${decoders.length > 1 ? 'for its codings' : 'as its coding says'}`,

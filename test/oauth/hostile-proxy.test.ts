@@ -319,6 +319,24 @@ describe('a provider that compresses its answer', () => {
     });
   }
 
+  test('a compressed answer that drips past DELIVERY_TIMEOUT_MS is a timeout, not a body that does not decode', async () => {
+    const { key, proxy } = await setUp();
+    const packed = gzipSync(Buffer.alloc(100_000, 0x61));
+    const timers: NodeJS.Timeout[] = [];
+    apiHandler = (_r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      let at = 20;
+      res.write(packed.subarray(0, at));
+      const drip = setInterval(() => res.write(packed.subarray(at, ++at)), 300);
+      timers.push(drip);
+      res.on('close', () => clearInterval(drip));
+    };
+    const r = await h.request('GET', proxy('drip'), { token: key.secret });
+    timers.forEach(clearInterval);
+    assert.equal(r.status, 502, r.text);
+    assert.match(r.body.detail, /DELIVERY_TIMEOUT_MS/, `a dripping gzip answer: ${r.body.detail}`);
+  });
+
   test('a coding hubgate does not read, a body that is not what its coding says: 502 in words; an empty one is empty', async () => {
     const { key, proxy } = await setUp();
     apiHandler = (_r, res) => {
