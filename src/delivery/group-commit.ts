@@ -191,7 +191,6 @@ async function writeDrafted(
     await writeAlone(deps, group, scoped, error);
     return announce();
   }
-  await noteFiltered(deps, scoped);
   // Announced before the requests are answered, as the route did when it announced every publish.
   if (inserted.some((d) => d.status === 'pending')) announce();
   if (reservation) {
@@ -199,6 +198,8 @@ async function writeDrafted(
     const handed = dispatched.filter(({ d }) => claimed.has(d.id));
     local.dispatch?.hand(claimedRows(handed, byId), reservation.slots);
   }
+  // After the worker has its deliveries: a drop's record never delays a send.
+  await noteFiltered(deps, scoped);
   for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
 }
 
