@@ -348,7 +348,7 @@ describe('the log filters', () => {
       ['another connection of the same tenant', f.session, second.id],
       ["another tenant's connection", f.other.session, f.other.connectionId],
     ] as const) {
-      const r = await h.request<Problem>(
+      const r: TestResponse<Problem> = await h.request<Problem>(
         'GET',
         `${eventsOf(connectionId)}?limit=1&cursor=${first.nextCursor}`,
         {
