@@ -118,6 +118,16 @@ describe('OAuth2 connections in the browser', () => {
     await form.getByLabel('Client ID').fill(idp.clientId);
     await form.getByLabel('Client secret').fill(idp.clientSecret);
     await form.getByLabel('Scopes').fill(idp.scopes.join(' '));
+    // What to register at the provider before anything works: the callback, exactly as hubgate sends it
+    // as redirect_uri (the test provider allows that one address only, and the flow below uses it).
+    const callback = form.getByRole('textbox', { name: 'Callback URL' });
+    assert.equal(
+      await callback.inputValue(),
+      `${h.uiUrl}/api/v1/oauth/callback`,
+      'the dialog does not show the callback URL to register at the provider',
+    );
+    assert.equal(await callback.getAttribute('readonly'), '', 'the callback URL can be edited');
+    await visible(form.getByRole('button', { name: 'Copy the callback URL' }));
     await assertNoSeriousViolations(page, 'add provider dialog');
     await screenshot(page, 'oauth-provider-add');
     await form.getByRole('button', { name: 'Add provider' }).click();
@@ -133,6 +143,11 @@ describe('OAuth2 connections in the browser', () => {
     await row.getByRole('button', { name: `Edit ${PROVIDER_NAME}` }).click();
     await visible(form);
     assert.equal(await form.getByLabel('Key').count(), 0, 'the key can be changed on edit');
+    assert.equal(
+      await form.getByRole('textbox', { name: 'Callback URL' }).inputValue(),
+      `${h.uiUrl}/api/v1/oauth/callback`,
+      'the edit dialog does not show the callback URL',
+    );
     assert.equal(
       await form.getByLabel('Client secret').inputValue(),
       '',

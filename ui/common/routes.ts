@@ -616,6 +616,11 @@ export const routes = {
       auth: 'platform',
       answer: shape<void>(),
     },
+    /**
+     * Not called by the UI (src/oauth/routes.ts): where a provider sends people back after they allow
+     * access, shown in the provider dialog for the operator to register at the provider.
+     */
+    oauthCallback: { method: 'GET', path: '/api/v1/oauth/callback', answer: shape<never>() },
     rules: {
       method: 'GET',
       path: '/api/v1/platform/alerting/rules',

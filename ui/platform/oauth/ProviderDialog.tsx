@@ -1,6 +1,7 @@
 // The providers page's form (docs/api/oauth.md): add an OAuth2 provider, or edit one. The client secret is
 // write-only: asked for on add, left empty on edit to keep the stored one.
 import { useState } from 'preact/hooks';
+import { routeUrl } from '../../common/api.js';
 import { Dialog, FormActions } from '../../common/Dialog.js';
 import { Field, TextField } from '../../common/Field.js';
 import { useAction } from '../../common/hooks.js';
@@ -14,6 +15,64 @@ export const GRANT_WORDS: Record<OAuthGrant, string> = {
   authorization_code: 'Authorization code: a person connects in the browser',
   client_credentials: 'Client credentials: hubgate connects on its own',
 };
+
+/**
+ * Where the provider sends people back after they allow access: PUBLIC_URL/api/v1/oauth/callback. The
+ * console is served by hubgate itself, at the address its browser reached it by, which is PUBLIC_URL
+ * wherever hubgate works for people (decision 0068).
+ */
+const callbackUrl = () => new URL(routeUrl(routes.platform.oauthCallback), window.location.origin).href;
+
+/** The callback URL to register at the provider, read-only, with a copy button. */
+function CallbackUrl({ grant }: { grant: OAuthGrant }) {
+  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+  const url = callbackUrl();
+  return (
+    <Field
+      label="Callback URL"
+      hint={
+        grant === 'authorization_code'
+          ? 'Register this at the provider as the redirect (callback) URL of the client: people come back to hubgate there after allowing access.'
+          : 'Not used with client credentials: nobody is sent to the provider.'
+      }
+    >
+      {({ id, describedBy }) => (
+        <div class="secret-row">
+          <input
+            id={id}
+            class="secret-value"
+            type="text"
+            readOnly
+            value={url}
+            spellcheck={false}
+            aria-describedby={describedBy}
+            onFocus={(event) => event.currentTarget.select()}
+          />
+          <button
+            type="button"
+            class="button"
+            aria-label="Copy the callback URL"
+            onClick={() =>
+              navigator.clipboard.writeText(url).then(
+                () => setCopied('yes'),
+                () => setCopied('failed'),
+              )
+            }
+          >
+            {copied === 'yes' ? 'Copied' : 'Copy'}
+          </button>
+          <span class="visually-hidden" role="status">
+            {copied === 'yes'
+              ? 'Copied to the clipboard.'
+              : copied === 'failed'
+                ? 'Select it and copy it.'
+                : ''}
+          </span>
+        </div>
+      )}
+    </Field>
+  );
+}
 
 interface Values {
   key: string;
@@ -168,6 +227,7 @@ export function ProviderDialog({
           onValue={set('authorizationUrl')}
           error={error('authorizationUrl')}
         />
+        <CallbackUrl grant={values.grant} />
         <TextField
           label="Token URL"
           type="text"
