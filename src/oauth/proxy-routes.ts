@@ -70,8 +70,9 @@ const schemaOf = (method: ProxyMethod) => ({
   description:
     "Sent to the provider's apiBaseUrl + /<path> with the query string, the body (≤ 1 MiB) and the " +
     'content-type and accept headers, plus Authorization: Bearer <access token>; the answer is the ' +
-    `provider's status, content-type and body (≤ ${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB, else ` +
-    '502). 409 when the connection is not active and authorized; 429 with Retry-After over its ' +
+    `provider's status, content-type and body (≤ ${MAX_PROXY_ANSWER_BYTES / 1024 / 1024} MiB once decoded, ` +
+    'sent back without Content-Encoding; else 502). A path that climbs (dot segments, ..;, backslashes, ' +
+    'encoded slashes, percent-encoded once or more) is 400. 409 when the connection is not active and authorized; 429 with Retry-After over its ' +
     'maxPerSecond; a provider 401 refreshes the token once and tries once more.',
   params: ProxyParams,
   response: {
