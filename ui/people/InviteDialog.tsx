@@ -2,7 +2,7 @@
 // once with the guard an API key's secret has; a new link for someone who has not accepted yet; and
 // the role picker the invitation and a change of role share.
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { api, ApiError } from '../common/api.js';
+import { api, ApiError, inMinutes } from '../common/api.js';
 import { ConfirmDialog, Dialog, FormActions } from '../common/Dialog.js';
 import { looksLikeEmail, TextField } from '../common/Field.js';
 import { formatDate, roleName } from '../common/format.js';
@@ -118,18 +118,38 @@ function InvitationLinkStep({
   );
 }
 
+/**
+ * A 409 about the organization's pending invitations (it holds the most it may), not about the
+ * address: the server's words say what to do (docs/api/people.md).
+ */
+const isPendingCap = (error: ApiError | undefined): boolean =>
+  error?.code === 'conflict' && /pending invitations/.test(error.message);
+
+/** A 429 of the invitation routes: too many links within the hour, in all or for one address. */
+const tooManyLinks = (error: ApiError): ApiError =>
+  error.saying(
+    `Too many invitation links were made within the hour${
+      error.retryAfterSeconds === null ? '' : `; try again in ${inMinutes(error.retryAfterSeconds)}`
+    }.`,
+  );
+
 /** An invitation refused, on the field it is about where it is about one. */
 function inviteErrors(error: ApiError | undefined, checked: boolean, email: string) {
   const emailError =
     (checked && !looksLikeEmail(email) ? 'Enter an e-mail address like name@example.com.' : undefined) ??
-    (error?.code === 'conflict'
-      ? 'Someone with this e-mail address already has a hubgate account.'
+    (error?.code === 'conflict' && !isPendingCap(error)
+      ? 'Someone with this e-mail address already has a hubgate account, or you have invited them already.'
       : error?.forField('email')
         ? 'Enter an e-mail address like name@example.com.'
         : undefined);
   const roleError =
     error?.code === 'role_forbidden' ? 'Only a platform admin can make someone a platform admin.' : undefined;
-  const other = error && !emailError && !roleError ? error : undefined;
+  const other =
+    error && !emailError && !roleError
+      ? error.code === 'rate_limited'
+        ? tooManyLinks(error)
+        : error
+      : undefined;
   return { emailError, roleError, other };
 }
 
@@ -224,9 +244,13 @@ export function NewLinkDialog({
     try {
       setMade(await api(routes.people.newInvitation, { params: { id: person.id } }));
     } catch (error) {
-      if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
+      if (error instanceof ApiError && error.code === 'rate_limited') throw tooManyLinks(error);
+      if (!(error instanceof ApiError) || error.code !== 'conflict' || isPendingCap(error)) throw error;
       onChanged();
-      throw error.saying(`${person.email} has accepted their invitation already: they sign in as usual.`);
+      throw error.saying(
+        `${person.email} has accepted their invitation already, or has a hubgate account by now: ` +
+          'no new link is needed.',
+      );
     }
   });
   if (made) return <InvitationLinkStep person={made} again onClose={onClose} />;
