@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { RFC3339_PATTERN } from '../../src/http/time.js';
 import { inDays, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type RequestOptions, type TestSession } from '../helpers/harness.js';
 import { requestCheck, type RequestCheck } from '../helpers/openapi-check.js';
@@ -11,10 +12,12 @@ import { requestCheck, type RequestCheck } from '../helpers/openapi-check.js';
 
 let h: Harness;
 let check: RequestCheck;
+let document: unknown;
 let session: TestSession;
 before(async () => {
   h = await startHarness();
-  check = requestCheck((await h.request('GET', '/api/v1/openapi.json')).body);
+  document = (await h.request('GET', '/api/v1/openapi.json')).body;
+  check = requestCheck(document);
   ({ session } = await makeSignedInTenant(h, { entitlements: ['integrations', 'integration_hub'] }));
 });
 after(() => h.close());
@@ -164,4 +167,19 @@ test('a date-time with a leap second or a space for the T is invalid by the docu
     { session },
     201,
   );
+});
+
+test('every date-time of the document carries the pattern of the times the service reads', () => {
+  const found: string[] = [];
+  const walk = (node: unknown, where: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    const object = node as Record<string, unknown>;
+    if (object.format === 'date-time') {
+      found.push(where);
+      assert.equal(object.pattern, RFC3339_PATTERN, `${where}: a date-time without the pattern`);
+    }
+    for (const [key, value] of Object.entries(object)) walk(value, `${where}/${key}`);
+  };
+  walk(document, '#');
+  assert.ok(found.length > 50, `only ${found.length} date-times found: the walk missed the document`);
 });
