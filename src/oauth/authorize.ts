@@ -5,6 +5,8 @@ import { connectionOr404, setAuthorization } from '../connections/connections.js
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { errorFields } from '../logger.js';
+import { redactText, spellingsOf } from '../outbound/redact.js';
+import { clientSecretOf } from './providers.js';
 import { deleteExpiredStates, insertState, takeState } from './store.js';
 import { requestTokens } from './token-endpoint.js';
 import { providerOf, tokenClientOf, type TokenDeps } from './tokens.js';
@@ -126,8 +128,11 @@ export async function finishAuthorization(
     return back('You may no longer authorize connections here (integrations:ADMIN); nothing was bound.');
   }
   if (query.error !== undefined) {
-    const words = query.error_description ? `: ${printable(query.error_description)}` : '';
-    return back(`The provider did not authorize hubgate (${printable(query.error)})${words}.`);
+    // The provider's words may repeat its client secret: hidden before they are cut (decision 0065).
+    const secret = spellingsOf(await clientSecretsOf(deps, scope, state.connection_id));
+    const shown = (text: string) => printable(redactText(text, secret));
+    const words = query.error_description ? `: ${shown(query.error_description)}` : '';
+    return back(`The provider did not authorize hubgate (${shown(query.error)})${words}.`);
   }
   if (!query.code) return back('The provider sent no authorization code back: start again with Authorize.');
   const verifier = keyring.open('oauth', state.verifier_sealed, verifierContext(stateHash));
@@ -138,6 +143,18 @@ export async function finishAuthorization(
     if (error instanceof HttpProblem) return back(error.detail ?? error.message);
     deps.ctx.log.error(errorFields(error), 'binding OAuth tokens failed');
     return back('Something went wrong on hubgate’s side; nothing was bound. Try again.');
+  }
+}
+
+/** The client secret of the connection's provider, to hide; none when it is no OAuth2 connection now. */
+async function clientSecretsOf(deps: AuthorizeDeps, scope: TenantScope, connectionId: string) {
+  try {
+    const provider = await providerOf(deps.ctx.db, await connectionOr404(deps.ctx.db, scope, connectionId));
+    return [clientSecretOf(deps.ctx, provider)];
+  } catch (error) {
+    // Not found, or its provider deleted since: there is no secret the words could hold.
+    if (error instanceof HttpProblem) return [];
+    throw error;
   }
 }
 

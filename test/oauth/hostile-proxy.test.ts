@@ -433,6 +433,32 @@ describe('a provider whose error words repeat the client secret or a token', () 
     assert.deepEqual(secretsIn(r.text, tokens.received[from]), [], `the 502 repeats a secret: ${r.text}`);
   });
 
+  test('the callback’s words on a provider’s refusal (error_description on the redirect) do not hold the secret', async () => {
+    const { session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
+    const provider = await makeProvider({ grant: 'authorization_code' });
+    const created = await h.request('POST', CONNECTIONS, {
+      session,
+      body: { connectorKey: provider.connectorKey, displayName: 'code' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const started = await h.request('POST', `${CONNECTIONS}/${created.body.id}/authorize`, { session });
+    assert.equal(started.status, 200, started.text);
+    const state = new URL(started.body.authorizationUrl).searchParams.get('state') ?? '';
+    const description = encodeURIComponent(`client ${CLIENT_ID} with secret ${CLIENT_SECRET} may not`);
+    const r = await h.request(
+      'GET',
+      `${CALLBACK}?error=unauthorized_client&error_description=${description}&state=${encodeURIComponent(state)}`,
+      { session },
+    );
+    assert.equal(r.status, 303, r.text);
+    const words = new URL(r.headers.get('location') ?? '', h.baseUrl).searchParams.get('authorizationError');
+    assert.match(words ?? '', /unauthorized_client.*\[redacted\]/, `the page is told: ${words}`);
+    assert.ok(
+      !(r.headers.get('location') ?? '').includes(CLIENT_SECRET),
+      `the page is told the secret: ${words}`,
+    );
+  });
+
   test('the callback’s words on a refused code exchange hold neither the secret, the code nor the verifier', async () => {
     tokenHandler = refusing(400, 'invalid_grant');
     const { session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
