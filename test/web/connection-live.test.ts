@@ -143,6 +143,12 @@ describe('a connection page that follows the system', () => {
         widths.scroll <= widths.client,
         `the page scrolls sideways: ${widths.scroll} px in ${widths.client}`,
       );
+      // Every cell of the row lies within the screen, the last column's too (a table would push it off).
+      const cells = row.getByRole('cell');
+      for (let i = 0; i < (await cells.count()); i += 1) {
+        const box = await cells.nth(i).boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `cell ${i} of the row lies off the screen`);
+      }
       await screenshot(page, 'connection-filtered-phone');
       await page.setViewportSize({ width: 1280, height: 800 });
 
