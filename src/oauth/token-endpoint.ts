@@ -1,5 +1,5 @@
 import { redactText, spellingsOf } from '../outbound/redact.js';
-import type { Sender } from '../outbound/sender.js';
+import type { Sender, SendResult } from '../outbound/sender.js';
 import {
   errorCodeOf,
   expiresAtOf,
@@ -85,6 +85,18 @@ function tokensOf(body: Record<string, unknown>, now: Date): TokenAnswer {
 }
 
 /**
+ * A token call that got no answer, in words: the SSRF verdict, a timeout, a system error code
+ * (ECONNREFUSED …); never a code of the HTTP client's own (undici fails an assertion on a 101).
+ */
+function unreachable(result: Pick<SendResult, 'error' | 'errorDetail'>): string {
+  const why = result.errorDetail ?? result.error ?? 'no answer';
+  if (result.error === 'connection_error' && /^(ERR_|UND_ERR)/.test(why)) {
+    return 'the token endpoint answered 101 Switching Protocols or something else that is not HTTP/1.1';
+  }
+  return `the token endpoint could not be reached (${why})`;
+}
+
+/**
  * One request to the token endpoint (RFC 6749 §4.1.3, §4.4, §6): the client authenticated with
  * HTTP Basic, through the outbound sender, so the SSRF policy, the timeout and "no redirects" hold.
  */
@@ -98,10 +110,7 @@ export async function requestTokens(
     ...tokenRequest(client, params),
     keepBodyBytes: MAX_TOKEN_ANSWER_BYTES,
   });
-  if (result.status === null) {
-    const why = result.errorDetail ?? result.error ?? 'no answer';
-    return { ok: false, error: 'unreachable', message: `the token endpoint could not be reached (${why})` };
-  }
+  if (result.status === null) return { ok: false, error: 'unreachable', message: unreachable(result) };
   if (result.status >= 300 && result.status < 400) {
     return invalid(`the token endpoint answered a redirect (HTTP ${result.status}), which is not followed`);
   }

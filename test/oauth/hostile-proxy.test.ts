@@ -277,6 +277,28 @@ describe('a provider that answers 101 Switching Protocols', () => {
   });
 });
 
+describe('a token endpoint that answers 101 Switching Protocols', () => {
+  // FOUND: the token call's words were the HTTP client's codes: "could not be reached (ERR_ASSERTION)".
+  test('the 409 of creating a connection says so in words, with no internals of the HTTP client', async (t) => {
+    const server = createNetServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end('HTTP/1.1 101 Switching Protocols\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => server.close(resolve)));
+    const { port } = server.address() as { port: number };
+    const { session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
+    const provider = await makeProvider({ tokenUrl: `http://127.0.0.1:${port}/token` });
+    const r = await h.request('POST', CONNECTIONS, {
+      session,
+      body: { connectorKey: provider.connectorKey, displayName: 'upgrade' },
+    });
+    assert.equal(r.status, 409, r.text);
+    assert.match(r.body.detail, /101 Switching Protocols/, `the 409 says: ${r.body.detail}`);
+    assert.doesNotMatch(r.body.detail, /ERR_|UND_|assert/i, `the 409 says: ${r.body.detail}`);
+  });
+});
+
 describe('a provider that compresses its answer', () => {
   // FOUND: an answer with Content-Encoding: gzip was counted compressed against the 10 MiB cap
   // (11 KiB of gzip holding 11 MiB passed), and passed back compressed without its
