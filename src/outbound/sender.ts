@@ -37,6 +37,9 @@ class Refused extends Error {
 
 class DnsFailure extends Error {}
 
+const NOT_HTTP =
+  'the answer was 101 Switching Protocols (or something else that is not HTTP/1.1); only HTTP answers count';
+
 /** Walks the error and its causes: the first that says what happened decides; else the deepest code. */
 export function classify(error: unknown): { error: SendError; detail: string } {
   let detail = 'the connection failed';
@@ -56,6 +59,11 @@ export function classify(error: unknown): { error: SendError; detail: string } {
       return { error: 'tls_error', detail: code || 'TLS handshake failed' };
     }
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { error: 'dns_failure', detail: code };
+    // undici refuses a 101 to a request that asked for no upgrade: with an Upgrade header as "bad
+    // upgrade", without one by failing an assertion of its parser, whose code said nothing to a tenant.
+    if (e.name === 'AssertionError' || code === 'ERR_ASSERTION' || /bad upgrade/i.test(e.message ?? '')) {
+      return { error: 'connection_error', detail: NOT_HTTP };
+    }
     // undici's generic code says nothing a cause does not say better.
     if (code && code !== 'UND_ERR') detail = code;
     cause = e.cause;

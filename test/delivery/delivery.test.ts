@@ -654,6 +654,35 @@ describe('receivers that misbehave', () => {
     assert.equal(entry.attempts[0]!.error, 'connection_error', JSON.stringify(entry.attempts[0]));
   });
 
+  test('a receiver answering 101 Switching Protocols is a connection_error said in words, no internals', async (t) => {
+    // Issue 37 item 8: undici fails an assertion of its parser on a 101 to a request that asked for no
+    // upgrade, and its code (ERR_ASSERTION) was the attempt's errorDetail.
+    for (const answer of [
+      'HTTP/1.1 101 Switching Protocols\r\n\r\n',
+      'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+    ]) {
+      const server = createServer((socket) => {
+        socket.once('data', () => socket.end(answer));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      t.after(() => server.close());
+      const entry = await outcome(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      const attempt = entry.attempts[0]!;
+      assert.equal(
+        entry.status,
+        'failed',
+        `a receiver answering 101 is not failed: ${JSON.stringify(attempt)}`,
+      );
+      assert.equal(attempt.error, 'connection_error', JSON.stringify(attempt));
+      assert.match(
+        attempt.errorDetail ?? '',
+        /101 Switching Protocols/,
+        `the detail says what came: ${attempt.errorDetail}`,
+      );
+      assert.doesNotMatch(attempt.errorDetail ?? '', /ERR_|assert/i, `no internals: ${attempt.errorDetail}`);
+    }
+  });
+
   test('a huge answer is read only up to a cap: the attempt succeeds quickly', async (t) => {
     const receiver = await startReceiver(t, (_r, _i, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
