@@ -71,6 +71,20 @@ export function Time({ at, mode = 'relative' }: { at: string | null; mode?: 'rel
   );
 }
 
+/**
+ * When something is due (a retry, a first attempt): "in 4 seconds", or "shortly" once it is less than 5
+ * seconds away or already past. A page that has not read the delivery again since never says a retry
+ * is due "7 seconds ago".
+ */
+export function Due({ at }: { at: string }) {
+  const soon = new Date(at).getTime() - Date.now() < 5000;
+  return (
+    <time dateTime={at} title={formatPreciseDate(at)}>
+      {soon ? 'shortly' : formatRelative(at)}
+    </time>
+  );
+}
+
 /** `integrations:READER` → "Integrations · Read". */
 export function scopeName(scope: string): string {
   const [module = scope, level] = scope.split(':');

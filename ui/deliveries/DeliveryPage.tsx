@@ -4,7 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useLocation, useRoute } from 'preact-iso';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, withQuery } from '../common/api.js';
-import { formatPreciseDate, Time } from '../common/format.js';
+import { Due, formatPreciseDate, Time } from '../common/format.js';
 import { useResource, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { ErrorNotice, Loading, Notice, StatusBadge } from '../common/Notice.js';
@@ -267,7 +267,7 @@ function AttemptList({ delivery }: { delivery: DeliveryDetail }) {
           {delivery.nextAttemptAt ? (
             <>
               {' '}
-              The first is due <Time at={delivery.nextAttemptAt} />.
+              The first is due <Due at={delivery.nextAttemptAt} />.
             </>
           ) : null}
         </p>
@@ -311,7 +311,7 @@ function DeliveryFacts({ delivery, connectionId }: { delivery: DeliveryDetail; c
         ) : null}
         {waiting && delivery.nextAttemptAt ? (
           <Fact label="Next attempt">
-            <Time at={delivery.nextAttemptAt} />
+            <Due at={delivery.nextAttemptAt} />
           </Fact>
         ) : null}
         <Fact label="Attempts">{delivery.attemptCount}</Fact>

@@ -4,7 +4,7 @@ import { Fragment } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { api, routeText } from '../common/api.js';
-import { formatPreciseDate, plural, Time } from '../common/format.js';
+import { Due, formatPreciseDate, plural, Time } from '../common/format.js';
 import { useResource, type Resource } from '../common/hooks.js';
 import { RefreshButton } from '../common/Layout.js';
 import { EmptyState, ErrorNotice, Loading, Notice, StatusBadge } from '../common/Notice.js';
@@ -119,7 +119,7 @@ function DeliveryAttempts({ delivery }: { delivery: Delivery }) {
         {delivery.nextAttemptAt ? (
           <>
             {' '}
-            The first is due <Time at={delivery.nextAttemptAt} />.
+            The first is due <Due at={delivery.nextAttemptAt} />.
           </>
         ) : null}
       </p>
@@ -209,7 +209,7 @@ function LastAndNext({ delivery, waitHref }: { delivery: Delivery; waitHref: str
       ) : null}
       {waiting && delivery.nextAttemptAt ? (
         <span class="muted">
-          Next <Time at={delivery.nextAttemptAt} />
+          Next <Due at={delivery.nextAttemptAt} />
         </span>
       ) : null}
     </span>

@@ -3,14 +3,17 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Answer } from '../common/api.js';
-import { Time } from '../common/format.js';
+import { Due } from '../common/format.js';
 import { routes, type Delivery } from '../common/routes.js';
 import { attemptErrorText } from './attempts.js';
 
 type TestEventAnswer = Answer<typeof routes.deliveries.test>;
 
-/** Statuses that say how a test went: it landed, it failed, or the receiver refused it once. */
-const LANDED = new Set(['delivered', 'failed', 'retrying', 'cancelled', 'skipped']);
+/**
+ * Statuses after which nothing more happens to the test. A refusal (`retrying`) is said at once and
+ * followed on, so that the banner says when the test was delivered or failed for good.
+ */
+const FINAL = new Set(['delivered', 'failed', 'cancelled', 'skipped']);
 const POLL_MS = 800;
 /** After this, the outcome is left to the event log (a slow receiver, a long queue). */
 const GIVE_UP_MS = 60_000;
@@ -18,7 +21,11 @@ const GIVE_UP_MS = 60_000;
 type TestEvent =
   | { phase: 'idle' }
   | { phase: 'sending' }
-  | { phase: 'waiting' | 'landed' | 'slow'; sent: TestEventAnswer; delivery: Delivery | null }
+  | {
+      phase: 'waiting' | 'refusedOnce' | 'landed' | 'slow';
+      sent: TestEventAnswer;
+      delivery: Delivery | null;
+    }
   | { phase: 'refused'; error: ApiError }
   | { phase: 'unreadable'; sent: TestEventAnswer; error: ApiError };
 
@@ -49,9 +56,12 @@ async function follow(
       if (final && !signal.aborted) return show({ phase: 'unreadable', sent, error });
     }
     if (signal.aborted) return;
-    if (delivery && LANDED.has(delivery.status)) return show({ phase: 'landed', sent, delivery });
-    if (Date.now() - started > GIVE_UP_MS) return show({ phase: 'slow', sent, delivery });
-    show({ phase: 'waiting', sent, delivery });
+    if (delivery && FINAL.has(delivery.status)) return show({ phase: 'landed', sent, delivery });
+    const refused = delivery?.status === 'retrying';
+    // Past the time to give up, a refused test stays said as it is (its next attempt "shortly" at worst).
+    if (Date.now() - started > GIVE_UP_MS)
+      return show({ phase: refused ? 'landed' : 'slow', sent, delivery });
+    show({ phase: refused ? 'refusedOnce' : 'waiting', sent, delivery });
   }
 }
 
@@ -72,9 +82,13 @@ export function useTestEvent(id: string, onLanded: () => void) {
       const sent = await api(routes.deliveries.test, { params: { id }, body: {} });
       setState({ phase: 'waiting', sent, delivery: null });
       landed.current();
+      let said = '';
       await follow(id, sent, controller.signal, (next) => {
         setState(next);
-        if (next.phase !== 'waiting') landed.current();
+        // The log is read again when the outcome changes, not at every turn of a refused test.
+        const outcome = `${next.phase}:${'delivery' in next ? (next.delivery?.status ?? '') : ''}`;
+        if (next.phase !== 'waiting' && outcome !== said) landed.current();
+        said = outcome;
       });
     } catch (error) {
       if (controller.signal.aborted) return;
@@ -117,14 +131,9 @@ function AttemptSummary({ delivery }: { delivery: Delivery }) {
   );
 }
 
-/** "in 4 seconds", or "in a moment" when it is about now. */
-function Soon({ at }: { at: string }) {
-  return Math.abs(new Date(at).getTime() - Date.now()) < 5000 ? <>in a moment</> : <Time at={at} />;
-}
-
 const HEADLINES: Record<string, string> = {
   delivered: 'The test event was delivered.',
-  failed: 'The test event was not delivered.',
+  failed: 'The test event was not delivered: hubgate gave up, it will not try again.',
   retrying: 'The test event was not delivered yet: the receiver refused it.',
   cancelled: 'The test event was cancelled.',
   skipped: 'The test event was skipped: the connection is paused.',
@@ -139,7 +148,7 @@ function Landed({ delivery, detailHref }: { delivery: Delivery; detailHref: stri
       <AttemptSummary delivery={delivery} />
       {delivery.status === 'retrying' && delivery.nextAttemptAt ? (
         <p>
-          hubgate tries again <Soon at={delivery.nextAttemptAt} />.
+          hubgate tries again <Due at={delivery.nextAttemptAt} />.
         </p>
       ) : null}
       <a href={detailHref}>View the test delivery</a>
@@ -167,7 +176,10 @@ function describe(
       ),
     };
   }
-  if ((state.phase === 'landed' || state.phase === 'waiting') && state.delivery) {
+  if (
+    (state.phase === 'landed' || state.phase === 'waiting' || state.phase === 'refusedOnce') &&
+    state.delivery
+  ) {
     return {
       tone: TONE[state.delivery.status] ?? 'info',
       body: <Landed delivery={state.delivery} detailHref={detailHref(state.sent.deliveryId)} />,

@@ -133,8 +133,17 @@ const tooManyLinks = (error: ApiError): ApiError =>
     }.`,
   );
 
-/** An invitation refused, on the field it is about where it is about one. */
-function inviteErrors(error: ApiError | undefined, checked: boolean, email: string) {
+/**
+ * An invitation refused, on the field it is about where it is about one. A `role_forbidden` is about the
+ * role field only when a platform admin was asked for by someone who is not one; otherwise it is the
+ * inviter's own role, changed since the page opened (demoted): said as that, not as the other.
+ */
+function inviteErrors(
+  error: ApiError | undefined,
+  checked: boolean,
+  email: string,
+  roles: { asked: Role; mine: string },
+) {
   const emailError =
     (checked && !looksLikeEmail(email) ? 'Enter an e-mail address like name@example.com.' : undefined) ??
     (error?.code === 'conflict' && !isPendingCap(error)
@@ -142,13 +151,20 @@ function inviteErrors(error: ApiError | undefined, checked: boolean, email: stri
       : error?.forField('email')
         ? 'Enter an e-mail address like name@example.com.'
         : undefined);
+  const forbidden = error?.code === 'role_forbidden';
   const roleError =
-    error?.code === 'role_forbidden' ? 'Only a platform admin can make someone a platform admin.' : undefined;
+    forbidden && roles.asked === 'PLATFORM_ADMIN' && roles.mine !== 'PLATFORM_ADMIN'
+      ? 'Only a platform admin can make someone a platform admin.'
+      : undefined;
   const other =
     error && !emailError && !roleError
       ? error.code === 'rate_limited'
         ? tooManyLinks(error)
-        : error
+        : forbidden
+          ? error.saying(
+              'Your role no longer lets you invite people: it was changed after this page opened. Ask an administrator of your organization.',
+            )
+          : error
       : undefined;
   return { emailError, roleError, other };
 }
@@ -192,7 +208,10 @@ export function InviteDialog({
   const emailInput = useRef<HTMLDivElement>(null);
   useEffect(() => emailInput.current?.querySelector('input')?.focus(), []);
   if (invite.invited) return <InvitationLinkStep person={invite.invited} onClose={onClose} />;
-  const { emailError, roleError, other } = inviteErrors(invite.submit.error, invite.checked, invite.email);
+  const { emailError, roleError, other } = inviteErrors(invite.submit.error, invite.checked, invite.email, {
+    asked: invite.role,
+    mine: myRole,
+  });
   return (
     // Escape while the invitation is being made would lose its link: it waits for the answer.
     <Dialog

@@ -249,19 +249,16 @@ function ChannelFieldControl({
       />
     );
   }
-  const type = spec.secret
-    ? 'password'
-    : spec.type === 'email'
-      ? 'email'
-      : spec.type === 'url'
-        ? 'url'
-        : 'text';
+  // A secret URL (a webhook's, Slack's) is typed where it can be read and checked, like any URL: it is
+  // write-only all the same, never filled back in (decision 0068). Passwords and tokens stay hidden.
+  const password = spec.secret && spec.type !== 'url';
+  const type = password ? 'password' : spec.type === 'email' ? 'email' : spec.type === 'url' ? 'url' : 'text';
   return (
     <input
       {...common}
       type={type as 'text'}
       inputMode={spec.type === 'port' ? 'numeric' : undefined}
-      autoComplete={spec.secret ? 'new-password' : 'off'}
+      autoComplete={password ? 'new-password' : 'off'}
       spellcheck={false}
       placeholder={placeholder}
       value={value}
@@ -271,8 +268,9 @@ function ChannelFieldControl({
 }
 
 /**
- * One field of a channel's config, labelled with its hint. A secret field is a password input
- * that is write-only: when editing a channel that has it set, it says so and empty keeps it.
+ * One field of a channel's config, labelled with its hint. A secret field is write-only (a password
+ * input, or a URL input for a secret URL): when editing a channel that has it set, it says so and
+ * empty keeps it.
  */
 function ChannelField({
   spec,
