@@ -52,7 +52,8 @@ export const DeliverySchema = Type.Object({
   test: Type.Boolean({ description: 'made by `POST …/connections/:id/test`' }),
   orderingKey: Nullable(
     Type.String({
-      description: "the event's `orderingKey` when the connection orders per key (`ordering: per-key`); else null",
+      description:
+        "the event's `orderingKey` when the connection orders per key (`ordering: per-key`); else null",
     }),
   ),
   waitingFor: Nullable(
