@@ -35,7 +35,7 @@ const MAX_STEP_COST = 1_000_000;
  * (the count, not the clock, decides their verdict): under load, only data that is costly for its
  * pattern can be refused sooner than when idle.
  */
-export const PATTERN_TIME_MS = 10;
+export const PATTERN_TIME_MS = 50;
 export const VALIDATION_DEADLINE_MS = 250;
 // The whole check looks at the clock after this much counted work (about 0.1 ms of it).
 const LOOK_EVERY_WORK = 10_000;
