@@ -1,6 +1,6 @@
 // Operating a connection's deliveries (docs/api/events.md): pause, resume (replaying what was skipped),
 // and recover a range of failed deliveries with the count of what it matches before confirming.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, type Answer, type ApiError } from '../common/api.js';
 import { ConfirmDialog, Dialog } from '../common/Dialog.js';
 import { Field } from '../common/Field.js';
@@ -99,9 +99,11 @@ export function ResumeDialog({
   onResumed: (answer: ResumeAnswer) => void;
   onClose: () => void;
 }) {
-  const [replay, setReplay] = useState(true);
-  // With nothing skipped there is nothing to replay; a count that arrives later sets the default again.
-  useEffect(() => setReplay(Boolean(skipped && skipped.count > 0)), [skipped]);
+  // The default follows the count (nothing skipped, nothing to replay) until the person chooses: derived
+  // in the render that shows the count, not set by an effect after it, so the box and the count it
+  // belongs to are never seen apart (a test read the box between the two, on a loaded machine).
+  const [chosen, setReplay] = useState<boolean | null>(null);
+  const replay = chosen ?? Boolean(skipped && skipped.count > 0);
   const resume = useAction(async () => {
     const body = { replaySkipped: replay && Boolean(skipped && skipped.count > 0) };
     onResumed(await api(routes.connections.resume, { params: { id: connection.id }, body }));
