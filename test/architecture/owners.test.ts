@@ -59,11 +59,13 @@ const NOT_TABLES = new Set(['set', 'skip', 'of', 'nowait']);
 /** Every table a module writes, once per statement: Kysely's builders and `sql` template text. */
 function writesIn(text: string): string[] {
   const tables: string[] = [];
-  for (const match of text.matchAll(/\.(?:insertInto|updateTable|deleteFrom)\(\s*['"]([a-z_]+)['"]/g))
+  for (const match of text.matchAll(
+    /\.(?:insertInto|updateTable|deleteFrom|mergeInto|replaceInto)\(\s*['"]([a-z_]+)['"]/g,
+  ))
     tables.push(match[1] ?? '');
   for (const template of sqlTemplates(text)) {
     for (const match of template.matchAll(
-      /\b(?:insert\s+into|update|delete\s+from)\s+([a-z_][a-z0-9_]*)/gi,
+      /\b(?:insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+([a-z_][a-z0-9_]*)/gi,
     )) {
       const name = (match[1] ?? '').toLowerCase();
       // A partition (`deliveries_default`, `events_p20260101`) belongs to its table.
@@ -84,10 +86,11 @@ test('the scanner finds writes in Kysely calls and sql templates, and not in com
     'await sql<{ id: string }>`update deliveries set x = ${x} where id in (select id from d for update skip locked)`;',
     'await sql`delete from events_default where ${sql.id(`x`)} < now()`.execute(db);',
     "await db.selectFrom('api_keys').selectAll().execute();",
+    'await sql`truncate table sessions`.execute(db);',
   ].join('\n');
   assert.deepEqual(
     writesIn(text),
-    ['users', 'connections', 'ordering_heads', 'deliveries', 'events'],
+    ['users', 'connections', 'ordering_heads', 'deliveries', 'events', 'sessions'],
     'the tables written by the sample, in order',
   );
 });
