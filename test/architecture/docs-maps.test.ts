@@ -67,7 +67,7 @@ test('docs/contributors/web-ui.md maps every folder of ui/, and only those', () 
   checkMap('docs/contributors/web-ui.md', '## Where things are', 'ui');
 });
 
-test('the map of folders finds a missing folder and a folder that is gone', () => {
+test('the map reader takes indented names as folders of the tree, not what a root line says', () => {
   const { inTree } = namedFolders(
     ['src/', '  a/    one', '  a/b/  two, see docs/x.md', 'test/  c/ d/'],
     'src',
