@@ -4,6 +4,7 @@ import { Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { listAuditRows, type AuditRow } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
+import { sessionRule } from './rules.js';
 import { requestScope } from './scope.js';
 
 export const AuditEntry = Type.Object({
@@ -25,7 +26,7 @@ export const auditRoutes: RoutePlugin = async (app, services) => {
   app.get(
     '/api/v1/company/audit-log',
     {
-      config: { access: { class: 'session', roles: KEY_MANAGING_ROLES } },
+      config: sessionRule(KEY_MANAGING_ROLES),
       schema: {
         tags: ['audit'],
         summary: "The tenant's audit log, newest first",

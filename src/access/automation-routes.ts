@@ -4,17 +4,13 @@ import type { RoutePlugin } from '../services.js';
 import { LEVELS, roleLevel } from './catalog.js';
 import { decide, effectiveScopes } from './decide.js';
 import type { Principal } from './principal.js';
-import { scopeOf, type AccessRule } from './rules.js';
+import { anyTenantRule, scopeOf } from './rules.js';
 
 // Either module's READER scope opens discovery (docs/api/authentication.md).
-const DISCOVERY: AccessRule = {
-  class: 'tenant',
-  automation: true,
-  anyOf: [
-    { module: 'integrations', level: 'READER' },
-    { module: 'integration_hub', level: 'READER' },
-  ],
-};
+const discovery = anyTenantRule([
+  { module: 'integrations', level: 'READER' },
+  { module: 'integration_hub', level: 'READER' },
+]);
 
 function scopesOf(principal: Principal): string[] {
   if (principal.kind === 'tenant_key') return effectiveScopes(principal.scopes, principal.entitlements);
@@ -49,7 +45,7 @@ export const automationRoutes: RoutePlugin = async (app, services) => {
   app.get(
     '/api/v1/automation/health',
     {
-      config: { access: DISCOVERY },
+      config: discovery,
       schema: {
         tags,
         summary: 'Lightweight health check for monitors',
@@ -63,7 +59,7 @@ export const automationRoutes: RoutePlugin = async (app, services) => {
   app.get(
     '/api/v1/automation/capabilities',
     {
-      config: { access: DISCOVERY },
+      config: discovery,
       schema: {
         tags,
         summary: 'The allowlisted routes and scopes effective for the presented key',

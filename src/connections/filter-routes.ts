@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { tenantRule } from '../access/rules.js';
 import { StrictObject } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { EVENT_TYPE_PATTERN } from './event-types.js';
@@ -50,11 +51,7 @@ export const filterRoutes: RoutePlugin = async (app) => {
     '/api/v1/integrations/filter-test',
     {
       config: {
-        access: {
-          class: 'tenant',
-          automation: false,
-          anyOf: [{ module: 'integrations', level: 'READER' }],
-        },
+        ...tenantRule('integrations', 'READER', { automation: false }),
       },
       schema: {
         tags: ['connections'],

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { AUTHORIZATION_STATUSES, CONNECTION_STATUSES, PAUSED_REASONS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
@@ -195,9 +195,6 @@ function documentedCredentialsBody(catalog: ConnectorCatalog) {
   });
 }
 
-const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['connections'];
 
 /** Integration connections (docs/api/connections.md): tenant routes, all on the automation allowlist. */
@@ -209,7 +206,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections',
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: {
         tags,
         summary: "List the tenant's connections, newest first (safe metadata only)",
@@ -224,7 +221,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections',
     {
       config: {
-        ...rule('OPERATOR'),
+        ...tenantRule('integrations', 'OPERATOR'),
         openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
       },
       schema: {
@@ -248,7 +245,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id',
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
     },
     async (request) => getConnection(deps, requestScope(request), request.params.id),
@@ -257,7 +254,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/revoke',
     {
-      config: rule('OPERATOR'),
+      config: tenantRule('integrations', 'OPERATOR'),
       schema: {
         tags,
         summary: 'Disable the connection for good (idempotent); nothing is sent to it again',
@@ -279,7 +276,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections/:id',
     {
       config: {
-        ...rule('OPERATOR'),
+        ...tenantRule('integrations', 'OPERATOR'),
         openapi: {
           problems: ['conflict', 'destination_forbidden'],
           body: documentedEditBody(deps.catalog),
@@ -314,7 +311,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/pause',
     {
-      config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: 'Pause deliveries (idempotent): nothing is sent until resumed; events meanwhile are skipped',
@@ -343,7 +340,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/resume',
     {
-      config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
@@ -367,7 +364,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections/:id/credentials',
     {
       config: {
-        ...rule('ADMIN'),
+        ...tenantRule('integrations', 'ADMIN'),
         openapi: {
           problems: ['conflict', 'destination_forbidden'],
           body: documentedCredentialsBody(deps.catalog),

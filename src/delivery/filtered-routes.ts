@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, StrictObject } from '../http/schemas.js';
@@ -34,11 +35,7 @@ export const filteredRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections/:id/filtered-events',
     {
       config: {
-        access: {
-          class: 'tenant',
-          automation: false,
-          anyOf: [{ module: 'integrations', level: 'READER' }],
-        },
+        ...tenantRule('integrations', 'READER', { automation: false }),
       },
       schema: {
         tags: ['events'],

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { EVENT_TYPE_PATTERN } from '../connections/event-types.js';
 import { IdParams, StrictObject, Timestamp } from '../http/schemas.js';
@@ -8,9 +8,7 @@ import type { RoutePlugin } from '../services.js';
 import { MAX_RECOVERED } from './control.js';
 import { RECOVER_WINDOW_DAYS, recoverDeliveries, sendTestEvent, TEST_EVENT_TYPE } from './operate.js';
 
-const operator: { access: AccessRule } = {
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level: 'OPERATOR' }] },
-};
+const operator = tenantRule('integrations', 'OPERATOR');
 const tags = ['events'];
 
 /** The body of `POST …/connections/:id/recover`: the time range and the statuses to send again. */

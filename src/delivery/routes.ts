@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { EVENT_TYPE_PATTERN, EventTypePatterns } from '../connections/event-types.js';
 import { ID_PATTERN } from '../crypto/ids.js';
@@ -176,9 +176,6 @@ const PublishedSchema = Type.Object({
   ),
 });
 
-const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['events'];
 
 /** Publishing events and reading a connection's delivery log (docs/api/events.md). */
@@ -188,7 +185,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/events',
     {
-      config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: 'Publish an event: one delivery per matching active connection with credentials',
@@ -218,7 +215,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/events/batch',
     {
-      config: { ...rule('OPERATOR'), openapi: { body: DocumentedBatchBody } },
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { body: DocumentedBatchBody } },
       schema: {
         tags,
         summary: 'Publish up to 100 events, each as if published alone',
@@ -279,7 +276,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events',
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: {
         tags,
         summary: "The connection's deliveries, newest first, with every attempt",
@@ -297,7 +294,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events/:deliveryId',
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: {
         tags,
         summary: 'One delivery, with every attempt and the payload it is sent with',
@@ -312,7 +309,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
     {
-      config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: 'Send a failed delivery again (active connections only)',

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
@@ -42,9 +42,6 @@ export const PatchEventTypeBody = StrictObject({
 // A name that could not be registered is simply not found (404), as a malformed ID is (docs/api/conventions.md).
 const NameParams = StrictObject({ name: Type.String() });
 
-const rule = (level: 'READER' | 'ADMIN'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['event types'];
 const PATH = '/api/v1/integrations/event-types';
 
@@ -55,7 +52,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.get(
     PATH,
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: {
         tags,
         summary: "The tenant's event types, by name",
@@ -69,7 +66,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.post(
     PATH,
     {
-      config: { ...rule('ADMIN'), openapi: { problems: ['conflict'] } },
+      config: { ...tenantRule('integrations', 'ADMIN'), openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: 'Register an event type, with a schema its events’ `data` must match',
@@ -87,7 +84,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.get(
     `${PATH}/:name`,
     {
-      config: rule('READER'),
+      config: tenantRule('integrations', 'READER'),
       schema: { tags, summary: 'One event type', params: NameParams, response: { 200: EventTypeSchema } },
     },
     async (request) => getEventType(ctx.db, requestScope(request), request.params.name),
@@ -96,7 +93,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.patch(
     `${PATH}/:name`,
     {
-      config: rule('ADMIN'),
+      config: tenantRule('integrations', 'ADMIN'),
       schema: {
         tags,
         summary: 'Change an event type’s description, schema or deprecation; `null` clears',
@@ -118,7 +115,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.delete(
     `${PATH}/:name`,
     {
-      config: rule('ADMIN'),
+      config: tenantRule('integrations', 'ADMIN'),
       schema: { tags, summary: 'Remove an event type', params: NameParams, response: { 204: NoContent } },
     },
     async (request, reply) => {

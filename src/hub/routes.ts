@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { AccessRule } from '../access/rules.js';
+import { sessionRule, tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { Nullable, PageOf } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
@@ -72,9 +72,7 @@ export const ReadinessSchema = Type.Object({
   ),
 });
 
-const hubReader: { access: AccessRule } = {
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integration_hub', level: 'READER' }] },
-};
+const hubReader = tenantRule('integration_hub', 'READER');
 const tags = ['integration hub'];
 
 /** The connector catalog, hub overview and credential readiness (docs/api/connections.md). */
@@ -82,7 +80,7 @@ export const hubRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integration-hub/connectors',
     {
-      config: { access: { class: 'session' } },
+      config: sessionRule(),
       schema: {
         tags,
         summary: 'The connector catalog: fields, credential fields and event types of each connector',

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { LEVELS, MODULE_KEYS, SCOPES } from '../access/catalog.js';
 import { sessionOf } from '../access/principal.js';
+import { keyManagementRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
@@ -46,7 +47,7 @@ export const RotateKeyBody = StrictObject({
   previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
 });
 
-const keyManagement = { access: { class: 'key_management' } } as const;
+const keyManagement = keyManagementRule();
 const tags = ['api keys'];
 
 /** Tenant automation key management: interactive sessions of the key-managing roles (docs/api/keys.md). */

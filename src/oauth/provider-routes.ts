@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
+import { platformRule } from '../access/rules.js';
 import { UrlField } from '../connections/connector.js';
 import { OAUTH_GRANTS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
@@ -90,7 +91,7 @@ const PatchBody = StrictObject({
 
 const KeyParams = StrictObject({ key: Type.String({ description: 'the provider’s key' }) });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: oauth providers'];
 const PROVIDERS = '/api/v1/platform/oauth-providers';
 

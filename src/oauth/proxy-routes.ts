@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
@@ -21,9 +21,7 @@ import {
 
 // On the automation allowlist (docs/api/authentication.md): a server-side integration calls its
 // provider through hubgate with a tnt_ key of integrations:OPERATOR.
-const operator: { access: AccessRule } = {
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level: 'OPERATOR' }] },
-};
+const operator = tenantRule('integrations', 'OPERATOR');
 const METHODS: readonly ProxyMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const PROXY_PATH = '/api/v1/integrations/connections/:id/proxy/*';
 const ROUTE_SEGMENTS = PROXY_PATH.split('/').length - 1;

@@ -2,16 +2,14 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { decide } from '../access/decide.js';
 import { sessionOf } from '../access/principal.js';
-import type { AccessRule } from '../access/rules.js';
+import { sessionRule, tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { IdParams } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { CALLBACK_PATH, finishAuthorization, startAuthorization } from './authorize.js';
 
 // Sessions only: a person authorizes; an automation key gets 403 route_not_allowed.
-const admin: { access: AccessRule } = {
-  access: { class: 'tenant', automation: false, anyOf: [{ module: 'integrations', level: 'ADMIN' }] },
-};
+const admin = tenantRule('integrations', 'ADMIN', { automation: false });
 const tags = ['connections'];
 
 const CallbackQuery = Type.Object(
@@ -51,7 +49,7 @@ export const oauthRoutes: RoutePlugin = async (app, services) => {
   app.get(
     CALLBACK_PATH,
     {
-      config: { access: { class: 'session' } },
+      config: sessionRule(),
       schema: {
         tags,
         summary:

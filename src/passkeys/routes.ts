@@ -2,6 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import type { FastifyRequest } from 'fastify';
 import { auditOrigin } from '../access/audit.js';
 import { sessionOf } from '../access/principal.js';
+import { publicRule, sessionRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, PageOf, StrictObject } from '../http/schemas.js';
@@ -26,8 +27,8 @@ import {
 import { signInOptions, signInWithPasskey } from './sign-in.js';
 
 const tags = ['passkeys'];
-const signedIn = { access: { class: 'session' } } as const;
-const publicRoute = { access: { class: 'public' } } as const;
+const signedIn = sessionRule();
+const publicRoute = publicRule();
 
 /** Passkeys (docs/api/passkeys.md): registration from a session, sign-in without one, the password switch. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { KEY_MANAGING_ROLES } from '../access/catalog.js';
 import { sessionOf } from '../access/principal.js';
+import { platformRule, sessionRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, StrictObject } from '../http/schemas.js';
@@ -18,10 +19,10 @@ import {
 } from './users.js';
 
 // Signed-in people of the roles that manage keys; never an automation key (`route_not_allowed`).
-const people = { access: { class: 'session', roles: KEY_MANAGING_ROLES } } as const;
+const people = sessionRule(KEY_MANAGING_ROLES);
 const tags = ['people'];
 // A platform key only (`platform_key_required` for anything else), as every platform route.
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const platformTags = ['platform: tenants'];
 
 const TenantUserParams = StrictObject({

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { platformRule } from '../access/rules.js';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 import { errorFields } from '../logger.js';
 import type { RoutePlugin } from '../services.js';
@@ -77,7 +78,7 @@ export const HistorySchema = Type.Object({
   ),
 });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: monitoring'];
 
 /** GET /api/v1/platform/monitoring and GET /metrics (docs/operators/deployment.md, docs/operators/monitoring.md); platform keys only. */

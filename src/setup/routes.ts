@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { addressBucket, clientAddress } from '../access/client-address.js';
+import { publicRule } from '../access/rules.js';
 import { Nullable, StrictObject } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from '../sign-in/answer.js';
@@ -39,7 +40,7 @@ export const SetupBody = StrictObject({
 // table, so no sign-in attempt can count against (or lock) a client's setup attempts.
 const throttleKeyOf = (request: FastifyRequest): string => `SETUP:${addressBucket(clientAddress(request))}`;
 
-const publicRoute = { access: { class: 'public' } } as const;
+const publicRoute = publicRule();
 const tags = ['setup'];
 
 /** First-run setup (docs/operators/setup.md): GET and POST /api/v1/setup. */

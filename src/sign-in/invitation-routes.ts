@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { auditOrigin } from '../access/audit.js';
 import { addressBucket, clientAddress } from '../access/client-address.js';
+import { publicRule } from '../access/rules.js';
 import { InvitationAcceptBody, InvitationLookup, InvitationLookupBody } from '../people/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './answer.js';
@@ -12,7 +13,7 @@ const throttleKeyOf = (request: FastifyRequest): string => `INVITE:${addressBuck
 
 const tags = ['people'];
 const invitationRoute = {
-  access: { class: 'public' },
+  ...publicRule(),
   openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
 } as const;
 

@@ -3,6 +3,7 @@ import { auditOrigin } from '../access/audit.js';
 import { clearSessionCookies, setCsrfCookie } from '../access/cookies.js';
 import { issueCsrfToken } from '../access/csrf.js';
 import { sessionOf } from '../access/principal.js';
+import { publicRule, sessionRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { endSession } from '../access/sessions.js';
 import { NoContent, StrictObject } from '../http/schemas.js';
@@ -27,7 +28,7 @@ export const sessionRoutes: RoutePlugin = async (app, services) => {
     '/api/v1/auth/login',
     {
       config: {
-        access: { class: 'public' },
+        ...publicRule(),
         openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
       },
       // Before the body is read, so a cross-site post is 403 whatever it holds (the order of docs/api/errors.md).
@@ -48,7 +49,7 @@ export const sessionRoutes: RoutePlugin = async (app, services) => {
   app.get(
     '/api/v1/auth/session',
     {
-      config: { access: { class: 'session' } },
+      config: sessionRule(),
       schema: {
         tags,
         summary: 'The signed-in user, their tenant and a CSRF token',
@@ -75,7 +76,7 @@ export const sessionRoutes: RoutePlugin = async (app, services) => {
   app.post(
     '/api/v1/auth/logout',
     {
-      config: { access: { class: 'session' } },
+      config: sessionRule(),
       schema: { tags, summary: 'Sign out: the session ends at once', response: { 204: NoContent } },
     },
     async (request, reply) => {

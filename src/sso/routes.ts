@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
+import { publicRule } from '../access/rules.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
@@ -9,7 +10,7 @@ import { openAcceptor } from './kerberos.js';
 import { signInWithTicket } from './sign-in.js';
 
 const tags = ['sign-in'];
-const publicRoute = { access: { class: 'public' } } as const;
+const publicRoute = publicRule();
 
 export const AuthMethods = Type.Object({
   password: Type.Boolean(),

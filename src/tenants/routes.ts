@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { MODULE_KEYS, ROLES } from '../access/catalog.js';
+import { platformRule } from '../access/rules.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
@@ -39,7 +40,7 @@ export const AddUserBody = StrictObject({
   password: Type.String({ minLength: 12, maxLength: 200 }),
 });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: tenants'];
 
 /** Tenants, their entitlements and their users: platform-operator routes of docs/api/platform.md. */

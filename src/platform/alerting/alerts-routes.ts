@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { platformRule } from '../../access/rules.js';
 import { StrictObject, Timestamp } from '../../http/schemas.js';
 import type { RoutePlugin } from '../../services.js';
 import { firingAlerts } from './alerts-store.js';
@@ -25,7 +26,7 @@ export const alertsRoutes: RoutePlugin = async (app, services) => {
   app.get(
     '/api/v1/platform/alerting/alerts',
     {
-      config: { access: { class: 'platform' } },
+      config: platformRule(),
       schema: {
         tags: ['platform: alerting'],
         summary: 'The alerts firing now, the most recent first',

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
+import { platformRule } from '../../access/rules.js';
 import { PageQueryFields } from '../../http/pagination.js';
 import {
   IdParams,
@@ -129,7 +130,7 @@ const BOUND_SECRETS = CHANNEL_KINDS.flatMap((kind) =>
   ),
 ).join('; ');
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
 

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
+import { platformRule } from '../../access/rules.js';
 import { ID_PATTERN } from '../../crypto/ids.js';
 import { Nullable, StrictObject } from '../../http/schemas.js';
 import type { RoutePlugin } from '../../services.js';
@@ -81,7 +82,7 @@ const DocumentSchema = Type.Object({
   ),
 });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: alerting'];
 
 /** The document with its revision as the entity tag, for a later `If-Match`. */
