@@ -178,10 +178,12 @@ interface BackgroundJob {
 }
 
 /**
- * Every periodic job, in one list, with the roles that run it. `serve` runs them only when it runs
- * delivery workers (its default), and then runs every job `worker` runs: a deployment of one `serve`
- * process does everything, and `worker` processes beside it share the work (each job takes a lease or
- * is safe to run in several processes at once). Alerts are evaluated where deliveries are worked.
+ * Every periodic job, in one list, with the roles that run it. `serve` runs every job `worker` runs
+ * (its delivery workers are on; a test harness starts them only when asked): one `serve` process does
+ * everything, and `worker` processes beside it share the delivery work (each job takes a lease or is
+ * safe to run in several processes at once). Alerts are evaluated where deliveries are worked. The
+ * purges of sign-in records and passkey challenges stay with `serve`, which every deployment runs:
+ * `worker` processes would only repeat them.
  */
 const BACKGROUND_JOBS: readonly BackgroundJob[] = [
   {
@@ -196,10 +198,10 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
   { name: 'alert engine', roles: ['serve', 'worker'], start: (s) => startAlertEngine(s.ctx, s.alertSender) },
   {
     name: 'access retention',
-    roles: ['serve', 'worker'],
+    roles: ['serve'],
     start: (s) => startAccessRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
-  { name: 'challenge retention', roles: ['serve', 'worker'], start: (s) => startChallengeRetention(s.ctx) },
+  { name: 'challenge retention', roles: ['serve'], start: (s) => startChallengeRetention(s.ctx) },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];
 
