@@ -36,7 +36,6 @@ import {
 } from './http/unplaceable.js';
 import { registerValidation } from './http/validation.js';
 import { hubRoutes } from './hub/routes.js';
-import { createCredentialVerifiers } from './keys/credential-verifiers.js';
 import { keyRoutes } from './keys/routes.js';
 import { oauthProviderRoutes } from './oauth/provider-routes.js';
 import { proxyRoutes } from './oauth/proxy-routes.js';
@@ -123,13 +122,14 @@ export async function buildApp(config: Config, services: Services): Promise<Fast
   await registerCompression(app);
   await app.register(cookie);
   registerSecurityHeaders(app, config.publicUrl);
-  const {
-    tenantKeys,
+  const { verifiers, limiter } = services;
+  registerGate(app, {
+    verifiers,
     limiter,
-    ctx: { keyring, now },
-  } = services;
-  const verifiers = createCredentialVerifiers(ctx, tenantKeys);
-  registerGate(app, { verifiers, limiter, keyring, publicOrigin: config.publicUrl.origin, now });
+    keyring: ctx.keyring,
+    publicOrigin: config.publicUrl.origin,
+    now: ctx.now,
+  });
   registerUnplaceable(app, isUiPage);
   await registerOpenApi(app, config.publicUrl.origin);
   // In this order: the OpenAPI document lists them so.

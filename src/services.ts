@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { CredentialVerifiers } from './access/authenticate.js';
 import { createRateLimiter, type RateLimiter } from './access/rate-limit.js';
 import { startAccessRetention } from './access/retention.js';
 import type { Config } from './config.js';
@@ -17,6 +18,7 @@ import { createAnnouncer, createWakeup } from './delivery/wakeup.js';
 import { createDeliveryWorkers, type DeliveryWorkers, type WorkerOptions } from './delivery/worker.js';
 import { createMetrics } from './http/metrics.js';
 import { HttpProblem } from './http/problem.js';
+import { createCredentialVerifiers } from './keys/credential-verifiers.js';
 import {
   createTenantKeyVerifier,
   DEFAULT_KEY_TIMINGS,
@@ -52,6 +54,8 @@ export interface AppDeps {
 export interface Services {
   ctx: AppContext;
   tenantKeys: TenantKeyVerifier;
+  /** The gate's check per credential kind (sessions, tenant and platform keys). */
+  verifiers: CredentialVerifiers;
   limiter: RateLimiter;
   mailer: InvitationMailer;
   catalog: ConnectorCatalog;
@@ -97,6 +101,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     logBackgroundError,
   );
   closers.push(() => tenantKeys.close());
+  const verifiers = createCredentialVerifiers(ctx, tenantKeys);
   const limiter = createRateLimiter(db, config.rateLimitPerMinute, {
     syncMs: deps.timings?.rateLimitSyncMs,
     onError: logBackgroundError,
@@ -115,10 +120,38 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     now,
   });
   closers.push(() => alertSender.close());
+  return {
+    ctx,
+    tenantKeys,
+    verifiers,
+    limiter,
+    mailer,
+    catalog,
+    oauth,
+    alertSender,
+    ...createDelivery(ctx, catalog, deps, closers, logBackgroundError),
+    async close() {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
+/**
+ * Delivery's parts, in order: control, the wake-up and its announcer, the workers (built, not started),
+ * then the event writer, which takes the workers' dispatch as it is built.
+ */
+function createDelivery(
+  ctx: AppContext,
+  catalog: ConnectorCatalog,
+  deps: AppDeps,
+  closers: Array<() => Promise<void>>,
+  onError: (error: unknown) => void,
+) {
+  const { config, db, now } = ctx;
   // Pause and revoke wait for attempts in flight at most as long as a claim can last.
   const control = deliveryControl({ now, maxDrainMs: leaseDuration(config.delivery.timeoutMs) });
   const wakeup = createWakeup();
-  const announce = createAnnouncer(deps.database, wakeup, logBackgroundError);
+  const announce = createAnnouncer(deps.database, wakeup, onError);
   const workerOptions = deps.workers || undefined;
   const workers =
     workerOptions && createDeliveryWorkers({ ctx, catalog }, deps.database, wakeup, workerOptions);
@@ -126,17 +159,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
   // This process's worker takes its publishes' deliveries straight away when it runs and has room.
   const writer = createEventWriter({ ctx, catalog }, workers?.dispatch, announce);
   const permits = (id: string, max: number, at: Date) => takePermit(db, id, max, at);
-  const services = { ctx, tenantKeys, limiter, mailer, catalog, oauth, alertSender, control, announce };
-  return {
-    ...services,
-    takePermit: permits,
-    workers,
-    writer,
-    workerOptions,
-    async close() {
-      for (const close of closers.reverse()) await close();
-    },
-  };
+  return { control, announce, workers, writer, workerOptions, takePermit: permits };
 }
 
 /** The context every part is given, tracing first: closed last, it exports the spans every other part ended. */
