@@ -11,6 +11,7 @@ import { parseConfig } from '../src/config.js';
 import { createKeyring } from '../src/crypto/keyring.js';
 import { openDatabase } from '../src/db/database.js';
 import { createLogger } from '../src/logger.js';
+import { createServices } from '../src/services.js';
 
 interface LintReport {
   totals: { errors: number; warnings: number; ignored: number };
@@ -22,13 +23,15 @@ async function publishedDocument(): Promise<unknown> {
   try {
     // As deployed: the rules rightly warn about a server on localhost, the default PUBLIC_URL.
     const config = parseConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: 'https://hubgate.test' });
-    const app = await buildApp(config, {
+    const services = await createServices(config, {
       database,
       keyring: createKeyring(randomBytes(32)),
       logger: createLogger('silent'),
     });
+    const app = await buildApp(config, services);
     const document = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     await app.close();
+    await services.close();
     return document;
   } finally {
     await database.close();

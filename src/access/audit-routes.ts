@@ -1,10 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import type { AppContext } from '../context.js';
 import { listPage, PageQueryFields, type Cursor } from '../http/pagination.js';
 import { Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { listAuditRows, type AuditRow } from './audit-store.js';
 import { KEY_MANAGING_ROLES } from './catalog.js';
+import { sessionRule } from './rules.js';
 import { requestScope } from './scope.js';
 
 export const AuditEntry = Type.Object({
@@ -21,31 +21,29 @@ export const AuditEntry = Type.Object({
 });
 
 /** The tenant's audit log (docs/api/keys.md), newest first. */
-export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.get(
-      '/api/v1/company/audit-log',
-      {
-        config: { access: { class: 'session', roles: KEY_MANAGING_ROLES } },
-        schema: {
-          tags: ['audit'],
-          summary: "The tenant's audit log, newest first",
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(AuditEntry) },
-        },
+export const auditRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
+  app.get(
+    '/api/v1/company/audit-log',
+    {
+      config: sessionRule(KEY_MANAGING_ROLES),
+      schema: {
+        tags: ['audit'],
+        summary: "The tenant's audit log, newest first",
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(AuditEntry) },
       },
-      async (request) => {
-        const scope = requestScope(request);
-        const fetch = (limit: number, after: Cursor | undefined) =>
-          listAuditRows(ctx.db, scope, limit, after);
-        return listPage(request.query, 'aud', fetch, (rows) => rows.map(toAuditEntry), {
-          keyring: ctx.keyring,
-          list: ['audit-log', scope.tenantId],
-        });
-      },
-    );
-  };
-}
+    },
+    async (request) => {
+      const scope = requestScope(request);
+      const fetch = (limit: number, after: Cursor | undefined) => listAuditRows(ctx.db, scope, limit, after);
+      return listPage(request.query, 'aud', fetch, (rows) => rows.map(toAuditEntry), {
+        keyring: ctx.keyring,
+        list: ['audit-log', scope.tenantId],
+      });
+    },
+  );
+};
 
 function toAuditEntry(row: AuditRow): Static<typeof AuditEntry> {
   return {

@@ -32,4 +32,41 @@ declare module 'fastify' {
   }
 }
 
+/** What a route's `config` declares: `config: tenantRule('integrations', 'OPERATOR')`. */
+export interface Declared {
+  access: AccessRule;
+}
+
+/**
+ * A tenant module route opened by `level` of `module`; on the automation allowlist unless
+ * `automation: false` (then sessions only; a tenant key gets 403 route_not_allowed).
+ */
+export const tenantRule = (
+  module: ModuleKey,
+  level: Level,
+  options: { automation?: boolean } = {},
+): Declared => anyTenantRule([{ module, level }], options);
+
+/** A tenant route that any one of several module levels opens (discovery: either module's READER). */
+export const anyTenantRule = (
+  anyOf: readonly Requirement[],
+  { automation = true }: { automation?: boolean } = {},
+): Declared => ({ access: { class: 'tenant', automation, anyOf } });
+
+/** No credential needed or looked at; `unlimited` exempts it from the rate limit. */
+export const publicRule = (options: { unlimited?: boolean } = {}): Declared => ({
+  access: { class: 'public', ...options },
+});
+
+/** A platform key only. */
+export const platformRule = (): Declared => ({ access: { class: 'platform' } });
+
+/** A signed-in person, of one of `roles` when given; never an automation key. */
+export const sessionRule = (roles?: readonly Role[]): Declared => ({
+  access: roles ? { class: 'session', roles } : { class: 'session' },
+});
+
+/** Key management: sessions of the key-managing roles only. */
+export const keyManagementRule = (): Declared => ({ access: { class: 'key_management' } });
+
 export const scopeOf = (r: Requirement): string => `${r.module}:${r.level}`;

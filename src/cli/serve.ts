@@ -6,6 +6,7 @@ import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger, LogOutput } from '../logger.js';
+import { createServices, startBackground } from '../services.js';
 import { issueSetupToken, setupUrl } from '../setup/setup.js';
 import { closeOnSignal } from './shutdown.js';
 
@@ -15,19 +16,28 @@ export async function serve(config: Config): Promise<void> {
   const logOutput = new LogOutput();
   const logger = createLogger(config.logLevel, logOutput);
   const { database, keyring } = await openStorage(config, logger);
-  const app = await buildApp(config, { database, keyring, logger, workers: {} });
+  const services = await createServices(config, { database, keyring, logger, workers: {} });
+  const app = await buildApp(config, services);
+  const stopBackground = await startBackground(services, { role: 'serve' });
   closeOnSignal({
     logger,
     database,
     graceMs: config.shutdownGraceMs,
     // The listening socket closes at once, idle keep-alive connections with it; the requests in
-    // flight end with `Connection: close`, and the delivery worker stops claiming meanwhile.
-    stop: () => app.close(),
+    // flight end with `Connection: close`, and the delivery worker stops claiming meanwhile, not
+    // once the last request has ended (docs/decisions/0054-graceful-shutdown.md).
+    stop: async () => {
+      const background = stopBackground();
+      await Promise.all([app.close(), background]);
+      await services.close();
+    },
     inFlight: async () => ({ openConnections: await openConnections(app.server) }),
   });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
+    await stopBackground();
+    await services.close();
     await database.close();
     throw error;
   }

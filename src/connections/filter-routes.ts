@@ -1,6 +1,7 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { tenantRule } from '../access/rules.js';
 import { StrictObject } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { EVENT_TYPE_PATTERN } from './event-types.js';
 import { ACTUAL_TYPES, explainFilter } from './filter-match.js';
 import { checkFilter, FILTER_OPERATORS, type Filter } from './filter.js';
@@ -45,37 +46,31 @@ export const FilterTestAnswer = Type.Object({
  * and how a tenant learns why a connection got no delivery of an event. It saves nothing and sends
  * nothing. Sessions only: docs/api/authentication.md's allowlist is closed.
  */
-export function filterRoutes(): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.post(
-      '/api/v1/integrations/filter-test',
-      {
-        config: {
-          access: {
-            class: 'tenant',
-            automation: false,
-            anyOf: [{ module: 'integrations', level: 'READER' }],
-          },
-        },
-        schema: {
-          tags: ['connections'],
-          summary: 'Evaluate a payload filter against a sample event, with each condition that failed',
-          body: FilterTestBody,
-          response: { 200: FilterTestAnswer },
-        },
+export const filterRoutes: RoutePlugin = async (app) => {
+  app.post(
+    '/api/v1/integrations/filter-test',
+    {
+      config: {
+        ...tenantRule('integrations', 'READER', { automation: false }),
       },
-      async (request) => {
-        const { filter, event } = request.body;
-        checkFilter(filter);
-        if (filter === null) return { matches: true, failed: [] };
-        const body = {
-          id: event.id ?? 'evt_sample',
-          type: event.type,
-          timestamp: event.timestamp ?? new Date().toISOString(),
-          data: event.data,
-        };
-        return explainFilter(filter as Filter, body);
+      schema: {
+        tags: ['connections'],
+        summary: 'Evaluate a payload filter against a sample event, with each condition that failed',
+        body: FilterTestBody,
+        response: { 200: FilterTestAnswer },
       },
-    );
-  };
-}
+    },
+    async (request) => {
+      const { filter, event } = request.body;
+      checkFilter(filter);
+      if (filter === null) return { matches: true, failed: [] };
+      const body = {
+        id: event.id ?? 'evt_sample',
+        type: event.type,
+        timestamp: event.timestamp ?? new Date().toISOString(),
+        data: event.data,
+      };
+      return explainFilter(filter as Filter, body);
+    },
+  );
+};

@@ -1,20 +1,13 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { AUTHORIZATION_STATUSES, CONNECTION_STATUSES, PAUSED_REASONS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, pascalCase, StrictObject, Timestamp } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import type { ConnectorCatalog } from './catalog.js';
-import {
-  bindCredentials,
-  createConnection,
-  getConnection,
-  listConnections,
-  type ConnectionDeps,
-  type DeliveryControl,
-} from './connections.js';
+import { bindCredentials, createConnection, getConnection, listConnections } from './connections.js';
 import { editConnection } from './edit.js';
 import { pauseConnection, resumeConnection, revokeConnection } from './state.js';
 
@@ -202,202 +195,196 @@ function documentedCredentialsBody(catalog: ConnectorCatalog) {
   });
 }
 
-const rule = (level: 'READER' | 'OPERATOR' | 'ADMIN'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['connections'];
 
 /** Integration connections (docs/api/connections.md): tenant routes, all on the automation allowlist. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function connectionRoutes(deps: ConnectionDeps, control: DeliveryControl): FastifyPluginAsyncTypebox {
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    const { ctx } = deps;
-    const createBody = createBodySchema(deps.catalog);
-    app.get(
-      '/api/v1/integrations/connections',
-      {
-        config: rule('READER'),
-        schema: {
-          tags,
-          summary: "List the tenant's connections, newest first (safe metadata only)",
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(ConnectionSchema) },
-        },
+export const connectionRoutes: RoutePlugin = async (app, deps) => {
+  const { control } = deps;
+  const { ctx } = deps;
+  const createBody = createBodySchema(deps.catalog);
+  app.get(
+    '/api/v1/integrations/connections',
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: {
+        tags,
+        summary: "List the tenant's connections, newest first (safe metadata only)",
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(ConnectionSchema) },
       },
-      async (request) => listConnections(deps, requestScope(request), request.query),
-    );
+    },
+    async (request) => listConnections(deps, requestScope(request), request.query),
+  );
 
-    app.post(
-      '/api/v1/integrations/connections',
-      {
-        config: {
-          ...rule('OPERATOR'),
-          openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
-        },
-        schema: {
-          tags,
-          summary: 'Create a connection to a connector; URL fields must pass the SSRF policy',
-          body: createBody.body,
-          response: { 201: ConnectionSchema },
-        },
+  app.post(
+    '/api/v1/integrations/connections',
+    {
+      config: {
+        ...tenantRule('integrations', 'OPERATOR'),
+        openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
       },
-      async (request, reply) => {
-        const connection = await createConnection(
-          deps,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.body,
-        );
-        return reply.code(201).send(connection);
+      schema: {
+        tags,
+        summary: 'Create a connection to a connector; URL fields must pass the SSRF policy',
+        body: createBody.body,
+        response: { 201: ConnectionSchema },
       },
-    );
+    },
+    async (request, reply) => {
+      const connection = await createConnection(
+        deps,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.body,
+      );
+      return reply.code(201).send(connection);
+    },
+  );
 
-    app.get(
-      '/api/v1/integrations/connections/:id',
-      {
-        config: rule('READER'),
-        schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
-      },
-      async (request) => getConnection(deps, requestScope(request), request.params.id),
-    );
+  app.get(
+    '/api/v1/integrations/connections/:id',
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
+    },
+    async (request) => getConnection(deps, requestScope(request), request.params.id),
+  );
 
-    app.post(
-      '/api/v1/integrations/connections/:id/revoke',
-      {
-        config: rule('OPERATOR'),
-        schema: {
-          tags,
-          summary: 'Disable the connection for good (idempotent); nothing is sent to it again',
-          params: IdParams,
-          response: { 200: ConnectionSchema },
-        },
+  app.post(
+    '/api/v1/integrations/connections/:id/revoke',
+    {
+      config: tenantRule('integrations', 'OPERATOR'),
+      schema: {
+        tags,
+        summary: 'Disable the connection for good (idempotent); nothing is sent to it again',
+        params: IdParams,
+        response: { 200: ConnectionSchema },
       },
-      async (request) =>
-        revokeConnection(
-          deps,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.id,
-          control,
-        ),
-    );
+    },
+    async (request) =>
+      revokeConnection(
+        deps,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.id,
+        control,
+      ),
+  );
 
-    app.patch(
-      '/api/v1/integrations/connections/:id',
-      {
-        config: {
-          ...rule('OPERATOR'),
-          openapi: {
-            problems: ['conflict', 'destination_forbidden'],
-            body: documentedEditBody(deps.catalog),
-          },
-        },
-        schema: {
-          tags,
-          summary: 'Edit the display name and config; URLs are checked again',
-          description:
-            'Every part is optional; a field given as null is removed. Deliveries already queued go to ' +
-            'the new URL from their next attempt. When the host of the URL that receives the bound ' +
-            "credentials changes (the http connector's header), they are unbound (`credentialsBound:false`) " +
-            'and the deliveries queued are kept `skipped`, as a pause keeps them: recover sends them once ' +
-            'credentials are bound again.',
-          params: IdParams,
-          body: EditBody,
-          response: { 200: ConnectionSchema },
+  app.patch(
+    '/api/v1/integrations/connections/:id',
+    {
+      config: {
+        ...tenantRule('integrations', 'OPERATOR'),
+        openapi: {
+          problems: ['conflict', 'destination_forbidden'],
+          body: documentedEditBody(deps.catalog),
         },
       },
-      async (request) =>
-        editConnection(
-          deps,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.id,
-          request.body,
-          DisplayName,
-          control,
-        ),
-    );
+      schema: {
+        tags,
+        summary: 'Edit the display name and config; URLs are checked again',
+        description:
+          'Every part is optional; a field given as null is removed. Deliveries already queued go to ' +
+          'the new URL from their next attempt. When the host of the URL that receives the bound ' +
+          "credentials changes (the http connector's header), they are unbound (`credentialsBound:false`) " +
+          'and the deliveries queued are kept `skipped`, as a pause keeps them: recover sends them once ' +
+          'credentials are bound again.',
+        params: IdParams,
+        body: EditBody,
+        response: { 200: ConnectionSchema },
+      },
+    },
+    async (request) =>
+      editConnection(
+        deps,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.id,
+        request.body,
+        DisplayName,
+        control,
+      ),
+  );
 
-    app.post(
-      '/api/v1/integrations/connections/:id/pause',
-      {
-        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary:
-            'Pause deliveries (idempotent): nothing is sent until resumed; events meanwhile are skipped',
-          description:
-            'Answers once no attempt to the connection is in flight any more. Pending and retrying deliveries ' +
-            'become `skipped`, and so does every matching event published while paused.',
-          params: IdParams,
-          response: { 200: ConnectionSchema },
-        },
+  app.post(
+    '/api/v1/integrations/connections/:id/pause',
+    {
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Pause deliveries (idempotent): nothing is sent until resumed; events meanwhile are skipped',
+        description:
+          'Answers once no attempt to the connection is in flight any more. Pending and retrying deliveries ' +
+          'become `skipped`, and so does every matching event published while paused.',
+        params: IdParams,
+        response: { 200: ConnectionSchema },
       },
-      async (request) => {
-        const origin = auditOrigin(request, ctx.now());
-        const scope = requestScope(request);
-        const { connection } = await pauseConnection(
-          ctx.db,
-          scope,
-          origin,
-          request.params.id,
-          'manual',
-          control,
-        );
-        return connection;
-      },
-    );
+    },
+    async (request) => {
+      const origin = auditOrigin(request, ctx.now());
+      const scope = requestScope(request);
+      const { connection } = await pauseConnection(
+        ctx.db,
+        scope,
+        origin,
+        request.params.id,
+        'manual',
+        control,
+      );
+      return connection;
+    },
+  );
 
-    app.post(
-      '/api/v1/integrations/connections/:id/resume',
-      {
-        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
-          params: IdParams,
-          body: ResumeBody,
-          response: { 200: ResumeAnswer },
-        },
+  app.post(
+    '/api/v1/integrations/connections/:id/resume',
+    {
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
+        params: IdParams,
+        body: ResumeBody,
+        response: { 200: ResumeAnswer },
       },
-      async (request) =>
-        resumeConnection(
-          deps,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.id,
-          { replaySkipped: request.body?.replaySkipped === true },
-          control,
-        ),
-    );
+    },
+    async (request) =>
+      resumeConnection(
+        deps,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.id,
+        { replaySkipped: request.body?.replaySkipped === true },
+        control,
+      ),
+  );
 
-    app.put(
-      '/api/v1/integrations/connections/:id/credentials',
-      {
-        config: {
-          ...rule('ADMIN'),
-          openapi: {
-            problems: ['conflict', 'destination_forbidden'],
-            body: documentedCredentialsBody(deps.catalog),
-          },
-        },
-        schema: {
-          tags,
-          summary: 'Bind secrets to the connection; a generated signing secret is returned once',
-          params: IdParams,
-          body: CredentialsBody,
-          response: { 200: BindAnswer },
+  app.put(
+    '/api/v1/integrations/connections/:id/credentials',
+    {
+      config: {
+        ...tenantRule('integrations', 'ADMIN'),
+        openapi: {
+          problems: ['conflict', 'destination_forbidden'],
+          body: documentedCredentialsBody(deps.catalog),
         },
       },
-      async (request) =>
-        bindCredentials(
-          deps,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.id,
-          request.body,
-        ),
-    );
-  };
-}
+      schema: {
+        tags,
+        summary: 'Bind secrets to the connection; a generated signing secret is returned once',
+        params: IdParams,
+        body: CredentialsBody,
+        response: { 200: BindAnswer },
+      },
+    },
+    async (request) =>
+      bindCredentials(
+        deps,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.id,
+        request.body,
+      ),
+  );
+};

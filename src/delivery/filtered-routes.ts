@@ -1,9 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import type { ConnectionDeps } from '../connections/connections.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, StrictObject } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { connectionFilteredEvents, RECENT_FILTERED } from './filtered.js';
 
 const FilteredEventSchema = Type.Object({
@@ -30,28 +30,22 @@ export const FilteredEventsAnswer = Type.Object({
  * only: the automation allowlist (docs/api/authentication.md) is a closed list, as for the filter
  * test (docs/decisions/0067-filtered-events-and-ordering-key-shown.md).
  */
-export function filteredRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.get(
-      '/api/v1/integrations/connections/:id/filtered-events',
-      {
-        config: {
-          access: {
-            class: 'tenant',
-            automation: false,
-            anyOf: [{ module: 'integrations', level: 'READER' }],
-          },
-        },
-        schema: {
-          tags: ['events'],
-          summary: "The events the connection's payload filter dropped, newest first, with their count",
-          params: IdParams,
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: FilteredEventsAnswer },
-        },
+export const filteredRoutes: RoutePlugin = async (app, deps) => {
+  app.get(
+    '/api/v1/integrations/connections/:id/filtered-events',
+    {
+      config: {
+        ...tenantRule('integrations', 'READER', { automation: false }),
       },
-      async (request) =>
-        connectionFilteredEvents(deps, requestScope(request), request.params.id, request.query),
-    );
-  };
-}
+      schema: {
+        tags: ['events'],
+        summary: "The events the connection's payload filter dropped, newest first, with their count",
+        params: IdParams,
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: FilteredEventsAnswer },
+      },
+    },
+    async (request) =>
+      connectionFilteredEvents(deps, requestScope(request), request.params.id, request.query),
+  );
+};

@@ -47,9 +47,9 @@ interface Waiting {
  */
 export function createEventWriter(
   deps: ConnectionDeps,
-  // This process's worker, once it runs (none in a process without workers): it takes the group's
-  // deliveries straight away when it has free slots (dispatch.ts, direct dispatch).
-  local: { dispatch?: Dispatch } = {},
+  // This process's worker, given at construction (none in a process without workers): once it
+  // runs, it takes the group's deliveries straight away when it has free slots (dispatch.ts).
+  dispatch: Dispatch | undefined = undefined,
   // Tells the workers (this process's and, on PostgreSQL, every other's) that deliveries wait for a
   // claim; called only for a group that left some `pending`, so deliveries this process's worker
   // took itself cost no NOTIFY and no claim.
@@ -60,7 +60,7 @@ export function createEventWriter(
   const batcher = createTurnBatcher<Waiting>({
     maxBatch: options.maxEvents,
     maxInFlight: options.maxInFlight,
-    write: (group) => writeGroup(deps, local, group, announce, turn()),
+    write: (group) => writeGroup(deps, dispatch, group, announce, turn()),
   });
   return {
     /** Writes the event and its deliveries; resolves with the event's row once they are committed. */
@@ -106,7 +106,7 @@ async function draftGroup(
  */
 async function writeGroup(
   deps: ConnectionDeps,
-  local: { dispatch?: Dispatch },
+  dispatch: Dispatch | undefined,
   group: Waiting[],
   announce: () => void,
   turn: InsertTurn,
@@ -122,11 +122,11 @@ async function writeGroup(
   const ordered = drafted.scoped.some((e) => e.deliveries.some((d) => d.ordering_key !== null));
   if (!ordered) {
     turn.skip();
-    return writeDrafted(deps, local, group, announce, drafted);
+    return writeDrafted(deps, dispatch, group, announce, drafted);
   }
   await turn.ready;
   try {
-    await writeDrafted(deps, local, group, announce, drafted);
+    await writeDrafted(deps, dispatch, group, announce, drafted);
   } finally {
     turn.done();
   }
@@ -157,7 +157,7 @@ function createInsertOrder(): () => InsertTurn {
 
 async function writeDrafted(
   deps: ConnectionDeps,
-  local: { dispatch?: Dispatch },
+  dispatch: Dispatch | undefined,
   group: Waiting[],
   announce: () => void,
   drafted: Awaited<ReturnType<typeof draftGroup>>,
@@ -170,7 +170,7 @@ async function writeDrafted(
   const deliveries = scoped
     .flatMap((e) => e.deliveries.map((d) => ({ e, d })))
     .filter(({ d }) => byId.get(d.connection_id)?.status === 'active');
-  const reservation = local.dispatch?.reserve(deliveries.length);
+  const reservation = dispatch?.reserve(deliveries.length);
   const dispatched = deliveries.slice(0, reservation?.slots ?? 0);
   let inserted: Awaited<ReturnType<typeof insertEventGroup>>;
   try {
@@ -187,7 +187,7 @@ async function writeDrafted(
     );
   } catch (error) {
     // Nothing was written: the slots go back, and each event is tried alone, as `pending`.
-    if (reservation) local.dispatch?.hand([], reservation.slots);
+    if (reservation) dispatch?.hand([], reservation.slots);
     await writeAlone(deps, group, scoped, error);
     return announce();
   }
@@ -196,7 +196,7 @@ async function writeDrafted(
   if (reservation) {
     const claimed = new Set(inserted.filter((d) => d.status === 'delivering').map((d) => d.id));
     const handed = dispatched.filter(({ d }) => claimed.has(d.id));
-    local.dispatch?.hand(claimedRows(handed, byId), reservation.slots);
+    dispatch?.hand(claimedRows(handed, byId), reservation.slots);
   }
   // After the worker has its deliveries: a drop's record never delays a send.
   await noteFiltered(deps, scoped);

@@ -1,21 +1,18 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import type { ConnectionDeps } from '../connections/connections.js';
 import { EVENT_TYPE_PATTERN, EventTypePatterns } from '../connections/event-types.js';
 import { ID_PATTERN } from '../crypto/ids.js';
 import { DELIVERY_STATUSES } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { RFC3339_PATTERN } from '../http/time.js';
+import type { RoutePlugin } from '../services.js';
 import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
 import { connectionEventLog, deliveryDetail } from './event-log.js';
-import { createEventWriter } from './group-commit.js';
 import { retryDelivery } from './manual-retry.js';
 import { publishEvent } from './publish.js';
-import type { Dispatch } from './worker.js';
 
 export const STATUSES = DELIVERY_STATUSES;
 
@@ -179,162 +176,152 @@ const PublishedSchema = Type.Object({
   ),
 });
 
-const rule = (level: 'READER' | 'OPERATOR'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['events'];
 
 /** Publishing events and reading a connection's delivery log (docs/api/events.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function deliveryRoutes(
-  deps: ConnectionDeps,
-  announce: () => void,
-  local: { dispatch?: Dispatch } = {},
-): FastifyPluginAsyncTypebox {
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    const writer = createEventWriter(deps, local, announce);
-    app.post(
-      '/api/v1/integrations/events',
-      {
-        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Publish an event: one delivery per matching active connection with credentials',
-          headers: Type.Object({
-            'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-          }),
-          body: EventBody,
-          response: { 202: PublishedSchema },
-        },
+export const deliveryRoutes: RoutePlugin = async (app, deps) => {
+  const { announce, writer } = deps;
+  app.post(
+    '/api/v1/integrations/events',
+    {
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Publish an event: one delivery per matching active connection with credentials',
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        }),
+        body: EventBody,
+        response: { 202: PublishedSchema },
       },
-      async (request, reply) => {
-        const published = await publishEvent(
-          deps,
-          writer,
-          requestScope(request),
-          auditOrigin(request, deps.ctx.now()),
-          request.body,
-          request.headers['idempotency-key'],
-        );
-        // Without a key the group commit announced what its worker did not take (group-commit.ts).
-        if (published.deliveries > 0 && request.headers['idempotency-key']) announce();
-        return reply.code(202).send(published);
-      },
-    );
+    },
+    async (request, reply) => {
+      const published = await publishEvent(
+        deps,
+        writer,
+        requestScope(request),
+        auditOrigin(request, deps.ctx.now()),
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      // Without a key the group commit announced what its worker did not take (group-commit.ts).
+      if (published.deliveries > 0 && request.headers['idempotency-key']) announce();
+      return reply.code(202).send(published);
+    },
+  );
 
-    const checkItem = itemValidator(BatchEventSchema);
-    app.post(
-      '/api/v1/integrations/events/batch',
-      {
-        config: { ...rule('OPERATOR'), openapi: { body: DocumentedBatchBody } },
-        schema: {
-          tags,
-          summary: 'Publish up to 100 events, each as if published alone',
-          description:
-            'One answer per event, in order: what publishing it alone answers, or `{"error":{…}}` for ' +
-            'an event refused on its own (its fields, an idempotency conflict, its size). A malformed ' +
-            'envelope is 400 for the whole batch. Body at most 1 MiB.',
-          body: StrictObject({
-            events: Type.Array(
-              Type.Unknown({ description: '`{"type","data","idempotencyKey"?,"orderingKey"?}`' }),
-              {
-                minItems: 1,
-                maxItems: MAX_BATCH_EVENTS,
-              },
+  const checkItem = itemValidator(BatchEventSchema);
+  app.post(
+    '/api/v1/integrations/events/batch',
+    {
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { body: DocumentedBatchBody } },
+      schema: {
+        tags,
+        summary: 'Publish up to 100 events, each as if published alone',
+        description:
+          'One answer per event, in order: what publishing it alone answers, or `{"error":{…}}` for ' +
+          'an event refused on its own (its fields, an idempotency conflict, its size). A malformed ' +
+          'envelope is 400 for the whole batch. Body at most 1 MiB.',
+        body: StrictObject({
+          events: Type.Array(
+            Type.Unknown({ description: '`{"type","data","idempotencyKey"?,"orderingKey"?}`' }),
+            {
+              minItems: 1,
+              maxItems: MAX_BATCH_EVENTS,
+            },
+          ),
+        }),
+        response: {
+          202: Type.Object({
+            data: Type.Array(
+              Type.Union([
+                PublishedSchema,
+                Type.Object({
+                  error: Type.Object({
+                    status: Type.Integer(),
+                    code: Type.String(),
+                    detail: Nullable(Type.String()),
+                    errors: Type.Optional(
+                      Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+                        description: "a schema's findings on the event's `data`, paths from `/data`",
+                      }),
+                    ),
+                  }),
+                }),
+              ]),
             ),
           }),
-          response: {
-            202: Type.Object({
-              data: Type.Array(
-                Type.Union([
-                  PublishedSchema,
-                  Type.Object({
-                    error: Type.Object({
-                      status: Type.Integer(),
-                      code: Type.String(),
-                      detail: Nullable(Type.String()),
-                      errors: Type.Optional(
-                        Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
-                          description: "a schema's findings on the event's `data`, paths from `/data`",
-                        }),
-                      ),
-                    }),
-                  }),
-                ]),
-              ),
-            }),
-          },
         },
       },
-      async (request, reply) => {
-        const data = await publishBatch(
-          deps,
-          writer,
-          requestScope(request),
-          auditOrigin(request, deps.ctx.now()),
-          request.body.events,
-          checkItem,
-        );
-        // The keyed events are written apart from the group commit, which announces its own.
-        const keyed = request.body.events.some(
-          (e) => typeof e === 'object' && e !== null && 'idempotencyKey' in e,
-        );
-        if (keyed && data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
-        return reply.code(202).send({ data });
-      },
-    );
+    },
+    async (request, reply) => {
+      const data = await publishBatch(
+        deps,
+        writer,
+        requestScope(request),
+        auditOrigin(request, deps.ctx.now()),
+        request.body.events,
+        checkItem,
+      );
+      // The keyed events are written apart from the group commit, which announces its own.
+      const keyed = request.body.events.some(
+        (e) => typeof e === 'object' && e !== null && 'idempotencyKey' in e,
+      );
+      if (keyed && data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
+      return reply.code(202).send({ data });
+    },
+  );
 
-    app.get(
-      '/api/v1/integrations/connections/:id/events',
-      {
-        config: rule('READER'),
-        schema: {
-          tags,
-          summary: "The connection's deliveries, newest first, with every attempt",
-          description:
-            'Filters combine (all must hold). A cursor carries the filters it was made with: with any ' +
-            'other filters (one added, left off or changed) it is refused (400).',
-          params: IdParams,
-          querystring: LogQuery,
-          response: { 200: PageOf(DeliverySchema) },
-        },
+  app.get(
+    '/api/v1/integrations/connections/:id/events',
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: {
+        tags,
+        summary: "The connection's deliveries, newest first, with every attempt",
+        description:
+          'Filters combine (all must hold). A cursor carries the filters it was made with: with any ' +
+          'other filters (one added, left off or changed) it is refused (400).',
+        params: IdParams,
+        querystring: LogQuery,
+        response: { 200: PageOf(DeliverySchema) },
       },
-      async (request) => connectionEventLog(deps, requestScope(request), request.params.id, request.query),
-    );
+    },
+    async (request) => connectionEventLog(deps, requestScope(request), request.params.id, request.query),
+  );
 
-    app.get(
-      '/api/v1/integrations/connections/:id/events/:deliveryId',
-      {
-        config: rule('READER'),
-        schema: {
-          tags,
-          summary: 'One delivery, with every attempt and the payload it is sent with',
-          params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
-          response: { 200: DeliveryDetailSchema },
-        },
+  app.get(
+    '/api/v1/integrations/connections/:id/events/:deliveryId',
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: {
+        tags,
+        summary: 'One delivery, with every attempt and the payload it is sent with',
+        params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
+        response: { 200: DeliveryDetailSchema },
       },
-      async (request) =>
-        deliveryDetail(deps, requestScope(request), request.params.id, request.params.deliveryId),
-    );
+    },
+    async (request) =>
+      deliveryDetail(deps, requestScope(request), request.params.id, request.params.deliveryId),
+  );
 
-    app.post(
-      '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
-      {
-        config: { ...rule('OPERATOR'), openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Send a failed delivery again (active connections only)',
-          params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
-          response: { 202: RetryAnswer },
-        },
+  app.post(
+    '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
+    {
+      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Send a failed delivery again (active connections only)',
+        params: StrictObject({ id: Type.String(), deliveryId: Type.String() }),
+        response: { 202: RetryAnswer },
       },
-      async (request, reply) => {
-        const { id, deliveryId } = request.params;
-        await retryDelivery(deps, requestScope(request), id, deliveryId);
-        announce();
-        return reply.code(202).send({ id: deliveryId, status: 'pending' as const });
-      },
-    );
-  };
-}
+    },
+    async (request, reply) => {
+      const { id, deliveryId } = request.params;
+      await retryDelivery(deps, requestScope(request), id, deliveryId);
+      announce();
+      return reply.code(202).send({ id: deliveryId, status: 'pending' as const });
+    },
+  );
+};

@@ -256,28 +256,63 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
 
+/** The workers of one process, built once by createServices and started by startBackground. */
+export interface DeliveryWorkers {
+  /** Direct dispatch: the event writer hands this process's publishes to its worker (dispatch.ts). */
+  dispatch: Dispatch;
+  /** The IDs of the deliveries being attempted now. */
+  inFlight(): string[];
+  /** Starts claiming (and, on PostgreSQL, listening for other processes' publishes). */
+  start(): Promise<void>;
+  /** Claims nothing more and resolves once the attempts in flight are recorded; once, however often called. */
+  stop(): Promise<void>;
+}
+
 /**
  * The workers of one process (`serve` or `hubgate worker`): one worker loop, woken by this process's
- * publishes and, on PostgreSQL, by every other process's through LISTEN.
+ * publishes and, on PostgreSQL, by every other process's through LISTEN. Built before the event
+ * writer, which takes their dispatch at construction; a worker not started takes no dispatch
+ * (dispatch.ts `isRunning`), so publishes then leave their deliveries to a claim.
  */
-export async function startDeliveryWorkers(
+export function createDeliveryWorkers(
   deps: WorkerDeps,
   database: Database,
   wakeup: Wakeup,
   options: Partial<WorkerOptions>,
-): Promise<{ dispatch: Dispatch; inFlight(): string[]; stop(): Promise<void> }> {
+): DeliveryWorkers {
   const worker = createDeliveryWorker(deps, wakeup, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: deps.ctx.config.delivery.concurrency,
     ...options,
   });
-  const unlisten = database.listen
-    ? await database.listen(DELIVERY_CHANNEL, () => wakeup.notify())
-    : undefined;
-  worker.start();
-  // Retention runs beside the workers, never inside their loop; several processes may run it at once.
-  const { ctx } = deps;
-  const retention = runEvery(options.retentionIntervalMs ?? RETENTION_INTERVAL_MS, () => {
+  let running: { retention: { stop(): Promise<void> }; unlisten?: () => Promise<void> } | undefined;
+  let stopping: Promise<void> | undefined;
+  return {
+    dispatch: worker.dispatch,
+    inFlight: worker.inFlight,
+    async start() {
+      const unlisten = database.listen
+        ? await database.listen(DELIVERY_CHANNEL, () => wakeup.notify())
+        : undefined;
+      worker.start();
+      running = {
+        retention: startDeliveryRetention(deps.ctx, database, options.retentionIntervalMs),
+        unlisten,
+      };
+    },
+    stop() {
+      // The worker stops claiming at once, not after a purge that happens to be running.
+      stopping ??= Promise.all([running?.retention.stop(), running?.unlisten?.(), worker.stop()]).then(
+        () => undefined,
+      );
+      return stopping;
+    },
+  };
+}
+
+/** Retention runs beside the workers, never inside their loop; several processes may run it at once. */
+function startDeliveryRetention(ctx: WorkerDeps['ctx'], database: Database, intervalMs: number | undefined) {
+  return runEvery(intervalMs ?? RETENTION_INTERVAL_MS, () => {
     const now = ctx.now();
     const cutoff = new Date(now.getTime() - ctx.config.delivery.retentionDays * 86_400_000);
     return purgeExpired(ctx.db, now, cutoff, database.engine)
@@ -288,12 +323,4 @@ export async function startDeliveryWorkers(
       })
       .catch((error: unknown) => ctx.log.warn(errorFields(error), 'purge failed'));
   });
-  return {
-    dispatch: worker.dispatch,
-    inFlight: worker.inFlight,
-    async stop() {
-      // The worker stops claiming at once, not after a purge that happens to be running.
-      await Promise.all([retention.stop(), unlisten?.(), worker.stop()]);
-    },
-  };
 }

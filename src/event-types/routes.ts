@@ -1,11 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { createEventType, deleteEventType, getEventType, listEventTypes, patchEventType } from './catalog.js';
 
 const NAME_PATTERN = '^[a-z0-9_.-]{1,100}$';
@@ -43,95 +42,90 @@ export const PatchEventTypeBody = StrictObject({
 // A name that could not be registered is simply not found (404), as a malformed ID is (docs/api/conventions.md).
 const NameParams = StrictObject({ name: Type.String() });
 
-const rule = (level: 'READER' | 'ADMIN'): { access: AccessRule } => ({
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level }] },
-});
 const tags = ['event types'];
 const PATH = '/api/v1/integrations/event-types';
 
 /** The event-type catalog (docs/api/events.md): names, schemas for `data`, deprecation; every change audited. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function eventTypeRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    app.get(
-      PATH,
-      {
-        config: rule('READER'),
-        schema: {
-          tags,
-          summary: "The tenant's event types, by name",
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(EventTypeSchema) },
-        },
+export const eventTypeRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
+  app.get(
+    PATH,
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: {
+        tags,
+        summary: "The tenant's event types, by name",
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(EventTypeSchema) },
       },
-      async (request) => listEventTypes(ctx.db, ctx.keyring, requestScope(request), request.query),
-    );
+    },
+    async (request) => listEventTypes(ctx.db, ctx.keyring, requestScope(request), request.query),
+  );
 
-    app.post(
-      PATH,
-      {
-        config: { ...rule('ADMIN'), openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Register an event type, with a schema its events’ `data` must match',
-          body: CreateEventTypeBody,
-          response: { 201: EventTypeSchema },
-        },
+  app.post(
+    PATH,
+    {
+      config: { ...tenantRule('integrations', 'ADMIN'), openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Register an event type, with a schema its events’ `data` must match',
+        body: CreateEventTypeBody,
+        response: { 201: EventTypeSchema },
       },
-      async (request, reply) => {
-        const origin = auditOrigin(request, ctx.now());
-        const created = await createEventType(ctx.db, requestScope(request), origin, request.body);
-        return reply.code(201).send(created);
-      },
-    );
+    },
+    async (request, reply) => {
+      const origin = auditOrigin(request, ctx.now());
+      const created = await createEventType(ctx.db, requestScope(request), origin, request.body);
+      return reply.code(201).send(created);
+    },
+  );
 
-    app.get(
-      `${PATH}/:name`,
-      {
-        config: rule('READER'),
-        schema: { tags, summary: 'One event type', params: NameParams, response: { 200: EventTypeSchema } },
-      },
-      async (request) => getEventType(ctx.db, requestScope(request), request.params.name),
-    );
+  app.get(
+    `${PATH}/:name`,
+    {
+      config: tenantRule('integrations', 'READER'),
+      schema: { tags, summary: 'One event type', params: NameParams, response: { 200: EventTypeSchema } },
+    },
+    async (request) => getEventType(ctx.db, requestScope(request), request.params.name),
+  );
 
-    app.patch(
-      `${PATH}/:name`,
-      {
-        config: rule('ADMIN'),
-        schema: {
-          tags,
-          summary: 'Change an event type’s description, schema or deprecation; `null` clears',
-          params: NameParams,
-          body: PatchEventTypeBody,
-          response: { 200: EventTypeSchema },
-        },
+  app.patch(
+    `${PATH}/:name`,
+    {
+      config: tenantRule('integrations', 'ADMIN'),
+      schema: {
+        tags,
+        summary: 'Change an event type’s description, schema or deprecation; `null` clears',
+        params: NameParams,
+        body: PatchEventTypeBody,
+        response: { 200: EventTypeSchema },
       },
-      async (request) =>
-        patchEventType(
-          ctx.db,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.name,
-          request.body,
-        ),
-    );
+    },
+    async (request) =>
+      patchEventType(
+        ctx.db,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.name,
+        request.body,
+      ),
+  );
 
-    app.delete(
-      `${PATH}/:name`,
-      {
-        config: rule('ADMIN'),
-        schema: { tags, summary: 'Remove an event type', params: NameParams, response: { 204: NoContent } },
-      },
-      async (request, reply) => {
-        await deleteEventType(
-          ctx.db,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.name,
-        );
-        return reply.code(204).send(null);
-      },
-    );
-  };
-}
+  app.delete(
+    `${PATH}/:name`,
+    {
+      config: tenantRule('integrations', 'ADMIN'),
+      schema: { tags, summary: 'Remove an event type', params: NameParams, response: { 204: NoContent } },
+    },
+    async (request, reply) => {
+      await deleteEventType(
+        ctx.db,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.name,
+      );
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,9 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AccessRule } from '../access/rules.js';
+import { sessionRule, tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import type { ConnectionDeps } from '../connections/connections.js';
 import { Nullable, PageOf } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { credentialReadiness, describeConnectors, hubOverview } from './hub.js';
 
 const Field = Type.Object({
@@ -73,51 +72,47 @@ export const ReadinessSchema = Type.Object({
   ),
 });
 
-const hubReader: { access: AccessRule } = {
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integration_hub', level: 'READER' }] },
-};
+const hubReader = tenantRule('integration_hub', 'READER');
 const tags = ['integration hub'];
 
 /** The connector catalog, hub overview and credential readiness (docs/api/connections.md). */
-export function hubRoutes(deps: ConnectionDeps): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.get(
-      '/api/v1/integration-hub/connectors',
-      {
-        config: { access: { class: 'session' } },
-        schema: {
-          tags,
-          summary: 'The connector catalog: fields, credential fields and event types of each connector',
-          response: { 200: PageOf(ConnectorSchema) },
-        },
+export const hubRoutes: RoutePlugin = async (app, deps) => {
+  app.get(
+    '/api/v1/integration-hub/connectors',
+    {
+      config: sessionRule(),
+      schema: {
+        tags,
+        summary: 'The connector catalog: fields, credential fields and event types of each connector',
+        response: { 200: PageOf(ConnectorSchema) },
       },
-      async () => ({ data: await describeConnectors(deps), nextCursor: null }),
-    );
+    },
+    async () => ({ data: await describeConnectors(deps), nextCursor: null }),
+  );
 
-    app.get(
-      '/api/v1/integration-hub/overview',
-      {
-        config: hubReader,
-        schema: {
-          tags,
-          summary: "The tenant's connectors and hub status",
-          response: { 200: OverviewSchema },
-        },
+  app.get(
+    '/api/v1/integration-hub/overview',
+    {
+      config: hubReader,
+      schema: {
+        tags,
+        summary: "The tenant's connectors and hub status",
+        response: { 200: OverviewSchema },
       },
-      async (request) => hubOverview(deps, requestScope(request)),
-    );
+    },
+    async (request) => hubOverview(deps, requestScope(request)),
+  );
 
-    app.get(
-      '/api/v1/integration-hub/credential-readiness',
-      {
-        config: hubReader,
-        schema: {
-          tags,
-          summary: 'Which connectors can take credentials now, and why not (no secret values)',
-          response: { 200: ReadinessSchema },
-        },
+  app.get(
+    '/api/v1/integration-hub/credential-readiness',
+    {
+      config: hubReader,
+      schema: {
+        tags,
+        summary: 'Which connectors can take credentials now, and why not (no secret values)',
+        response: { 200: ReadinessSchema },
       },
-      async (request) => credentialReadiness(deps, requestScope(request)),
-    );
-  };
-}
+    },
+    async (request) => credentialReadiness(deps, requestScope(request)),
+  );
+};

@@ -1,13 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
 import { LEVELS, MODULE_KEYS, SCOPES } from '../access/catalog.js';
 import { sessionOf } from '../access/principal.js';
+import { keyManagementRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
-import type { AppContext } from '../context.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
-import type { TenantKeyVerifier } from './key-verifier.js';
+import type { RoutePlugin } from '../services.js';
 import { allowedScopes, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './tenant-keys.js';
 
 // Typed as any string: stored keys' scopes are read back as text.
@@ -48,113 +47,111 @@ export const RotateKeyBody = StrictObject({
   previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
 });
 
-const keyManagement = { access: { class: 'key_management' } } as const;
+const keyManagement = keyManagementRule();
 const tags = ['api keys'];
 
 /** Tenant automation key management: interactive sessions of the key-managing roles (docs/api/keys.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function keyRoutes(ctx: AppContext, tenantKeys: TenantKeyVerifier): FastifyPluginAsyncTypebox {
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    app.get(
-      '/api/v1/company/api-keys',
-      {
-        config: keyManagement,
-        schema: {
-          tags,
-          summary: "List the tenant's keys (prefix and metadata, never a secret)",
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(KeyRecord) },
-        },
+export const keyRoutes: RoutePlugin = async (app, services) => {
+  const { ctx, tenantKeys } = services;
+  app.get(
+    '/api/v1/company/api-keys',
+    {
+      config: keyManagement,
+      schema: {
+        tags,
+        summary: "List the tenant's keys (prefix and metadata, never a secret)",
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(KeyRecord) },
       },
-      async (request) => listApiKeys(ctx, requestScope(request), request.query),
-    );
+    },
+    async (request) => listApiKeys(ctx, requestScope(request), request.query),
+  );
 
-    app.post(
-      '/api/v1/company/api-keys',
-      {
-        config: { ...keyManagement, openapi: { problems: ['entitlement_missing'] } },
-        schema: {
-          tags,
-          summary: 'Create a key; the secret is returned once',
-          body: StrictObject({
-            name: Type.String({ minLength: 1, maxLength: 100 }),
-            scopes: Type.Array(Scope, {
-              minItems: 1,
-              maxItems: 20,
-              uniqueItems: true,
-            }),
-            expiresAt: Type.String({
-              format: 'date-time',
-              description: 'At least 1 minute, at most 366 days ahead',
-            }),
+  app.post(
+    '/api/v1/company/api-keys',
+    {
+      config: { ...keyManagement, openapi: { problems: ['entitlement_missing'] } },
+      schema: {
+        tags,
+        summary: 'Create a key; the secret is returned once',
+        body: StrictObject({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          scopes: Type.Array(Scope, {
+            minItems: 1,
+            maxItems: 20,
+            uniqueItems: true,
           }),
-          response: { 201: KeyWithSecret },
+          expiresAt: Type.String({
+            format: 'date-time',
+            description: 'At least 1 minute, at most 366 days ahead',
+          }),
+        }),
+        response: { 201: KeyWithSecret },
+      },
+    },
+    async (request, reply) => {
+      const key = await createApiKey(
+        ctx,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        sessionOf(request.principal),
+        request.body,
+      );
+      return reply.code(201).send(key);
+    },
+  );
+
+  app.post(
+    '/api/v1/company/api-keys/:id/rotate',
+    {
+      config: { ...keyManagement, openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Rotate: a new secret for the same key, returned once',
+        params: IdParams,
+        body: RotateKeyBody,
+        response: { 200: KeyWithSecret },
+      },
+    },
+    async (request) => {
+      const key = await rotateApiKey(
+        ctx,
+        requestScope(request),
+        auditOrigin(request, ctx.now()),
+        request.params.id,
+        request.body,
+      );
+      tenantKeys.forget(key.id);
+      return key;
+    },
+  );
+
+  app.delete(
+    '/api/v1/company/api-keys/:id',
+    {
+      config: keyManagement,
+      schema: { tags, summary: 'Revoke a key', params: IdParams, response: { 204: NoContent } },
+    },
+    async (request, reply) => {
+      await revokeApiKey(ctx, requestScope(request), auditOrigin(request, ctx.now()), request.params.id);
+      tenantKeys.forget(request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/v1/company/api-keys/allowed-scopes',
+    {
+      config: keyManagement,
+      schema: {
+        tags,
+        summary: 'Modules and levels a key can be given',
+        response: {
+          200: AllowedScopes,
         },
       },
-      async (request, reply) => {
-        const key = await createApiKey(
-          ctx,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          sessionOf(request.principal),
-          request.body,
-        );
-        return reply.code(201).send(key);
-      },
-    );
-
-    app.post(
-      '/api/v1/company/api-keys/:id/rotate',
-      {
-        config: { ...keyManagement, openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Rotate: a new secret for the same key, returned once',
-          params: IdParams,
-          body: RotateKeyBody,
-          response: { 200: KeyWithSecret },
-        },
-      },
-      async (request) => {
-        const key = await rotateApiKey(
-          ctx,
-          requestScope(request),
-          auditOrigin(request, ctx.now()),
-          request.params.id,
-          request.body,
-        );
-        tenantKeys.forget(key.id);
-        return key;
-      },
-    );
-
-    app.delete(
-      '/api/v1/company/api-keys/:id',
-      {
-        config: keyManagement,
-        schema: { tags, summary: 'Revoke a key', params: IdParams, response: { 204: NoContent } },
-      },
-      async (request, reply) => {
-        await revokeApiKey(ctx, requestScope(request), auditOrigin(request, ctx.now()), request.params.id);
-        tenantKeys.forget(request.params.id);
-        return reply.code(204).send(null);
-      },
-    );
-
-    app.get(
-      '/api/v1/company/api-keys/allowed-scopes',
-      {
-        config: keyManagement,
-        schema: {
-          tags,
-          summary: 'Modules and levels a key can be given',
-          response: {
-            200: AllowedScopes,
-          },
-        },
-      },
-      async (request) => allowedScopes(requestScope(request).entitlements),
-    );
-  };
-}
+    },
+    async (request) => allowedScopes(requestScope(request).entitlements),
+  );
+};

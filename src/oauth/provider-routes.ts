@@ -1,10 +1,11 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
+import { platformRule } from '../access/rules.js';
 import { UrlField } from '../connections/connector.js';
 import { OAUTH_GRANTS } from '../db/schema.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import {
   createProvider,
   deleteProvider,
@@ -12,7 +13,6 @@ import {
   listProviders,
   patchProvider,
   PROVIDER_KEY_PATTERN,
-  type ProviderDeps,
 } from './providers.js';
 
 const ProviderSchema = Type.Object({
@@ -91,96 +91,93 @@ const PatchBody = StrictObject({
 
 const KeyParams = StrictObject({ key: Type.String({ description: 'the provider’s key' }) });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: oauth providers'];
 const PROVIDERS = '/api/v1/platform/oauth-providers';
 
 /** OAuth2 providers (docs/api/oauth.md): operator routes, the client secret write-only, every change audited. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function oauthProviderRoutes(deps: ProviderDeps): FastifyPluginAsyncTypebox {
+export const oauthProviderRoutes: RoutePlugin = async (app, services) => {
+  const deps = services.oauth.providers;
   const { ctx } = deps;
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    app.post(
-      PROVIDERS,
-      {
-        config: {
-          ...platform,
-          openapi: { problems: ['destination_forbidden', 'conflict'], body: DocumentedCreateBody },
-        },
-        schema: {
-          tags,
-          summary: 'Add an OAuth2 provider; it appears in the connector catalog as oauth2:<key>',
-          body: CreateBody,
-          response: { 201: ProviderSchema },
-        },
+  app.post(
+    PROVIDERS,
+    {
+      config: {
+        ...platform,
+        openapi: { problems: ['destination_forbidden', 'conflict'], body: DocumentedCreateBody },
       },
-      async (request, reply) =>
-        reply.code(201).send(await createProvider(deps, auditOrigin(request, ctx.now()), request.body)),
-    );
+      schema: {
+        tags,
+        summary: 'Add an OAuth2 provider; it appears in the connector catalog as oauth2:<key>',
+        body: CreateBody,
+        response: { 201: ProviderSchema },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createProvider(deps, auditOrigin(request, ctx.now()), request.body)),
+  );
 
-    app.get(
-      PROVIDERS,
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'List the OAuth2 providers, newest first',
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(ProviderSchema) },
-        },
+  app.get(
+    PROVIDERS,
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'List the OAuth2 providers, newest first',
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(ProviderSchema) },
       },
-      async (request) => listProviders(deps, request.query),
-    );
+    },
+    async (request) => listProviders(deps, request.query),
+  );
 
-    app.get(
-      `${PROVIDERS}/:key`,
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'One OAuth2 provider',
-          params: KeyParams,
-          response: { 200: ProviderSchema },
-        },
+  app.get(
+    `${PROVIDERS}/:key`,
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'One OAuth2 provider',
+        params: KeyParams,
+        response: { 200: ProviderSchema },
       },
-      async (request) => getProvider(deps, request.params.key),
-    );
+    },
+    async (request) => getProvider(deps, request.params.key),
+  );
 
-    app.patch(
-      `${PROVIDERS}/:key`,
-      {
-        config: { ...platform, openapi: { problems: ['destination_forbidden', 'conflict'] } },
-        schema: {
-          tags,
-          summary: 'Change a provider: omitted fields stay as they are',
-          description:
-            'A tokenUrl on another origin needs clientSecret in the same PATCH (a stored secret never goes ' +
-            'to a host it was not given for); the grant of a provider in use cannot change (409).',
-          params: KeyParams,
-          body: PatchBody,
-          response: { 200: ProviderSchema },
-        },
+  app.patch(
+    `${PROVIDERS}/:key`,
+    {
+      config: { ...platform, openapi: { problems: ['destination_forbidden', 'conflict'] } },
+      schema: {
+        tags,
+        summary: 'Change a provider: omitted fields stay as they are',
+        description:
+          'A tokenUrl on another origin needs clientSecret in the same PATCH (a stored secret never goes ' +
+          'to a host it was not given for); the grant of a provider in use cannot change (409).',
+        params: KeyParams,
+        body: PatchBody,
+        response: { 200: ProviderSchema },
       },
-      async (request) =>
-        patchProvider(deps, auditOrigin(request, ctx.now()), request.params.key, request.body),
-    );
+    },
+    async (request) => patchProvider(deps, auditOrigin(request, ctx.now()), request.params.key, request.body),
+  );
 
-    app.delete(
-      `${PROVIDERS}/:key`,
-      {
-        config: { ...platform, openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Delete a provider no connection uses (409 otherwise; revoke them first)',
-          params: KeyParams,
-          response: { 204: NoContent },
-        },
+  app.delete(
+    `${PROVIDERS}/:key`,
+    {
+      config: { ...platform, openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Delete a provider no connection uses (409 otherwise; revoke them first)',
+        params: KeyParams,
+        response: { 204: NoContent },
       },
-      async (request, reply) => {
-        await deleteProvider(deps, auditOrigin(request, ctx.now()), request.params.key);
-        return reply.code(204).send(null);
-      },
-    );
-  };
-}
+    },
+    async (request, reply) => {
+      await deleteProvider(deps, auditOrigin(request, ctx.now()), request.params.key);
+      return reply.code(204).send(null);
+    },
+  );
+};

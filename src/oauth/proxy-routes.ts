@@ -1,12 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AccessRule } from '../access/rules.js';
+import { tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
 import { createProxySender } from '../outbound/proxy-sender.js';
+import type { RoutePlugin } from '../services.js';
 import {
   createCallLimit,
   MAX_PROXY_ANSWER_BYTES,
@@ -21,9 +21,7 @@ import {
 
 // On the automation allowlist (docs/api/authentication.md): a server-side integration calls its
 // provider through hubgate with a tnt_ key of integrations:OPERATOR.
-const operator: { access: AccessRule } = {
-  access: { class: 'tenant', automation: true, anyOf: [{ module: 'integrations', level: 'OPERATOR' }] },
-};
+const operator = tenantRule('integrations', 'OPERATOR');
 const METHODS: readonly ProxyMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const PROXY_PATH = '/api/v1/integrations/connections/:id/proxy/*';
 const ROUTE_SEGMENTS = PROXY_PATH.split('/').length - 1;
@@ -108,58 +106,59 @@ function proxySenderOf({ ctx }: GivenDeps) {
  * The credential proxy's routes (docs/api/oauth.md): one per method, each passing on any body of
  * up to 1 MiB as bytes (this plugin's own content-type parser; the rest of the API takes JSON only).
  */
-export function proxyRoutes(
-  given: GivenDeps,
-  tracing: Pick<NonNullable<AppContext['tracing']>, 'traceIdsOf'> | undefined,
-): FastifyPluginAsyncTypebox {
+export const proxyRoutes: RoutePlugin = async (app, services) => {
+  const given: GivenDeps = {
+    ctx: services.ctx,
+    tokens: services.oauth.tokens,
+    takePermit: services.takePermit,
+  };
+  const { tracing } = services.ctx;
   const sender = proxySenderOf(given);
   const deps: ProxyDeps = { ...given, sender };
   const metrics = proxyMetrics(deps.ctx);
   const limit = createCallLimit();
-  return async (app) => {
-    app.addHook('onClose', () => sender.close());
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: MAX_PROXY_REQUEST_BYTES },
-      (_r, body, done) => {
-        done(null, body);
+  app.addHook('onClose', () => sender.close());
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: MAX_PROXY_REQUEST_BYTES },
+    (_r, body, done) => {
+      done(null, body);
+    },
+  );
+  for (const method of METHODS) {
+    app.route({
+      method,
+      url: PROXY_PATH,
+      bodyLimit: MAX_PROXY_REQUEST_BYTES,
+      config: { ...operator, openapi: { problems: ['conflict', 'bad_gateway'] } },
+      schema: schemaOf(method),
+      handler: async (request, reply) => {
+        const ids = tracing?.traceIdsOf(request);
+        const scope = requestScope(request);
+        const leave = limit.enter(scope.tenantId);
+        if (!leave) throw tooManyAtOnce();
+        let answer: Awaited<ReturnType<typeof proxyCall>>;
+        try {
+          answer = await proxyCall(deps, metrics, scope, request.params.id, {
+            method,
+            pathAndQuery: pathAndQueryOf(request),
+            contentType: headerOf(request.headers['content-type']),
+            accept: headerOf(request.headers.accept),
+            body: Buffer.isBuffer(request.body) ? request.body : undefined,
+            traceparent: ids ? `00-${ids.trace_id}-${ids.span_id}-01` : undefined,
+          });
+        } finally {
+          leave();
+        }
+        reply.code(answer.status);
+        if (answer.contentType) reply.header('content-type', answer.contentType);
+        // The provider's bytes come from hubgate's origin: a browser must never run them as a page
+        // of it (a provider's HTML with a script would read the session's CSRF cookie).
+        reply.header('content-security-policy', "sandbox; default-src 'none'");
+        reply.header('x-content-type-options', 'nosniff');
+        return reply.send(answer.body);
       },
-    );
-    for (const method of METHODS) {
-      app.route({
-        method,
-        url: PROXY_PATH,
-        bodyLimit: MAX_PROXY_REQUEST_BYTES,
-        config: { ...operator, openapi: { problems: ['conflict', 'bad_gateway'] } },
-        schema: schemaOf(method),
-        handler: async (request, reply) => {
-          const ids = tracing?.traceIdsOf(request);
-          const scope = requestScope(request);
-          const leave = limit.enter(scope.tenantId);
-          if (!leave) throw tooManyAtOnce();
-          let answer: Awaited<ReturnType<typeof proxyCall>>;
-          try {
-            answer = await proxyCall(deps, metrics, scope, request.params.id, {
-              method,
-              pathAndQuery: pathAndQueryOf(request),
-              contentType: headerOf(request.headers['content-type']),
-              accept: headerOf(request.headers.accept),
-              body: Buffer.isBuffer(request.body) ? request.body : undefined,
-              traceparent: ids ? `00-${ids.trace_id}-${ids.span_id}-01` : undefined,
-            });
-          } finally {
-            leave();
-          }
-          reply.code(answer.status);
-          if (answer.contentType) reply.header('content-type', answer.contentType);
-          // The provider's bytes come from hubgate's origin: a browser must never run them as a page
-          // of it (a provider's HTML with a script would read the session's CSRF cookie).
-          reply.header('content-security-policy', "sandbox; default-src 'none'");
-          reply.header('x-content-type-options', 'nosniff');
-          return reply.send(answer.body);
-        },
-      });
-    }
-  };
-}
+    });
+  }
+};

@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
+import { platformRule } from '../access/rules.js';
 import { Nullable, StrictObject, Timestamp } from '../http/schemas.js';
 import { errorFields } from '../logger.js';
+import type { RoutePlugin } from '../services.js';
 import { MAX_HISTORY_MINUTES, readHistory } from './history.js';
 import { startEventLoopLag, takeSnapshot } from './monitoring.js';
 import { registerScrapeMetrics } from './scrape-metrics.js';
@@ -78,80 +78,78 @@ export const HistorySchema = Type.Object({
   ),
 });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: monitoring'];
 
 /** GET /api/v1/platform/monitoring and GET /metrics (docs/operators/deployment.md, docs/operators/monitoring.md); platform keys only. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function monitoringRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    const eventLoop = startEventLoopLag();
-    app.addHook('onClose', async () => eventLoop.stop());
-    registerScrapeMetrics(ctx.metrics, ctx.database, {
-      now: ctx.now,
-      onError: (error) => ctx.log.warn(errorFields(error), 'metrics: the database did not answer'),
-    });
+export const monitoringRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
+  const eventLoop = startEventLoopLag();
+  app.addHook('onClose', async () => eventLoop.stop());
+  registerScrapeMetrics(ctx.metrics, ctx.database, {
+    now: ctx.now,
+    onError: (error) => ctx.log.warn(errorFields(error), 'metrics: the database did not answer'),
+  });
 
-    app.get(
-      '/api/v1/platform/monitoring',
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'A live snapshot of the service: database, queue, deliveries, HTTP, process',
-          description:
-            'Computed at each call. When the database does not answer, the answer is still 200, with ' +
-            '`database.ok` false and every figure read from the database null.',
-          response: { 200: MonitoringSchema },
-        },
+  app.get(
+    '/api/v1/platform/monitoring',
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'A live snapshot of the service: database, queue, deliveries, HTTP, process',
+        description:
+          'Computed at each call. When the database does not answer, the answer is still 200, with ' +
+          '`database.ok` false and every figure read from the database null.',
+        response: { 200: MonitoringSchema },
       },
-      async () => takeSnapshot(ctx, eventLoop),
-    );
+    },
+    async () => takeSnapshot(ctx, eventLoop),
+  );
 
-    app.get(
-      '/api/v1/platform/monitoring/history',
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'Deliveries, latency and queue depth per minute, for charts',
-          description:
-            'Exactly `minutes` points, oldest first, one per UTC minute; the last is the current (partial) ' +
-            'minute, and a delivery shows in it at once. Minutes without deliveries have zero counts and ' +
-            'null latencies; `queueDepth` is the largest number of due deliveries sampled in the minute ' +
-            '(every 15 s, by the processes running workers), or null if none was sampled.',
-          querystring: StrictObject({
-            minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HISTORY_MINUTES, default: 60 })),
-          }),
-          response: { 200: HistorySchema },
-        },
+  app.get(
+    '/api/v1/platform/monitoring/history',
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'Deliveries, latency and queue depth per minute, for charts',
+        description:
+          'Exactly `minutes` points, oldest first, one per UTC minute; the last is the current (partial) ' +
+          'minute, and a delivery shows in it at once. Minutes without deliveries have zero counts and ' +
+          'null latencies; `queueDepth` is the largest number of due deliveries sampled in the minute ' +
+          '(every 15 s, by the processes running workers), or null if none was sampled.',
+        querystring: StrictObject({
+          minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HISTORY_MINUTES, default: 60 })),
+        }),
+        response: { 200: HistorySchema },
       },
-      async (request) => ({
-        bucketSeconds: 60 as const,
-        points: await readHistory(ctx, ctx.now(), request.query.minutes ?? 60),
-      }),
-    );
+    },
+    async (request) => ({
+      bucketSeconds: 60 as const,
+      points: await readHistory(ctx, ctx.now(), request.query.minutes ?? 60),
+    }),
+  );
 
-    app.get(
-      '/metrics',
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'Prometheus metrics, text exposition format 0.0.4',
-          response: {
-            200: {
-              description: 'Prometheus text exposition format',
-              content: { 'text/plain': { schema: Type.String() } },
-            },
+  app.get(
+    '/metrics',
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'Prometheus metrics, text exposition format 0.0.4',
+        response: {
+          200: {
+            description: 'Prometheus text exposition format',
+            content: { 'text/plain': { schema: Type.String() } },
           },
         },
       },
-      async (_request, reply) => {
-        const body = await ctx.metrics.registry.metrics();
-        return reply.type(ctx.metrics.registry.contentType).send(body);
-      },
-    );
-  };
-}
+    },
+    async (_request, reply) => {
+      const body = await ctx.metrics.registry.metrics();
+      return reply.type(ctx.metrics.registry.contentType).send(body);
+    },
+  );
+};

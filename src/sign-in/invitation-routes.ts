@@ -1,9 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { auditOrigin } from '../access/audit.js';
 import { addressBucket, clientAddress } from '../access/client-address.js';
-import type { AppContext } from '../context.js';
+import { publicRule } from '../access/rules.js';
 import { InvitationAcceptBody, InvitationLookup, InvitationLookupBody } from '../people/schemas.js';
+import type { RoutePlugin } from '../services.js';
 import { answerSignIn, refuseCrossSiteSignIn, SignInAnswer } from './answer.js';
 import { lookUpInvitation, signInWithInvitation } from './sign-in.js';
 
@@ -13,7 +13,7 @@ const throttleKeyOf = (request: FastifyRequest): string => `INVITE:${addressBuck
 
 const tags = ['people'];
 const invitationRoute = {
-  access: { class: 'public' },
+  ...publicRule(),
   openapi: { problems: ['invalid_credentials', 'csrf_failed'] },
 } as const;
 
@@ -21,54 +21,53 @@ const invitationRoute = {
  * The invitation link's two requests (docs/api/people.md): no credential and no CSRF token, the
  * token in the body only (the link carries it in the fragment, which no server sees).
  */
-export function invitationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export const invitationRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
   // Before the body is read: accepting signs in, and a foreign page must not sign a browser in.
   const refuseCrossSite = async (request: FastifyRequest) =>
     refuseCrossSiteSignIn(request, ctx.config.publicUrl.origin);
-  return async (app) => {
-    app.post(
-      '/api/v1/invitations/lookup',
-      {
-        config: invitationRoute,
-        onRequest: refuseCrossSite,
-        schema: {
-          tags,
-          summary: 'What an invitation link is for: the e-mail address, the tenant and its expiry',
-          description:
-            'An unknown, used or expired token is 401 invalid_credentials; ten of them from one address ' +
-            'within 15 minutes, 429.',
-          body: InvitationLookupBody,
-          response: { 200: InvitationLookup },
-        },
+  app.post(
+    '/api/v1/invitations/lookup',
+    {
+      config: invitationRoute,
+      onRequest: refuseCrossSite,
+      schema: {
+        tags,
+        summary: 'What an invitation link is for: the e-mail address, the tenant and its expiry',
+        description:
+          'An unknown, used or expired token is 401 invalid_credentials; ten of them from one address ' +
+          'within 15 minutes, 429.',
+        body: InvitationLookupBody,
+        response: { 200: InvitationLookup },
       },
-      async (request) => lookUpInvitation(ctx, ctx.now(), throttleKeyOf(request), request.body.token),
-    );
+    },
+    async (request) => lookUpInvitation(ctx, ctx.now(), throttleKeyOf(request), request.body.token),
+  );
 
-    app.post(
-      '/api/v1/invitations/accept',
-      {
-        config: invitationRoute,
-        onRequest: refuseCrossSite,
-        schema: {
-          tags,
-          summary: 'Accept an invitation: choose a password and sign in',
-          description:
-            'The person becomes active with this password (12 to 200 characters) and is signed in: the ' +
-            'sign-in answer and cookies of a password sign-in. The link works once; an unknown, used or ' +
-            'expired token is 401 invalid_credentials, throttled per address as sign-in is.',
-          body: InvitationAcceptBody,
-          response: { 200: SignInAnswer },
-        },
+  app.post(
+    '/api/v1/invitations/accept',
+    {
+      config: invitationRoute,
+      onRequest: refuseCrossSite,
+      schema: {
+        tags,
+        summary: 'Accept an invitation: choose a password and sign in',
+        description:
+          'The person becomes active with this password (12 to 200 characters) and is signed in: the ' +
+          'sign-in answer and cookies of a password sign-in. The link works once; an unknown, used or ' +
+          'expired token is 401 invalid_credentials, throttled per address as sign-in is.',
+        body: InvitationAcceptBody,
+        response: { 200: SignInAnswer },
       },
-      async (request, reply) => {
-        const signedIn = await signInWithInvitation(
-          ctx,
-          auditOrigin(request, ctx.now()),
-          throttleKeyOf(request),
-          request.body,
-        );
-        return answerSignIn(ctx, reply, signedIn, 'password');
-      },
-    );
-  };
-}
+    },
+    async (request, reply) => {
+      const signedIn = await signInWithInvitation(
+        ctx,
+        auditOrigin(request, ctx.now()),
+        throttleKeyOf(request),
+        request.body,
+      );
+      return answerSignIn(ctx, reply, signedIn, 'password');
+    },
+  );
+};

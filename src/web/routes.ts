@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { publicRule } from '../access/rules.js';
 import { ConfigError } from '../config.js';
 import type { UnmatchedAnswer } from '../http/error-handler.js';
 
@@ -65,7 +66,7 @@ export async function registerWebUi(app: FastifyInstance, ui: WebUi): Promise<vo
   app.get<{ Params: { '*': string } }>(
     '/assets/*',
     // Files a page names by their hash, a few per page load: not limited, like the API's docs.
-    { config: { access: { class: 'public', unlimited: true } }, schema: { hide: true }, compress: false },
+    { config: publicRule({ unlimited: true }), schema: { hide: true }, compress: false },
     (request, reply) =>
       reply.sendFile(request.params['*'], { immutable: true, maxAge: '365d', dotfiles: 'deny' }),
   );

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { generateToken } from '../../src/crypto/api-tokens.js';
 import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { ENGINE } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const LIMIT = 8;
 // Mid-minute, so a whole test stays inside one fixed window.
@@ -133,7 +135,18 @@ if (ENGINE === 'postgres') {
             'a key within its limit is refused on the first instance',
           );
         }
-        await new Promise((r) => setTimeout(r, 300)); // both exchange their counts (100 ms in tests)
+        // The first instance's hits reach the shared row (exchanged every 100 ms in tests); the second reads it
+        // with its first hit on the bucket.
+        await waitUntil(
+          async () =>
+            (
+              await sql<{ hits: number }>`
+                select coalesce(sum(hits), 0)::int as hits from rate_limit_windows
+                where bucket like ${`%:${key.id}`}`.execute(first.database.kysely)
+            ).rows[0]!.hits >=
+            LIMIT - 2,
+          { message: "the first instance's hits in the shared count" },
+        );
         const statuses = [];
         for (let i = 0; i < 4; i++) {
           statuses.push(

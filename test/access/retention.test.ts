@@ -12,20 +12,7 @@ const RETENTION_DAYS = 30;
 
 /** Waits until `count` reaches zero, asking the database every 50 ms. */
 async function untilNone(count: () => Promise<number>, what: string): Promise<void> {
-  let left = await count();
-  let waiting = true;
-  const poll = (async () => {
-    while (left > 0 && waiting) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      left = await count();
-    }
-  })();
-  try {
-    await waitUntil(() => left === 0, { message: what });
-  } finally {
-    waiting = false;
-    await poll;
-  }
+  await waitUntil(async () => (await count()) === 0, { message: what });
 }
 
 describe('access records are deleted once they no longer matter (docs/api/limits.md retention)', () => {

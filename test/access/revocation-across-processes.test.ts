@@ -5,6 +5,7 @@ import { createKeyring } from '../../src/crypto/keyring.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
 import { startServe, type RunningServer } from '../helpers/cli.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Two `hubgate serve` processes on one PostgreSQL database: what one revokes, the other refuses
 // within 1 second (docs/api/authentication.md). PostgreSQL run only: the embedded database is single-process.
@@ -53,14 +54,17 @@ if (ENGINE === 'postgres') {
     return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
   }
 
-  /** Milliseconds until `server` first refuses `secret`, polling every 20 ms for at most 3 s. */
-  async function msUntilRefused(server: RunningServer, secret: string, since: number): Promise<number> {
-    while (Date.now() - since < 3000) {
-      const r = await call(server, 'GET', '/api/v1/automation/health', { authorization: `Bearer ${secret}` });
-      if (r.status === 401) return Date.now() - since;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return Number.POSITIVE_INFINITY;
+  /** Milliseconds until `server` first refuses `secret`, asking every 20 ms for at most 3 s. */
+  function msUntilRefused(server: RunningServer, secret: string, since: number): Promise<number> {
+    return waitUntil(
+      async () => {
+        const r = await call(server, 'GET', '/api/v1/automation/health', {
+          authorization: `Bearer ${secret}`,
+        });
+        return r.status === 401 && Date.now() - since;
+      },
+      { message: 'the other process refusing the secret', timeoutMs: 3_000, intervalMs: 20 },
+    );
   }
 
   async function signedInAdmin() {

@@ -17,36 +17,46 @@ if (ENGINE === 'postgres') {
       const db = database.kysely;
       await sql`create table prepared_probe (id int primary key, name text)`.execute(db);
       await sql`insert into prepared_probe values (1, 'one')`.execute(db);
-      const explicit = () => db.selectFrom('prepared_probe' as never).select(['id', 'name'] as never[]);
-      const whole = () => db.selectFrom('prepared_probe' as never).selectAll();
-      // The pool may hand out any of its connections: each prepares on first use.
-      for (let i = 0; i < 5; i++) {
-        await explicit().execute();
-        await whole().execute();
-      }
-      const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(
-        db,
-      );
-      // The view shows the statements of the connection that ran it; the pool may give another one,
-      // so run it where the probe ran: on a connection that has run both queries at least once.
-      const names = prepared.rows.map((r) => r.statement);
-      assert.ok(
-        names.every((s) => !/select \*/i.test(s)),
-        `no whole-row statement is prepared: ${names.join(' | ')}`,
-      );
+      const explicit = (on: typeof db) =>
+        on.selectFrom('prepared_probe' as never).select(['id', 'name'] as never[]);
+      const whole = (on: typeof db) => on.selectFrom('prepared_probe' as never).selectAll();
+      // One connection held throughout, outside any transaction: pg_prepared_statements shows the
+      // statements of the connection that reads it, and the migration below must not wait on a lock.
+      await db.connection().execute(async (conn) => {
+        for (let i = 0; i < 5; i++) {
+          await explicit(conn).execute();
+          await whole(conn).execute();
+        }
+        const prepared = await sql<{ statement: string; runs: number }>`
+          select statement, (generic_plans + custom_plans)::int as runs from pg_prepared_statements`.execute(
+          conn,
+        );
+        const seen = prepared.rows.map((r) => `${r.statement} (${r.runs} runs)`).join(' | ');
+        const text = explicit(conn).compile().sql;
+        assert.equal(
+          prepared.rows.find((r) => r.statement === text)?.runs,
+          5,
+          `the explicit-column query is prepared once and run five times as that statement: ${seen}`,
+        );
+        assert.ok(
+          prepared.rows.every((r) => !/select \*/i.test(r.statement)),
+          `no whole-row statement is prepared: ${seen}`,
+        );
 
-      // A migration under the running process adds a column; both queries keep working.
-      await observer.query('alter table prepared_probe add column extra text');
-      assert.deepEqual(
-        await explicit().execute(),
-        [{ id: 1, name: 'one' }],
-        'the prepared query still answers',
-      );
-      assert.deepEqual(
-        await whole().execute(),
-        [{ id: 1, name: 'one', extra: null }],
-        'the whole-row query sees the new column',
-      );
+        // A migration under the running process adds a column; both queries keep working on the
+        // connection that holds the prepared statement.
+        await observer.query('alter table prepared_probe add column extra text');
+        assert.deepEqual(
+          await explicit(conn).execute(),
+          [{ id: 1, name: 'one' }],
+          'the prepared query still answers',
+        );
+        assert.deepEqual(
+          await whole(conn).execute(),
+          [{ id: 1, name: 'one', extra: null }],
+          'the whole-row query sees the new column',
+        );
+      });
     } finally {
       await observer.end();
       await database.close();

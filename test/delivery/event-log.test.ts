@@ -21,6 +21,7 @@ import {
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
 import { bindCredentials, CONNECTIONS, createConnection, operate, pause } from '../helpers/operate.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/api/events.md, the read side: what each attempt sent and was answered, one delivery's payload, and
 // the log's filters and their cursors. Receivers listen on 127.0.0.1 only, opened by
@@ -91,8 +92,6 @@ const ALL: Name[] = ['created', 'updated', 'paid', 'underscore', 'order', 'test'
 
 let f: Fixture;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function seedLog(): Promise<Fixture> {
   const receiver = await startReceiver((got, _i, res) => {
     const answer = Number((JSON.parse(got.body) as { data?: { answer?: number } }).data?.answer ?? 200);
@@ -107,8 +106,10 @@ async function seedLog(): Promise<Fixture> {
   for (const step of PLAN) {
     const r = await publishEvent(h, session, { type: step.type, data: { answer: step.answer } });
     eventIds.set(r.body.id, step.name);
-    // Distinct milliseconds, so that the expected order and the time filters are exact.
-    await sleep(5);
+    // Distinct milliseconds, so that the expected order and the time filters are exact: the next one is
+    // published once the clock has moved past the moment this one was answered (so past its creation).
+    const answered = Date.now();
+    await waitUntil(() => Date.now() > answered, { message: 'the next millisecond', intervalMs: 1 });
   }
   const sent = await operate(h, session, hook.id, 'test', { data: { answer: 200 } });
   assert.equal(sent.status, 202, `the test event answered ${sent.status}: ${sent.text}`);

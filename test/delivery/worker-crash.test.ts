@@ -7,6 +7,7 @@ import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 interface LogEntry {
   id: string;
@@ -119,9 +120,12 @@ if (ENGINE === 'postgres') {
     assert.ok(Number(claimed.n) > 0, 'the kill happened with deliveries in flight');
     workers.push(await startWorker(env));
 
-    const deadline = Date.now() + 60_000;
     const ids = () => new Set(receiver.received.map((r) => String(r.headers['webhook-id'])));
-    while (ids().size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(() => ids().size >= EVENTS, {
+      message: () => `every event reaching the receiver (${ids().size} of ${EVENTS})`,
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
     const seen = ids();
     const missing = [...published].filter((id) => !seen.has(id));
     assert.deepEqual(missing, [], 'every event reached the receiver');
@@ -131,17 +135,18 @@ if (ENGINE === 'postgres') {
     );
 
     // And the log agrees: everything is delivered once the new worker has finished.
-    const settle = Date.now() + 30_000;
-    for (;;) {
-      const open = await db.database.kysely
-        .selectFrom('deliveries')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('status', '!=', 'delivered')
-        .executeTakeFirstOrThrow();
-      if (Number(open.n) === 0) break;
-      assert.ok(Date.now() < settle, `${open.n} deliveries never finished`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    let open = '?';
+    await waitUntil(
+      async () => {
+        ({ n: open } = await db.database.kysely
+          .selectFrom('deliveries')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('status', '!=', 'delivered')
+          .executeTakeFirstOrThrow());
+        return Number(open) === 0;
+      },
+      { message: () => `every delivery finished (${open} open)`, timeoutMs: 30_000, intervalMs: 200 },
+    );
 
     // Every request the receiver got is an attempt in the log: the ones the killed worker never
     // recorded show as `interrupted`, numbered in order before the attempt that delivered.

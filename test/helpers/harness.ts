@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppDeps } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createKeyring, type Keyring } from '../../src/crypto/keyring.js';
 import type { Database } from '../../src/db/database.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
 import { createLogger } from '../../src/logger.js';
+import { createServices, startBackground, type AppDeps } from '../../src/services.js';
 import { responseCheck } from './openapi-check.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -72,7 +73,7 @@ export interface HarnessOptions {
   port?: number;
 }
 
-/** The real app (buildApp) on a real port on 127.0.0.1, with its own database and captured logs. */
+/** The real app (createServices, buildApp, and startBackground when workers are asked for) on a real port on 127.0.0.1, with its own database and captured logs. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const ownsDatabase = !options.testDatabase;
   const testDatabase = options.testDatabase ?? (await createTestDatabase());
@@ -89,7 +90,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   let fixedNow: Date | null = null;
   const now = () => fixedNow ?? new Date();
-  const app = await buildApp(config, {
+  const services = await createServices(config, {
     database,
     keyring,
     logger: createLogger(config.logLevel, sink),
@@ -98,6 +99,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // Short enough that a test observes batched writes without waiting seconds.
     timings: { lastUsedFlushMs: 50, rateLimitSyncMs: 100, ...options.timings },
   });
+  const app = await buildApp(config, services);
+  // As `hubgate serve` does: the background jobs only where the test asks for workers.
+  const stopBackground = options.workers
+    ? await startBackground(services, { role: 'serve' })
+    : async () => {};
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const { port } = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -162,7 +168,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return { status: response.status, headers: response.headers, text, body: parsed as never };
     },
     async close() {
-      await app.close();
+      const background = stopBackground();
+      await Promise.all([app.close(), background]);
+      await services.close();
       if (ownsDatabase) await testDatabase.drop();
     },
   };

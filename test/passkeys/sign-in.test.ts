@@ -14,6 +14,7 @@ import {
 } from '../helpers/authenticator.js';
 import { assertNoLeak, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const PUBLIC_URL = 'https://hub.example.com';
 const RP_ID = 'hub.example.com';
@@ -174,17 +175,16 @@ describe('passkey sign-in', () => {
     const before = Date.now();
     const { answer } = await passkeySignIn(h, authenticator, { address: newAddress() });
     assert.equal(answer.status, 200, answer.text);
-    const deadline = Date.now() + 10_000;
-    let listed: { id: string; lastUsedAt: string | null } | undefined;
-    for (;;) {
-      const list = await h.request('GET', PASSKEYS, { session });
-      assert.equal(list.status, 200, list.text);
-      listed = list.body.data.find((p: { id: string }) => p.id === record.id);
-      if (listed?.lastUsedAt || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.ok(listed?.lastUsedAt, 'lastUsedAt is set after a sign-in');
-    assert.ok(Date.parse(listed.lastUsedAt) >= before - 1000, listed.lastUsedAt);
+    const lastUsedAt = await waitUntil(
+      async () => {
+        const list = await h.request('GET', PASSKEYS, { session });
+        assert.equal(list.status, 200, list.text);
+        const listed = list.body.data.find((p: { id: string }) => p.id === record.id);
+        return (listed as { lastUsedAt: string | null } | undefined)?.lastUsedAt;
+      },
+      { message: 'lastUsedAt set after a sign-in', timeoutMs: 10_000, intervalMs: 20 },
+    );
+    assert.ok(Date.parse(lastUsedAt) >= before - 1000, lastUsedAt);
   });
 
   test('the user whose passkey answered is signed in, whoever else has passkeys', async () => {

@@ -8,6 +8,7 @@ import { createPlatformKey } from '../../src/keys/platform-keys.js';
 import { startServe, startWorker, type RunningServer } from '../helpers/cli.js';
 import { startReceiver, type Received } from '../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // `hubgate serve` and `hubgate worker` processes on one PostgreSQL database, under load: what the
 // docs promise must hold for the processes together, not just for each one alone (rate limits,
@@ -88,11 +89,7 @@ if (ENGINE === 'postgres') {
     ms: number,
     everyMs = 50,
   ): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) assert.fail(`timed out after ${ms} ms waiting for ${what()}`);
-      await delay(everyMs);
-    }
+    await waitUntil(check, { message: what, timeoutMs: ms, intervalMs: everyMs });
   }
 
   interface Answer {

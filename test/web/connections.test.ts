@@ -19,6 +19,7 @@ import { publishEvent } from '../helpers/events.js';
 import { makeKey, makeTenant, makeUser, signIn } from '../helpers/factories.js';
 import type { TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // The connections pages walked as a person does: create a webhook connection to a real local receiver
 // from the catalog, meet the API's field errors, bind credentials and copy the generated secret, see
@@ -44,13 +45,14 @@ async function until(
   what: string,
   options: { ms?: number; between?: () => Promise<void> } = {},
 ): Promise<void> {
-  const deadline = Date.now() + (options.ms ?? WAIT);
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await options.between?.();
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await waitUntil(
+    async () => {
+      if (await check()) return true;
+      await options.between?.();
+      return false;
+    },
+    { message: what, timeoutMs: options.ms ?? WAIT, intervalMs: 250 },
+  );
 }
 
 const visible = (locator: Locator) => locator.isVisible();

@@ -2,50 +2,17 @@
 // their place in the filter, and a box that tries the filter on a sample event and says which
 // conditions failed (docs/decisions/0058-payload-filters.md).
 import { useState } from 'preact/hooks';
-import { api, type ApiError } from '../common/api.js';
+import { api } from '../common/api.js';
 import { Field } from '../common/Field.js';
 import { useAction } from '../common/hooks.js';
 import { ErrorNotice } from '../common/Notice.js';
 import { routes } from '../common/routes.js';
+import { filterErrorText, filterValueOf, jsonProblem } from './filter-text.js';
 
 type FilterTest = Awaited<ReturnType<typeof testFilter>>;
 type Failure = FilterTest['failed'][number];
 
 const SAMPLE = '{\n  "type": "order.paid",\n  "data": { "customer": { "tier": "gold" }, "total": 120 }\n}';
-
-/** What was typed, as the API takes it: nothing when empty, the parsed JSON, else the text (refused). */
-export function filterValueOf(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-/** A filter as the text area shows it. */
-export const filterTextOf = (value: unknown): string =>
-  value === null || value === undefined ? '' : JSON.stringify(value, null, 2);
-
-/** Why typed text is not JSON, said before anything is sent; undefined when it is (or is empty). */
-function jsonProblem(text: string, what: string): string | undefined {
-  if (text.trim() === '') return undefined;
-  try {
-    JSON.parse(text);
-    return undefined;
-  } catch {
-    return `The ${what} is not valid JSON. Check quotes, commas and braces.`;
-  }
-}
-
-/** The API's refusals of a filter (JSON Pointers, `/filter/data.tier/gtt`), one line each. */
-export function filterErrorText(error: ApiError | undefined): string | undefined {
-  const found = error?.fieldErrors.filter((e) => e.path === 'filter' || e.path.startsWith('/filter'));
-  if (!found || found.length === 0) return undefined;
-  return found
-    .map((e) => (e.path === 'filter' ? `The filter ${e.message}.` : `${e.path}: ${e.message}.`))
-    .join(' ');
-}
 
 function testFilter(filter: unknown, event: { type: string; data: Record<string, unknown> }) {
   const body = { filter: (filter ?? null) as Record<string, unknown> | null, event };

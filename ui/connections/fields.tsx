@@ -6,7 +6,8 @@ import type { ApiError } from '../common/api.js';
 import { Field } from '../common/Field.js';
 import type { Connection, Connector } from '../common/routes.js';
 import { EventTypeInput } from '../event-types/EventTypeInput.js';
-import { FilterEditor, filterErrorText, filterTextOf, filterValueOf } from './FilterEditor.js';
+import { filterErrorText, filterTextOf, filterValueOf } from './filter-text.js';
+import { FilterEditor } from './FilterEditor.js';
 
 /** A field typed as a number: an integer in the catalog, or the throttle (docs/api/events.md). */
 const isNumeric = (field: Pick<CatalogField, 'name' | 'type'>): boolean =>

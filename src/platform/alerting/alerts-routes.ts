@@ -1,7 +1,7 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.js';
+import { platformRule } from '../../access/rules.js';
 import { StrictObject, Timestamp } from '../../http/schemas.js';
+import type { RoutePlugin } from '../../services.js';
 import { firingAlerts } from './alerts-store.js';
 
 const MAX_FIRING = 200;
@@ -21,24 +21,23 @@ export const FiringAlerts = Type.Object({ data: Type.Array(FiringAlertSchema), t
  * operator console shows beside the charts. An addition of ours to the platform routes
  * (docs/operators/alerting.md); platform keys only, like the other alerting routes.
  */
-export function alertsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.get(
-      '/api/v1/platform/alerting/alerts',
-      {
-        config: { access: { class: 'platform' } },
-        schema: {
-          tags: ['platform: alerting'],
-          summary: 'The alerts firing now, the most recent first',
-          description: `At most ${MAX_FIRING}; \`truncated\` says whether more are firing.`,
-          querystring: StrictObject({}),
-          response: { 200: FiringAlerts },
-        },
+export const alertsRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
+  app.get(
+    '/api/v1/platform/alerting/alerts',
+    {
+      config: platformRule(),
+      schema: {
+        tags: ['platform: alerting'],
+        summary: 'The alerts firing now, the most recent first',
+        description: `At most ${MAX_FIRING}; \`truncated\` says whether more are firing.`,
+        querystring: StrictObject({}),
+        response: { 200: FiringAlerts },
       },
-      async () => {
-        const alerts = await firingAlerts(ctx.db, MAX_FIRING + 1);
-        return { data: alerts.slice(0, MAX_FIRING), truncated: alerts.length > MAX_FIRING };
-      },
-    );
-  };
-}
+    },
+    async () => {
+      const alerts = await firingAlerts(ctx.db, MAX_FIRING + 1);
+      return { data: alerts.slice(0, MAX_FIRING), truncated: alerts.length > MAX_FIRING };
+    },
+  );
+};

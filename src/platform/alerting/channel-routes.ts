@@ -1,6 +1,6 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
+import { platformRule } from '../../access/rules.js';
 import { PageQueryFields } from '../../http/pagination.js';
 import {
   IdParams,
@@ -11,6 +11,7 @@ import {
   StrictObject,
   Timestamp,
 } from '../../http/schemas.js';
+import type { RoutePlugin } from '../../services.js';
 import {
   createChannel,
   deleteChannel,
@@ -129,116 +130,114 @@ const BOUND_SECRETS = CHANNEL_KINDS.flatMap((kind) =>
   ),
 ).join('; ');
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: alerting'];
 const CHANNELS = '/api/v1/platform/alerting/channels';
 
 /** Alerting channels (docs/operators/alerting.md): secret fields write-only, every change audited. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-export function alertChannelRoutes(deps: AlertingDeps): FastifyPluginAsyncTypebox {
+export const alertChannelRoutes: RoutePlugin = async (app, services) => {
+  const deps: AlertingDeps = { ctx: services.ctx, sender: services.alertSender };
   const { ctx } = deps;
-  // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
-  return async (app) => {
-    app.post(
-      CHANNELS,
-      {
-        config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedCreateBody } },
-        schema: {
-          tags,
-          summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
-          body: CreateChannelBody,
-          response: {
-            201: Type.Intersect([
-              ChannelSchema,
-              Type.Object({
-                signingSecret: Type.Optional(Type.String({ description: 'WEBHOOK only; shown once' })),
-              }),
-            ]),
-          },
-        },
-      },
-      async (request, reply) =>
-        reply.code(201).send(await createChannel(ctx, auditOrigin(request, ctx.now()), request.body)),
-    );
-
-    app.get(
-      CHANNELS,
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'List channels, newest first',
-          querystring: StrictObject(PageQueryFields),
-          response: { 200: PageOf(ChannelSchema) },
-        },
-      },
-      async (request) => listChannels(ctx, request.query),
-    );
-
-    app.get(
-      `${CHANNELS}/:id`,
-      {
-        config: platform,
-        schema: { tags, summary: 'Read a channel', params: IdParams, response: { 200: ChannelSchema } },
-      },
-      async (request) => getChannel(ctx, request.params.id),
-    );
-
-    app.patch(
-      `${CHANNELS}/:id`,
-      {
-        config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedPatchBody } },
-        schema: {
-          tags,
-          summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
-          description:
-            'A config field the channel’s kind does not have is 400, whatever its value. Changing a ' +
-            `destination while a secret bound to it is stored (${BOUND_SECRETS}) needs that secret in ` +
-            'the same PATCH (a value, or null to remove it), else 400 naming it: a stored secret is never ' +
-            'sent to a host it was not given for.',
-          params: IdParams,
-          body: EditChannelBody,
-          response: { 200: ChannelSchema },
-        },
-      },
-      async (request) => patchChannel(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body),
-    );
-
-    app.delete(
-      `${CHANNELS}/:id`,
-      {
-        config: { ...platform, openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Delete a channel no rule uses (409 otherwise)',
-          params: IdParams,
-          response: { 204: NoContent },
-        },
-      },
-      async (request, reply) => {
-        await deleteChannel(ctx, auditOrigin(request, ctx.now()), request.params.id);
-        return reply.code(204).send(null);
-      },
-    );
-
-    app.post(
-      `${CHANNELS}/:id/test`,
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'Send a test notification and report how the channel answered',
-          params: IdParams,
-          response: {
-            200: Type.Object({
-              ok: Type.Boolean(),
-              responseStatus: Nullable(Type.Integer()),
-              error: Nullable(Type.String()),
+  app.post(
+    CHANNELS,
+    {
+      config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedCreateBody } },
+      schema: {
+        tags,
+        summary: 'Create a channel; a WEBHOOK channel’s generated signing secret is returned this once',
+        body: CreateChannelBody,
+        response: {
+          201: Type.Intersect([
+            ChannelSchema,
+            Type.Object({
+              signingSecret: Type.Optional(Type.String({ description: 'WEBHOOK only; shown once' })),
             }),
-          },
+          ]),
         },
       },
-      async (request) => testChannel(deps, request.params.id),
-    );
-  };
-}
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createChannel(ctx, auditOrigin(request, ctx.now()), request.body)),
+  );
+
+  app.get(
+    CHANNELS,
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'List channels, newest first',
+        querystring: StrictObject(PageQueryFields),
+        response: { 200: PageOf(ChannelSchema) },
+      },
+    },
+    async (request) => listChannels(ctx, request.query),
+  );
+
+  app.get(
+    `${CHANNELS}/:id`,
+    {
+      config: platform,
+      schema: { tags, summary: 'Read a channel', params: IdParams, response: { 200: ChannelSchema } },
+    },
+    async (request) => getChannel(ctx, request.params.id),
+  );
+
+  app.patch(
+    `${CHANNELS}/:id`,
+    {
+      config: { ...platform, openapi: { problems: ['destination_forbidden'], body: DocumentedPatchBody } },
+      schema: {
+        tags,
+        summary: 'Change a channel: omitted fields stay as they are; null removes an optional config field',
+        description:
+          'A config field the channel’s kind does not have is 400, whatever its value. Changing a ' +
+          `destination while a secret bound to it is stored (${BOUND_SECRETS}) needs that secret in ` +
+          'the same PATCH (a value, or null to remove it), else 400 naming it: a stored secret is never ' +
+          'sent to a host it was not given for.',
+        params: IdParams,
+        body: EditChannelBody,
+        response: { 200: ChannelSchema },
+      },
+    },
+    async (request) => patchChannel(ctx, auditOrigin(request, ctx.now()), request.params.id, request.body),
+  );
+
+  app.delete(
+    `${CHANNELS}/:id`,
+    {
+      config: { ...platform, openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Delete a channel no rule uses (409 otherwise)',
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await deleteChannel(ctx, auditOrigin(request, ctx.now()), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    `${CHANNELS}/:id/test`,
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'Send a test notification and report how the channel answered',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            ok: Type.Boolean(),
+            responseStatus: Nullable(Type.Integer()),
+            error: Nullable(Type.String()),
+          }),
+        },
+      },
+    },
+    async (request) => testChannel(deps, request.params.id),
+  );
+};

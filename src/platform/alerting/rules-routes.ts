@@ -1,10 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { auditOrigin } from '../../access/audit.js';
-import type { AppContext } from '../../context.js';
+import { platformRule } from '../../access/rules.js';
 import { ID_PATTERN } from '../../crypto/ids.js';
 import { Nullable, StrictObject } from '../../http/schemas.js';
+import type { RoutePlugin } from '../../services.js';
 import {
   LABEL_NAME_PATTERN,
   MATCHER_OPS,
@@ -82,7 +82,7 @@ const DocumentSchema = Type.Object({
   ),
 });
 
-const platform = { access: { class: 'platform' } } as const;
+const platform = platformRule();
 const tags = ['platform: alerting'];
 
 /** The document with its revision as the entity tag, for a later `If-Match`. */
@@ -92,62 +92,56 @@ const withETag = (reply: FastifyReply, doc: RoutingDocument): RoutingDocument =>
 };
 
 /** The alert routing document (docs/operators/alerting.md). */
-export function alertRulesRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
-  return async (app) => {
-    app.get(
-      '/api/v1/platform/alerting/rules',
-      {
-        config: platform,
-        schema: {
-          tags,
-          summary: 'Read the alert routing document',
-          description: 'The ETag header carries the revision, for If-Match on PUT.',
-          response: { 200: DocumentSchema },
-        },
+export const alertRulesRoutes: RoutePlugin = async (app, services) => {
+  const { ctx } = services;
+  app.get(
+    '/api/v1/platform/alerting/rules',
+    {
+      config: platform,
+      schema: {
+        tags,
+        summary: 'Read the alert routing document',
+        description: 'The ETag header carries the revision, for If-Match on PUT.',
+        response: { 200: DocumentSchema },
       },
-      async (_request, reply) => withETag(reply, await readRoutingDocument(ctx.db)),
-    );
+    },
+    async (_request, reply) => withETag(reply, await readRoutingDocument(ctx.db)),
+  );
 
-    app.put(
-      '/api/v1/platform/alerting/rules',
-      {
-        config: { ...platform, openapi: { problems: ['conflict'] } },
-        schema: {
-          tags,
-          summary: 'Replace the alert routing document',
-          description:
-            'Replaces the defaults and every rule. With If-Match (the revision, bare or quoted, or *), a ' +
-            'document changed since is 409 conflict; without it the last write wins. Each =~/!~ expression ' +
-            `compiles to at most ${MAX_PATTERN_PROGRAM_SIZE} RE2 instructions; the distinct ones of a document ` +
-            `hold at most ${MAX_DOCUMENT_PATTERN_LENGTH} characters and ${MAX_DOCUMENT_PROGRAM_SIZE} instructions ` +
-            'in all (else 400 naming the first expression over).',
-          headers: Type.Object({
-            'if-match': Type.Optional(
-              Type.String({
-                maxLength: 200,
-                pattern: IF_MATCH_PATTERN,
-                description:
-                  'the revision (an integer) bare or quoted as the ETag sends it, a comma-separated list of them, or *',
-              }),
-            ),
-          }),
-          body: StrictObject({
-            defaults: DefaultsSchema,
-            rules: Type.Array(RuleInputSchema, { maxItems: MAX_RULES }),
-          }),
-          response: { 200: DocumentSchema },
-        },
+  app.put(
+    '/api/v1/platform/alerting/rules',
+    {
+      config: { ...platform, openapi: { problems: ['conflict'] } },
+      schema: {
+        tags,
+        summary: 'Replace the alert routing document',
+        description:
+          'Replaces the defaults and every rule. With If-Match (the revision, bare or quoted, or *), a ' +
+          'document changed since is 409 conflict; without it the last write wins. Each =~/!~ expression ' +
+          `compiles to at most ${MAX_PATTERN_PROGRAM_SIZE} RE2 instructions; the distinct ones of a document ` +
+          `hold at most ${MAX_DOCUMENT_PATTERN_LENGTH} characters and ${MAX_DOCUMENT_PROGRAM_SIZE} instructions ` +
+          'in all (else 400 naming the first expression over).',
+        headers: Type.Object({
+          'if-match': Type.Optional(
+            Type.String({
+              maxLength: 200,
+              pattern: IF_MATCH_PATTERN,
+              description:
+                'the revision (an integer) bare or quoted as the ETag sends it, a comma-separated list of them, or *',
+            }),
+          ),
+        }),
+        body: StrictObject({
+          defaults: DefaultsSchema,
+          rules: Type.Array(RuleInputSchema, { maxItems: MAX_RULES }),
+        }),
+        response: { 200: DocumentSchema },
       },
-      async (request, reply) => {
-        const expected = parseIfMatch(request.headers['if-match']);
-        const doc = await replaceRoutingDocument(
-          ctx,
-          auditOrigin(request, ctx.now()),
-          request.body,
-          expected,
-        );
-        return withETag(reply, doc);
-      },
-    );
-  };
-}
+    },
+    async (request, reply) => {
+      const expected = parseIfMatch(request.headers['if-match']);
+      const doc = await replaceRoutingDocument(ctx, auditOrigin(request, ctx.now()), request.body, expected);
+      return withETag(reply, doc);
+    },
+  );
+};

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { publishEvent } from '../../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../../helpers/harness.js';
@@ -152,7 +153,17 @@ test('a channel that was down when an alert fired hears "resolved" last, never a
   healthy = true;
   await publishEvent(h, session); // delivered: the alert resolves
   await flaky.waitFor(2);
-  await new Promise((resolve) => setTimeout(resolve, 3_000)); // past the firing notice's retry
+  // The refused firing notice is retried 2 s later unless the resolved one superseded it: wait until no notice
+  // for the channel is left to send, so a stale retry would have arrived.
+  await waitUntil(
+    async () =>
+      (
+        await sql<{ n: number }>`
+          select count(*)::int as n from alert_notifications
+          where channel_id = ${channel.body.id} and state = 'pending'`.execute(h.database.kysely)
+      ).rows[0]?.n === 0,
+    { message: 'every notice of the flaky channel sent or given up' },
+  );
   const statuses = flaky.received.map((r) => (JSON.parse(r.body) as Body).status);
   assert.deepEqual(
     statuses,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { alertEvaluations } from '../../helpers/alert-engine.js';
 import { startHarness, type Harness } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { adminQuery, createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
@@ -52,8 +53,8 @@ if (ENGINE === 'postgres') {
     );
 
   test('DatabaseUnavailable is sent while the database is gone, and resolved once it is back', async () => {
-    // Let the engine take its lease and read the rules first.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Let the engine take its lease and read the rules first: a whole evaluation after they were saved.
+    await alertEvaluations(h.database, 1);
     await adminQuery(`alter database ${name} allow_connections false`);
     await adminQuery(
       `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`,

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../../src/crypto/keyring.js';
+import { alertEvaluations } from '../../helpers/alert-engine.js';
 import { publishEvent, waitForDeliveries } from '../../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../../helpers/harness.js';
@@ -29,8 +30,6 @@ before(async () => {
   h = await startHarness({ env: ENV, keyring, workers: { pollMs: 50 } });
 });
 after(() => h.close());
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function webhookConnection(session: TestSession, url: string): Promise<string> {
   return (await makeWebhookConnection(h, session, url, { displayName: 'orders' })).id;
@@ -127,7 +126,7 @@ test('DeliveryFailed reaches the channel a rule names, once per repeat interval,
   // A second failure within the repeat interval: the alert still fires, and is not sent again.
   await publishEvent(h, session);
   await waitForDeliveries(h, session, connectionId, { statuses: ['failed', 'failed'] });
-  await sleep(1_000); // ten evaluations
+  await alertEvaluations(h.database, 3); // evaluations that saw the second failure
   assert.equal(pager.received.length, 1, 'not sent again within repeatIntervalSeconds');
 
   // A delivery that succeeds clears the condition: one resolved notice.
@@ -146,7 +145,7 @@ test('DeliveryFailed reaches the channel a rule names, once per repeat interval,
     Date.parse(resolved.alerts[0]!.endsAt) >= Number(first!.headers['webhook-timestamp']) * 1000,
     'the resolved alert ended before it first fired',
   );
-  await sleep(500);
+  await alertEvaluations(h.database, 3);
   assert.equal(pager.received.length, 2, 'a notice was sent after the resolved one');
   const after = await h.request('GET', '/api/v1/platform/alerting/alerts', { token: h.platformToken });
   assert.ok(
@@ -183,7 +182,7 @@ test('a notice the channel does not take is retried until it does', async (t) =>
     1,
     'the retries of one notice carry different webhook-ids, so a receiver cannot deduplicate',
   );
-  await sleep(500);
+  await alertEvaluations(h.database, 3);
   assert.equal(pager.received.length, 3, 'the notice was sent again after the channel took it');
   // The channel's last attempt is the one it took (a notification, not a test).
   const read = await h.request('GET', `/api/v1/platform/alerting/channels/${channel.id}`, {
@@ -246,7 +245,7 @@ test(
     for (let i = 0; i < 3; i++) await publishEvent(h, session);
     await waitForDeliveries(h, session, connectionId, { statuses: ['failed', 'failed', 'failed'] });
     await pager.waitFor(1);
-    await sleep(1_500); // fifteen evaluation intervals, each process trying every one
+    await alertEvaluations(h.database, 5); // each process trying every one
     const forThisConnection = pager.received.filter(
       (r) => verified(channel.secret, r).alerts[0]!.labels.connectionId === connectionId,
     );

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { randomBase62 } from '../../../src/crypto/base62.js';
+import { alertEvaluations } from '../../helpers/alert-engine.js';
 import { publishEvent } from '../../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { startHarness, type Harness } from '../../helpers/harness.js';
@@ -145,7 +146,7 @@ test('30 failing connections of one tenant make one notice listing 30 alerts, th
     ids,
     'the resolved notice lists other connections than the 30',
   );
-  await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten more evaluations
+  await alertEvaluations(h.database, 3);
   assert.equal(pager.received.length, 2, 'nothing more');
 });
 
@@ -167,7 +168,7 @@ test('a new failing connection of a tenant already notified sends the group agai
     [first.id, second.id].sort(),
     'the group sent again does not list both failing connections',
   );
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await alertEvaluations(h.database, 3);
   assert.equal(pager.received.length, 2, 'not again within repeatIntervalSeconds');
 });
 
@@ -247,7 +248,7 @@ test('failures arriving over several evaluations are one notice, once an evaluat
     });
   }
   const [first] = await pager.waitFor(1);
-  await new Promise((resolve) => setTimeout(resolve, 1_500)); // three more evaluations
+  await alertEvaluations(h.database, 3);
   assert.equal(pager.received.length, 1, 'one notice for the burst');
   const body = JSON.parse(first!.body) as AlertBody;
   assert.equal(

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { createKeyring } from '../../../src/crypto/keyring.js';
+import { alertEvaluations } from '../../helpers/alert-engine.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../../helpers/harness.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../../helpers/test-database.js';
+import { waitUntil } from '../../helpers/wait.js';
 
 // Two processes on PostgreSQL; the one evaluating alerts stops. The other takes over, sends what is
 // new, and does not send again what the first one already sent. PostgreSQL only.
@@ -25,7 +28,12 @@ if (ENGINE === 'postgres') {
     db = await createTestDatabase();
     first = await startHarness({ env: ENV, keyring, testDatabase: db, workers: { pollMs: 50 } });
     // Started later: the first holds the lease while it runs.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil(
+      async () =>
+        (await sql`select 1 from alert_leases where name = 'alert-engine'`.execute(first.database.kysely))
+          .rows.length > 0,
+      { message: 'the first process holding the alert lease' },
+    );
     second = await startHarness({ env: ENV, keyring, testDatabase: db, workers: { pollMs: 50 } });
   });
   after(async () => {
@@ -84,7 +92,7 @@ if (ENGINE === 'postgres') {
     const { session: other } = await makeSignedInTenant(second);
     const afterwards = await failingConnection(second, other, target.url());
     await pager.waitFor(2);
-    await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten more evaluations
+    await alertEvaluations(second.database, 3);
     assert.deepEqual(connections(), [before, afterwards], 'the new evaluator sent only what was new');
   });
 }

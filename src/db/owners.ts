@@ -1,0 +1,72 @@
+/**
+ * Who owns each table: the one folder of src/ whose modules may write it (insert, update, delete).
+ * Other folders read it through the owner's read functions or read models and change it by calling
+ * the owner. test/architecture/owners.test.ts checks every write in src/ against this map, and that
+ * no module imports another folder's store module; docs/contributors/architecture.md lists it.
+ */
+import type { DB } from './schema.js';
+
+/** Table → owning folder (relative to src/, exactly: a subfolder is another owner). */
+export const TABLE_OWNERS = {
+  tenants: 'tenants',
+  tenant_entitlements: 'tenants',
+  users: 'tenants',
+  audit_log: 'access',
+  sessions: 'access',
+  sign_in_failures: 'access',
+  rate_limit_windows: 'access',
+  api_keys: 'keys',
+  platform_keys: 'keys',
+  invitations: 'people',
+  invitation_links: 'people',
+  passkeys: 'passkeys',
+  webauthn_challenges: 'passkeys',
+  setup_tokens: 'setup',
+  connections: 'connections',
+  oauth_providers: 'oauth',
+  oauth_states: 'oauth',
+  event_types: 'event-types',
+  events: 'delivery',
+  event_idempotency_keys: 'delivery',
+  deliveries: 'delivery',
+  delivery_attempts: 'delivery',
+  connection_send_permits: 'delivery',
+  ordering_heads: 'delivery',
+  filter_counts: 'delivery',
+  filtered_events: 'delivery',
+  monitoring_minutes: 'platform',
+  monitoring_rollup: 'platform',
+  alert_channels: 'platform/alerting',
+  alert_routing: 'platform/alerting',
+  alert_leases: 'platform/alerting',
+  alerts: 'platform/alerting',
+  alert_notifications: 'platform/alerting',
+  alert_channel_state: 'platform/alerting',
+} as const satisfies Record<keyof DB, string>;
+
+/**
+ * Writes outside the owner that exist today, each to move (issue 38): the check accepts exactly
+ * these, so a new crossing fails it, and so does one of these once it is gone (remove it here then).
+ */
+export const WRITES_TO_MOVE: readonly { file: string; table: keyof DB }[] = [
+  // to move (issue 38): the failure streak, written by the worker's automatic pause.
+  { file: 'delivery/auto-pause.ts', table: 'connections' },
+  // to move (issue 38): the OAuth2 authorization and its refresh lease, to a table oauth/ owns.
+  { file: 'oauth/tokens.ts', table: 'connections' },
+  // to move (issue 38): the last sign-in time; the passkey user handle and password sign-in switch;
+  // a person's role, removal and accepted invitation.
+  { file: 'access/session-store.ts', table: 'users' },
+  { file: 'passkeys/store.ts', table: 'users' },
+  { file: 'people/store.ts', table: 'users' },
+];
+
+/** Imports of another folder's store module that exist today, each to move (issue 38), as above. */
+export const STORE_IMPORTS_TO_MOVE: readonly { file: string; store: string }[] = [
+  // to move (issue 38): each through the owner's read functions or exported domain functions.
+  { file: 'delivery/operate.ts', store: 'connections/store.ts' }, // the ConnectionRow type only
+  { file: 'hub/hub.ts', store: 'connections/store.ts' },
+  { file: 'hub/hub.ts', store: 'delivery/store.ts' },
+  { file: 'oauth/store.ts', store: 'connections/store.ts' }, // the ConnectionRow type only
+  { file: 'oauth/tokens.ts', store: 'connections/store.ts' },
+  { file: 'sign-in/sign-in.ts', store: 'access/session-store.ts' },
+];
