@@ -90,6 +90,7 @@ export type RoutePlugin = FastifyPluginAsyncTypebox<RouteDeps>;
  */
 export async function createServices(config: Config, deps: AppDeps): Promise<Services> {
   const closers: Array<() => Promise<void>> = [];
+  let closing: Promise<void> | undefined;
   const ctx = await createContext(config, deps, closers);
   const { db, now } = ctx;
   const logBackgroundError = (error: unknown) =>
@@ -130,9 +131,12 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     oauth,
     alertSender,
     ...createDelivery(ctx, catalog, deps, closers, logBackgroundError),
-    async close() {
-      for (const close of closers.reverse()) await close();
-    },
+    // Once, however often it is called (a test closes its harness in a `finally` after closing it):
+    // closing a part twice closed undici clients already destroyed.
+    close: () =>
+      (closing ??= (async () => {
+        for (const close of [...closers].reverse()) await close();
+      })()),
   };
 }
 
