@@ -19,7 +19,11 @@ import {
   updateConnectionRow,
   type ConnectionRow,
   type ListedConnectionRow,
+  type NewConnectionRow,
 } from './store.js';
+
+/** A connection as connections/ reads it, with what its view shows of its authorization (store.ts). */
+export type { ConnectionRow };
 
 /** A connection as the API shows it (docs/api/connections.md): safe metadata only, never a secret. */
 export interface Connection {
@@ -184,7 +188,7 @@ export async function createConnection(
   const id = newId('con');
   // Client credentials: the tokens first, so a connection that cannot get them is not stored.
   const initial = await definition.authorization?.bindOnCreate?.(id);
-  const row: ConnectionRow = {
+  const row: NewConnectionRow = {
     id,
     tenant_id: scope.tenantId,
     connector_key: connectorKey,
@@ -204,17 +208,14 @@ export async function createConnection(
     paused_reason: null,
     failure_streak: 0,
     failure_streak_since: null,
-    authorization_status: definition.authorization ? (initial ? 'authorized' : 'none') : null,
-    authorization_scopes: definition.authorization ? (initial?.scopes ?? []) : null,
-    authorization_expires_at: initial?.expiresAt ?? null,
-    authorization_refreshing_until: null,
   };
-  await deps.ctx.db.transaction().execute(async (trx) => {
+  return deps.ctx.db.transaction().execute(async (trx) => {
     // The catalog may be a moment behind another process: the provider is checked (and held) here.
     if (definition.authorization && !(await definition.authorization.holdForInsert(trx))) {
       throw unknownConnector('is not a known connector');
     }
     await insertConnection(trx, scope, row);
+    await definition.authorization?.insert(trx, scope, id, initial);
     await recordAudit(trx, origin, {
       action: 'connection.create',
       tenantId: scope.tenantId,
@@ -222,8 +223,9 @@ export async function createConnection(
       targetId: row.id,
       metadata: { connectorKey, displayName, config, ...(initial ? { authorized: true } : {}) },
     });
+    // Read back for the answer: its authorization is what the connector stored.
+    return toConnection(await connectionOr404(trx, scope, id));
   });
-  return toConnection(row);
 }
 
 export async function listConnections(
@@ -319,38 +321,21 @@ export async function bindCredentials(
 }
 
 /**
- * Binds an OAuth2 connection's tokens, or marks its authorization expired (docs/api/oauth.md), in the
- * caller's transaction with the row locked: the tokens are sealed as its credentials, and only the
- * status, scopes and expiry are stored where the API reads them. `credentials` undefined leaves the
- * stored tokens as they are.
+ * Binds credentials issued to the connection rather than given by a person (an OAuth2 provider's
+ * tokens, oauth/), in the caller's transaction with the row locked: sealed as every connection's
+ * credentials are, replacing the bound ones at once (no overlap).
  */
-export async function setAuthorization(
+export async function bindIssuedCredentials(
   trx: Kysely<DB>,
   scope: TenantScope,
   id: string,
   at: Date,
-  change: {
-    status: AuthorizationStatus;
-    scopes?: string[];
-    expiresAt?: Date | null;
-    credentials?: Record<string, unknown>;
-  },
+  credentials: Record<string, unknown>,
   keyring: AppContext['keyring'],
-): Promise<Connection> {
+): Promise<void> {
   const updated = await updateConnectionRow(trx, scope, id, {
-    authorization_status: change.status,
-    ...(change.scopes ? { authorization_scopes: JSON.stringify(change.scopes) } : {}),
-    ...(change.expiresAt !== undefined ? { authorization_expires_at: change.expiresAt } : {}),
-    ...(change.credentials
-      ? {
-          credentials_sealed: keyring.seal('connection-credentials', JSON.stringify(change.credentials), id),
-          credentials_bound_at: at,
-          // A refresh still out used the tokens these replace: its answer must not be written over them
-          // (it finds its lease gone, src/oauth/tokens.ts), nor, refused, mark these expired.
-          authorization_refreshing_until: null,
-        }
-      : {}),
+    credentials_sealed: keyring.seal('connection-credentials', JSON.stringify(credentials), id),
+    credentials_bound_at: at,
   });
   if (!updated) throw notFound('connection');
-  return toConnection(updated);
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { Type, type TObject, type TProperties } from 'typebox';
+import type { TenantScope } from '../access/scope.js';
 import type { DB } from '../db/schema.js';
 import type { ClientCredentialsGrant } from '../outbound/request.js';
 import { FilterField } from './filter.js';
@@ -72,6 +73,17 @@ export interface ConnectorDefinition {
   authorization?: {
     grant: 'authorization_code' | 'client_credentials';
     bindOnCreate?: (connectionId: string) => Promise<InitialAuthorization>;
+    /**
+     * Stores the new connection's authorization in the caller's transaction, after its row: `none`,
+     * or what `bindOnCreate` got. The authorization is a table of the connector's domain (oauth/,
+     * above connections/), so the create calls this rather than writing it (decision 0070).
+     */
+    insert: (
+      trx: Kysely<DB>,
+      scope: TenantScope,
+      connectionId: string,
+      initial: InitialAuthorization | undefined,
+    ) => Promise<void>;
     /**
      * Locks what the connector stands for (its provider's row) for share in the caller's transaction,
      * and says whether it still exists: the connection's insert then either waits for a delete of it

@@ -1,9 +1,28 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
-import type { ConnectionsTable, DB } from '../db/schema.js';
+import type { AuthorizationStatus, ConnectionsTable, DB } from '../db/schema.js';
 import { afterCursor, type Cursor } from '../http/pagination.js';
 
-export type ConnectionRow = Selectable<ConnectionsTable>;
+/** A connection's own row, as it is inserted. */
+export type NewConnectionRow = Selectable<ConnectionsTable>;
+
+/**
+ * A connection as it is read: its row, and what its view shows of its OAuth2 authorization, null on
+ * connectors without one. The authorization is oauth/'s table (`oauth_authorizations`, which oauth/
+ * alone writes); every read of a connection here joins it, a read across folders stated in
+ * docs/contributors/architecture.md (Tables and their owners).
+ */
+export type ConnectionRow = NewConnectionRow & {
+  authorization_status: AuthorizationStatus | null;
+  authorization_scopes: string[] | null;
+  authorization_expires_at: Date | null;
+};
+
+const AUTHORIZATION_SHOWN = [
+  'oauth_authorizations.status as authorization_status',
+  'oauth_authorizations.scopes as authorization_scopes',
+  'oauth_authorizations.expires_at as authorization_expires_at',
+] as const;
 
 /** to_char's pattern for Date.toISOString's form; both cut (never round) to milliseconds. */
 const ISO_FORMAT = sql.lit('YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
@@ -15,28 +34,39 @@ const ofTenant = (db: Kysely<DB>, scope: TenantScope) =>
 export async function insertConnection(
   db: Kysely<DB>,
   scope: TenantScope,
-  row: ConnectionRow,
+  row: NewConnectionRow,
 ): Promise<void> {
   await db
     .insertInto('connections')
-    .values({
-      ...row,
-      tenant_id: scope.tenantId,
-      config: JSON.stringify(row.config),
-      authorization_scopes: row.authorization_scopes && JSON.stringify(row.authorization_scopes),
-    })
+    .values({ ...row, tenant_id: scope.tenantId, config: JSON.stringify(row.config) })
     .execute();
 }
 
-export function findConnectionRow(
+/**
+ * The connection, read; locked for update or share first when asked. The lock is taken by a
+ * statement of its own and the row read by the next: on PostgreSQL a statement that waited for a
+ * row's lock reads that row as its holder left it, but a joined table as it was when the statement
+ * began, so the authorization (another table, changed under this lock by oauth/) would be the old one.
+ */
+export async function findConnectionRow(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
   options: { forUpdate?: boolean; forShare?: boolean } = {},
 ): Promise<ConnectionRow | undefined> {
-  const query = ofTenant(db, scope).selectAll().where('id', '=', id);
-  if (options.forUpdate) return query.forUpdate().executeTakeFirst();
-  return (options.forShare ? query.forShare() : query).executeTakeFirst();
+  if (options.forUpdate || options.forShare) {
+    const lock = ofTenant(db, scope).select('id').where('id', '=', id);
+    const locked = await (options.forUpdate ? lock.forUpdate() : lock.forShare()).executeTakeFirst();
+    if (!locked) return undefined;
+  }
+  return db
+    .selectFrom('connections')
+    .leftJoin('oauth_authorizations', 'oauth_authorizations.connection_id', 'connections.id')
+    .selectAll('connections')
+    .select(AUTHORIZATION_SHOWN)
+    .where('connections.tenant_id', '=', scope.tenantId)
+    .where('connections.id', '=', id)
+    .executeTakeFirst();
 }
 
 /**
@@ -80,34 +110,52 @@ export async function listConnectionRows(
     ? sql`and ${afterCursor('connections.created_at', 'connections.id', after)}`
     : sql``;
   const { rows } = await sql<ListedConnectionRow>`
-    select id, connector_key, display_name, status, config, paused_reason,
+    select id, connector_key, display_name, connections.status, config, paused_reason,
       to_char(created_at at time zone 'UTC', ${ISO_FORMAT}) as created_at,
       to_char(revoked_at at time zone 'UTC', ${ISO_FORMAT}) as revoked_at,
       to_char(paused_at at time zone 'UTC', ${ISO_FORMAT}) as paused_at,
       credentials_sealed is not null as credentials_bound,
-      authorization_status, authorization_scopes,
-      to_char(authorization_expires_at at time zone 'UTC', ${ISO_FORMAT}) as authorization_expires_at
+      a.status as authorization_status, a.scopes as authorization_scopes,
+      to_char(a.expires_at at time zone 'UTC', ${ISO_FORMAT}) as authorization_expires_at
     from connections
-    where tenant_id = ${scope.tenantId} ${afterPosition}
+    left join oauth_authorizations a on a.connection_id = connections.id
+    where connections.tenant_id = ${scope.tenantId} ${afterPosition}
     order by connections.created_at desc, connections.id desc
     limit ${limit + 1}`.execute(db);
   return rows;
 }
 
+/** The changed row as findConnectionRow reads it, in the statement that changes it. */
+function changedRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  changes: Updateable<ConnectionsTable>,
+): Promise<ConnectionRow | undefined> {
+  return db
+    .with('changed', (cte) =>
+      cte
+        .updateTable('connections')
+        .set(changes)
+        .where('tenant_id', '=', scope.tenantId)
+        .where('id', '=', id)
+        .returningAll(),
+    )
+    .selectFrom('changed')
+    .leftJoin('oauth_authorizations', 'oauth_authorizations.connection_id', 'changed.id')
+    .selectAll('changed')
+    .select(AUTHORIZATION_SHOWN)
+    .executeTakeFirst();
+}
+
 /** Any change but the keys and the config (JSON, written by updateConnectionConfig); answers the row. */
-export async function updateConnectionRow(
+export function updateConnectionRow(
   db: Kysely<DB>,
   scope: TenantScope,
   id: string,
   changes: Omit<Updateable<ConnectionsTable>, 'id' | 'tenant_id' | 'config'>,
 ): Promise<ConnectionRow | undefined> {
-  return db
-    .updateTable('connections')
-    .set(changes)
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  return changedRow(db, scope, id, changes);
 }
 
 /** An edit: the display name and the config (JSON), and the credentials when they are unbound. */
@@ -124,13 +172,7 @@ export async function updateConnectionConfig(
     config: Record<string, unknown>;
   },
 ): Promise<ConnectionRow | undefined> {
-  return db
-    .updateTable('connections')
-    .set({ ...changes, config: JSON.stringify(changes.config) })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  return changedRow(db, scope, id, { ...changes, config: JSON.stringify(changes.config) });
 }
 
 /** How many connections the tenant has, in any state (active, paused or disabled). */

@@ -25,6 +25,7 @@ export const TABLE_OWNERS = {
   connections: 'connections',
   oauth_providers: 'oauth',
   oauth_states: 'oauth',
+  oauth_authorizations: 'oauth',
   event_types: 'event-types',
   events: 'delivery',
   event_idempotency_keys: 'delivery',
@@ -51,8 +52,6 @@ export const TABLE_OWNERS = {
 export const WRITES_TO_MOVE: readonly { file: string; table: keyof DB }[] = [
   // to move (issue 38): the failure streak, written by the worker's automatic pause.
   { file: 'delivery/auto-pause.ts', table: 'connections' },
-  // to move (issue 38): the OAuth2 authorization and its refresh lease, to a table oauth/ owns.
-  { file: 'oauth/tokens.ts', table: 'connections' },
   // to move (issue 38): the last sign-in time; the passkey user handle and password sign-in switch;
   // a person's role, removal and accepted invitation.
   { file: 'access/session-store.ts', table: 'users' },
@@ -66,7 +65,5 @@ export const STORE_IMPORTS_TO_MOVE: readonly { file: string; store: string }[] =
   { file: 'delivery/operate.ts', store: 'connections/store.ts' }, // the ConnectionRow type only
   { file: 'hub/hub.ts', store: 'connections/store.ts' },
   { file: 'hub/hub.ts', store: 'delivery/store.ts' },
-  { file: 'oauth/store.ts', store: 'connections/store.ts' }, // the ConnectionRow type only
-  { file: 'oauth/tokens.ts', store: 'connections/store.ts' },
   { file: 'sign-in/sign-in.ts', store: 'access/session-store.ts' },
 ];

@@ -214,12 +214,22 @@ export interface ConnectionsTable {
   /** Deliveries in a row that ended `failed` (reset by one delivered), and when the first of them did. */
   failure_streak: Generated<number>;
   failure_streak_since: OptionalTimestamp;
-  /** OAuth2 connections only (docs/api/oauth.md): what the API shows of the authorization, never a token. */
-  authorization_status: ColumnType<AuthorizationStatus | null, AuthorizationStatus | null | undefined>;
-  authorization_scopes: ColumnType<string[] | null, string | null | undefined, string | null>;
-  authorization_expires_at: OptionalTimestamp;
+}
+
+/**
+ * An OAuth2 connection's authorization (docs/api/oauth.md), one row per connection of an OAuth2
+ * connector and none for others: what the API shows of it, never a token (the tokens are the
+ * connection's credentials), and the refresh lease. oauth/ owns it (decision 0070).
+ */
+export interface OAuthAuthorizationsTable {
+  connection_id: string;
+  tenant_id: string;
+  status: AuthorizationStatus;
+  scopes: Json<string[]>;
+  /** When the current access token expires. */
+  expires_at: OptionalTimestamp;
   /** While a refresh of its tokens is under way (one process at a time): until when its lease holds. */
-  authorization_refreshing_until: OptionalTimestamp;
+  refreshing_until: OptionalTimestamp;
 }
 
 /** An OAuth2 provider (docs/api/oauth.md), the operator's: the client secret only sealed. */
@@ -473,6 +483,7 @@ export interface DB {
   filtered_events: FilteredEventsTable;
   oauth_providers: OAuthProvidersTable;
   oauth_states: OAuthStatesTable;
+  oauth_authorizations: OAuthAuthorizationsTable;
   tenants: TenantsTable;
   tenant_entitlements: TenantEntitlementsTable;
   users: UsersTable;

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
-import { connectionOr404, setAuthorization } from '../connections/connections.js';
+import { connectionOr404 } from '../connections/connections.js';
 import type { AppContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import { errorFields } from '../logger.js';
 import { redactText, spellingsOf } from '../outbound/redact.js';
+import { setAuthorization } from './authorization.js';
 import { clientSecretOf } from './providers.js';
 import { deleteExpiredStates, insertState, takeState } from './store.js';
 import { requestTokens } from './token-endpoint.js';

@@ -16,6 +16,7 @@ import {
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { StrictObject } from '../http/schemas.js';
 import { checkUrl } from '../outbound/ssrf-policy.js';
+import { insertInitialAuthorization } from './authorization.js';
 import {
   allProviderRows,
   countConnectionsUsing,
@@ -341,6 +342,7 @@ function definitionOf(
         ? { bindOnCreate: (connectionId: string) => bind(row.key, connectionId) }
         : {}),
       holdForInsert: async (trx) => (await findProvider(trx, row.key, { forShare: true })) !== undefined,
+      insert: insertInitialAuthorization,
     },
     checkCredentials: () => {
       throw notByCredentials();

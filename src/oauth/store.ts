@@ -1,10 +1,11 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
-import type { ConnectionRow } from '../connections/store.js';
-import type { DB, OAuthProvidersTable, OAuthStatesTable } from '../db/schema.js';
+import type { ConnectionRow } from '../connections/connections.js';
+import type { DB, OAuthAuthorizationsTable, OAuthProvidersTable, OAuthStatesTable } from '../db/schema.js';
 
 export type ProviderRow = Selectable<OAuthProvidersTable>;
 export type StateRow = Selectable<OAuthStatesTable>;
+export type AuthorizationRow = Selectable<OAuthAuthorizationsTable>;
 
 // Providers are the platform's, for every tenant: no tenant scope. States are a tenant's.
 
@@ -41,12 +42,78 @@ export async function findProxiedConnection(
   const result = await sql<
     ConnectionRow & { provider_key: string | null; provider_api_base_url: string | null }
   >`
-    select c.*, p.key as provider_key, p.api_base_url as provider_api_base_url
+    select c.*, a.status as authorization_status, a.scopes as authorization_scopes,
+      a.expires_at as authorization_expires_at,
+      p.key as provider_key, p.api_base_url as provider_api_base_url
     from connections c
+    left join oauth_authorizations a on a.connection_id = c.id
     left join oauth_providers p
       on starts_with(c.connector_key, ${prefix}) and p.key = substr(c.connector_key, ${prefix.length + 1})
     where c.tenant_id = ${scope.tenantId} and c.id = ${id}`.execute(db);
   return result.rows[0];
+}
+
+// A connection's authorization (docs/api/oauth.md): written here alone, in the transaction that
+// inserts the connection or in one that holds the connection's row locked for update
+// (authorization.ts, tokens.ts), but for releaseRefreshLease, which compares the lease instead.
+// connections/store.ts reads it for the connection's view (decision 0070).
+
+export async function insertAuthorization(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  row: AuthorizationRow,
+): Promise<void> {
+  await db
+    .insertInto('oauth_authorizations')
+    .values({ ...row, tenant_id: scope.tenantId, scopes: JSON.stringify(row.scopes) })
+    .execute();
+}
+
+/** The connection's authorization, or undefined when its connector has none. */
+export function findAuthorization(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+): Promise<AuthorizationRow | undefined> {
+  return db
+    .selectFrom('oauth_authorizations')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .executeTakeFirst();
+}
+
+/** Any change but the keys; answers whether the connection has an authorization to change. */
+export async function updateAuthorization(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  changes: Omit<Updateable<OAuthAuthorizationsTable>, 'connection_id' | 'tenant_id'>,
+): Promise<boolean> {
+  const changed = await db
+    .updateTable('oauth_authorizations')
+    .set(changes)
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .returning('connection_id')
+    .executeTakeFirst();
+  return changed !== undefined;
+}
+
+/** Gives a refresh lease back if it is still this one: compared by its exact time, no lock needed. */
+export async function releaseRefreshLease(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+  lease: Date,
+): Promise<void> {
+  await db
+    .updateTable('oauth_authorizations')
+    .set({ refreshing_until: null })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('connection_id', '=', connectionId)
+    .where('refreshing_until', '=', lease)
+    .execute();
 }
 
 export function allProviderRows(db: Kysely<DB>): Promise<ProviderRow[]> {

@@ -1,16 +1,22 @@
 import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
-import { connectionOr404, setAuthorization } from '../connections/connections.js';
+import { connectionOr404, type ConnectionRow } from '../connections/connections.js';
 import type { InitialAuthorization } from '../connections/connector.js';
 import { systemOrigin } from '../connections/state.js';
-import { updateConnectionRow, type ConnectionRow } from '../connections/store.js';
 import type { AppContext } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import type { Sender } from '../outbound/sender.js';
+import { setAuthorization } from './authorization.js';
 import { clientSecretOf, CONNECTOR_PREFIX } from './providers.js';
-import { findProvider, type ProviderRow } from './store.js';
+import {
+  findAuthorization,
+  findProvider,
+  releaseRefreshLease,
+  updateAuthorization,
+  type ProviderRow,
+} from './store.js';
 import { requestTokens, type TokenAnswer, type TokenClient, type Tokens } from './token-endpoint.js';
 
 /** What token work needs: the database, the keyring, the clock, and the outbound sender. */
@@ -196,12 +202,12 @@ const LEASE_POLL_MS = 100;
 
 /**
  * One refresh per connection at a time, in every process, without holding a transaction across the
- * call to the provider: a short transaction with the row locked takes a lease on it
- * (`authorization_refreshing_until`), the token call runs outside any transaction, and a second short
- * transaction writes the new tokens if the lease is still this refresh's and gives it back. A caller
- * that finds a lease held waits for it and then uses the token it left. (Holding the row lock across
- * the call would stop every write on the embedded database, whose one connection serializes
- * transactions, for as long as a slow provider takes: docs/decisions/0060-oauth2-connections.md.)
+ * call to the provider: a short transaction with the connection's row locked takes a lease on it
+ * (`oauth_authorizations.refreshing_until`), the token call runs outside any transaction, and a
+ * second short transaction writes the new tokens if the lease is still this refresh's and gives it
+ * back. A caller that finds a lease held waits for it and then uses the token it left. (Holding the
+ * row lock across the call would stop every write on the embedded database, whose one connection
+ * serializes transactions, for as long as a slow provider takes: docs/decisions/0060-oauth2-connections.md.)
  */
 async function refresh(
   deps: TokenDeps,
@@ -238,6 +244,25 @@ async function refresh(
 
 const DEFAULT_LEASE_MS = 30_000;
 
+/**
+ * The connection's row locked for update, then until when its refresh lease is held, read by a
+ * statement after the lock (one that waited for the lock would read the other table as it was
+ * before). The lock stays the connection's row, not the authorization's: a pause and a revoke lock
+ * it too, so a refresh's result meets them there (a connection revoked meanwhile gets no tokens),
+ * and every write of the authorization takes it first (the callback's binding, a refresh, an
+ * expiry). The one write without it, releaseRefreshLease, clears only the lease of a refresh whose
+ * token call threw, found by its exact time (decision 0070).
+ */
+async function lockedWithLease(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  connectionId: string,
+): Promise<{ row: ConnectionRow; leaseUntil: Date | null }> {
+  const row = await connectionOr404(trx, scope, connectionId, { forUpdate: true });
+  const authorization = await findAuthorization(trx, scope, connectionId);
+  return { row, leaseUntil: authorization?.refreshing_until ?? null };
+}
+
 /** The row locked for a moment: its token if fresh (or refreshed by another meanwhile), or the lease. */
 function takeLease(
   deps: TokenDeps,
@@ -248,7 +273,7 @@ function takeLease(
   leaseMs: number,
 ): Promise<RefreshStep> {
   return deps.ctx.db.transaction().execute(async (trx): Promise<RefreshStep> => {
-    const row = await connectionOr404(trx, scope, connectionId, { forUpdate: true });
+    const { row, leaseUntil: held } = await lockedWithLease(trx, scope, connectionId);
     usable(row);
     const current = openTokens(deps, row);
     const now = deps.ctx.now();
@@ -256,10 +281,9 @@ function takeLease(
     if (fresh(row, now) && (!forced || current.accessToken !== seenToken)) {
       return { kind: 'ok', token: accessOf(row, current) };
     }
-    const held = row.authorization_refreshing_until;
     if (held !== null && new Date(held).getTime() > now.getTime()) return { kind: 'wait' };
     const lease = new Date(now.getTime() + leaseMs);
-    await updateConnectionRow(trx, scope, connectionId, { authorization_refreshing_until: lease });
+    await updateAuthorization(trx, scope, connectionId, { refreshing_until: lease });
     return { kind: 'mine', row, current, lease };
   });
 }
@@ -282,13 +306,14 @@ async function renewUnderLease(
     provider = await providerOf(db, row);
     answer = await renew(deps, provider, current);
   } finally {
-    if (answer === undefined) await releaseLease(db, scope, connectionId, lease);
+    // The token call threw (the provider unreachable under the policy): the lease is given back.
+    if (answer === undefined) await releaseRefreshLease(db, scope, connectionId, lease);
   }
   return db.transaction().execute(async (trx): Promise<Refreshed | 'lost'> => {
-    const locked = await connectionOr404(trx, scope, connectionId, { forUpdate: true });
-    const mine = new Date(locked.authorization_refreshing_until ?? 0).getTime() === lease.getTime();
+    const { row: locked, leaseUntil } = await lockedWithLease(trx, scope, connectionId);
+    const mine = new Date(leaseUntil ?? 0).getTime() === lease.getTime();
     if (!mine) return 'lost';
-    await updateConnectionRow(trx, scope, connectionId, { authorization_refreshing_until: null });
+    await updateAuthorization(trx, scope, connectionId, { refreshing_until: null });
     // Revoked while the provider answered: nothing is bound to a revoked connection again.
     if (locked.status === 'disabled') return { kind: 'stopped', problem: stoppedProblem(locked) };
     const at = deps.ctx.now();
@@ -314,17 +339,6 @@ async function renewUnderLease(
     }
     return { kind: 'failed', message: answer.message };
   });
-}
-
-/** The lease given back after a token call that threw (the provider unreachable under the policy). */
-async function releaseLease(db: Kysely<DB>, scope: TenantScope, connectionId: string, lease: Date) {
-  await db
-    .updateTable('connections')
-    .set({ authorization_refreshing_until: null })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', connectionId)
-    .where('authorization_refreshing_until', '=', lease)
-    .execute();
 }
 
 /** The provider will not refresh any more: `expired` until someone authorizes again; audited. */

@@ -95,11 +95,13 @@ async function connectionPaused(db: Kysely<DB>): Promise<Condition[]> {
  * to refresh its tokens (`invalid_grant`): it fires until someone authorizes it again or revokes it.
  */
 async function authorizationExpired(db: Kysely<DB>): Promise<Condition[]> {
+  // oauth/'s table of authorizations, read with the connection each belongs to.
   const rows = await db
-    .selectFrom('connections')
-    .select(['id', 'tenant_id', 'connector_key', 'display_name'])
-    .where('authorization_status', '=', 'expired')
-    .where('status', 'in', ['active', 'paused'])
+    .selectFrom('oauth_authorizations as a')
+    .innerJoin('connections as c', 'c.id', 'a.connection_id')
+    .select(['c.id', 'c.tenant_id', 'c.connector_key', 'c.display_name'])
+    .where('a.status', '=', 'expired')
+    .where('c.status', 'in', ['active', 'paused'])
     .execute();
   return rows.map((row) => ({
     labels: {
