@@ -49,8 +49,6 @@ export const TABLE_OWNERS = {
  * these, so a new crossing fails it, and so does one of these once it is gone (remove it here then).
  */
 export const WRITES_TO_MOVE: readonly { file: string; table: keyof DB }[] = [
-  // to move (issue 38): the failure streak, written by the worker's automatic pause.
-  { file: 'delivery/auto-pause.ts', table: 'connections' },
   // to move (issue 38): the OAuth2 authorization and its refresh lease, to a table oauth/ owns.
   { file: 'oauth/tokens.ts', table: 'connections' },
   // to move (issue 38): the last sign-in time; the passkey user handle and password sign-in switch;
