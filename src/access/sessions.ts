@@ -15,6 +15,16 @@ import {
   touchSession,
 } from './session-store.js';
 
+// Failed sign-ins counted per account (docs/api/authentication.md): sign-in reserves a check before
+// a guessed secret is verified and clears the failures on a success (sign-in/sign-in.ts).
+export {
+  clearFailures,
+  releaseReservation,
+  reserveSignInAttempt,
+  SIGN_IN_FAILURE_WINDOW_MS,
+  type SignInReservation,
+} from './session-store.js';
+
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 // Idle expiry is tracked to the minute: last_seen_at is written at most once a minute per session.

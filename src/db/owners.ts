@@ -63,5 +63,4 @@ export const STORE_IMPORTS_TO_MOVE: readonly { file: string; store: string }[] =
   // to move (issue 38): each through the owner's read functions or exported domain functions.
   { file: 'oauth/store.ts', store: 'connections/store.ts' }, // the ConnectionRow type only
   { file: 'oauth/tokens.ts', store: 'connections/store.ts' },
-  { file: 'sign-in/sign-in.ts', store: 'access/session-store.ts' },
 ];

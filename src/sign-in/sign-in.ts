@@ -6,8 +6,8 @@ import {
   releaseReservation,
   reserveSignInAttempt,
   SIGN_IN_FAILURE_WINDOW_MS,
-} from '../access/session-store.js';
-import { startSession } from '../access/sessions.js';
+  startSession,
+} from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import {
   decoyPasswordHash,
