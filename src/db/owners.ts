@@ -51,11 +51,6 @@ export const TABLE_OWNERS = {
 export const WRITES_TO_MOVE: readonly { file: string; table: keyof DB }[] = [
   // to move (issue 38): the OAuth2 authorization and its refresh lease, to a table oauth/ owns.
   { file: 'oauth/tokens.ts', table: 'connections' },
-  // to move (issue 38): the last sign-in time; the passkey user handle and password sign-in switch;
-  // a person's role, removal and accepted invitation.
-  { file: 'access/session-store.ts', table: 'users' },
-  { file: 'passkeys/store.ts', table: 'users' },
-  { file: 'people/store.ts', table: 'users' },
 ];
 
 /** Imports of another folder's store module that exist today, each to move (issue 38), as above. */
