@@ -92,27 +92,6 @@ export async function revokeSessionRow(
 }
 
 /**
- * When a session of the user last started: what the tenant's people list shows (docs/api/people.md).
- * Answers, from the row it locked, whether the user may sign in with a password now; undefined
- * when the user is gone (removed while they were signing in).
- */
-export async function recordSignInTime(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  userId: string,
-  at: Date,
-): Promise<{ passwordSignIn: boolean } | undefined> {
-  const row = await db
-    .updateTable('users')
-    .set({ last_sign_in_at: at })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', userId)
-    .returning('password_sign_in_enabled')
-    .executeTakeFirst();
-  return row && { passwordSignIn: row.password_sign_in_enabled };
-}
-
-/**
  * Revokes the user's live sessions, those that started with `authMethod` only when it is given,
  * all but `exceptSessionId` when it is given; answers how many ended. Every request looks its
  * session up in the database (no cache), so they end at once, in every process.

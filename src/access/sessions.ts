@@ -3,16 +3,24 @@ import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
-import { HttpProblem } from '../http/problem.js';
 import type { SessionPrincipal } from './principal.js';
 import type { TenantScope } from './scope.js';
 import {
   findLiveSession,
   insertSession,
-  recordSignInTime,
   revokeSessionRow,
   revokeUserSessionRows,
   touchSession,
+} from './session-store.js';
+
+// Failed sign-ins counted per account (docs/api/authentication.md): sign-in reserves a check before
+// a guessed secret is verified and clears the failures on a success (sign-in/sign-in.ts).
+export {
+  clearFailures,
+  releaseReservation,
+  reserveSignInAttempt,
+  SIGN_IN_FAILURE_WINDOW_MS,
+  type SignInReservation,
 } from './session-store.js';
 
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
@@ -21,16 +29,11 @@ export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
 /**
- * A new server-side session; the token goes to the cookie and only its hash is stored. The user's
- * last sign-in becomes `at`, in the same transaction (`db`), before the session is written, which
- * locks the user's row first and their sessions after: the order a removal and turning password
- * sign-in off take them in (docs/decisions/0049-people-invitations-and-the-last-manager.md). So
- * either waits for a sign-in under way, or the sign-in for it: a user removed meanwhile is
- * `401 invalid_credentials` (not a session row pointing at nobody, a 500), and a password session
- * of a user who turned password sign-in off meanwhile is `403 password_sign_in_disabled`, checked
- * here on the locked row, not on the one read before the password was.
+ * A new server-side session, written with `db`; the token goes to the cookie and only its hash is
+ * stored. Only for a user whose row `db` has locked already, by recording the sign-in on it:
+ * sign-in's `startSession` (src/sign-in/sign-in.ts) does both, in that order.
  */
-export async function startSession(
+export async function createSession(
   db: Kysely<DB>,
   ctx: AppContext,
   scope: TenantScope,
@@ -38,13 +41,6 @@ export async function startSession(
   authMethod: string,
   at: Date,
 ): Promise<{ sessionId: string; token: string; expiresAt: Date }> {
-  const user = await recordSignInTime(db, scope, userId, at);
-  if (!user) throw new HttpProblem('invalid_credentials', 'This account was removed while signing in.');
-  if (authMethod === 'password' && !user.passwordSignIn)
-    throw new HttpProblem(
-      'password_sign_in_disabled',
-      'Password sign-in is turned off for this account: sign in with a passkey.',
-    );
   const token = randomBase62(43);
   const sessionId = newId('ses');
   const expiresAt = new Date(at.getTime() + SESSION_ABSOLUTE_MS);

@@ -22,8 +22,10 @@ import {
   type NewConnectionRow,
 } from './store.js';
 
-/** A connection as connections/ reads it, with what its view shows of its authorization (store.ts). */
+// What other folders read of connections with no rule of this domain between: the row's type
+// (delivery's operations check its status) and the counts of the hub overview. Never the store.
 export type { ConnectionRow };
+export { countConnections, countConnectionsByConnector, type ConnectorCounts } from './store.js';
 
 /** A connection as the API shows it (docs/api/connections.md): safe metadata only, never a secret. */
 export interface Connection {

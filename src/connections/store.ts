@@ -214,3 +214,47 @@ export async function countConnectionsByConnector(
   );
   return (connectorKey) => counts.get(connectorKey) ?? { active: 0, disabled: 0, awaitingCredentials: 0 };
 }
+
+/** What one batch of outcomes does to a connection's run of failures, in the batch's order. */
+export interface StreakChange {
+  connectionId: string;
+  /** A delivery succeeded: the run starts again from the failures after it. */
+  reset: boolean;
+  failures: number;
+  firstFailedAt: Date | null;
+  /** A 410 Gone answer among the failures. */
+  gone: boolean;
+}
+
+/** A connection's run after a batch, as the update returns it. */
+export interface StreakRow {
+  id: string;
+  tenant_id: string;
+  status: string;
+  failure_streak: number;
+  failure_streak_since: Date | string | null;
+  gone: boolean;
+}
+
+/**
+ * Applies the changes in one statement (connections only: no delivery row is locked here).
+ * Tenant-agnostic by nature, as the worker's batch of outcomes is: each row answers its tenant.
+ */
+export async function updateStreakRows(
+  db: Kysely<DB>,
+  changes: readonly StreakChange[],
+): Promise<StreakRow[]> {
+  if (changes.length === 0) return [];
+  const of = <R>(pick: (c: StreakChange) => R) => changes.map(pick);
+  const result = await sql<StreakRow>`
+    update connections c set
+      failure_streak = case when v.reset then v.failures else c.failure_streak + v.failures end,
+      failure_streak_since = case when v.failures = 0 then null
+        when v.reset or c.failure_streak = 0 then v.first_failed_at else c.failure_streak_since end
+    from unnest(${of((c) => c.connectionId)}::text[], ${of((c) => c.reset)}::boolean[],
+      ${of((c) => c.failures)}::int[], ${of((c) => c.firstFailedAt)}::timestamptz[], ${of((c) => c.gone)}::boolean[])
+      as v(id, reset, failures, first_failed_at, gone)
+    where c.id = v.id
+    returning c.id, c.tenant_id, c.status, c.failure_streak, c.failure_streak_since, v.gone`.execute(db);
+  return result.rows;
+}

@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { systemScopeOf } from '../access/scope.js';
 import type { DeliveryControl } from '../connections/connections.js';
+import { recordFailureStreaks, type StreakChange, type StreakRow } from '../connections/failure-streak.js';
 import { pauseConnection, systemOrigin } from '../connections/state.js';
 import type { DB, PausedReason } from '../db/schema.js';
 import type { Outcome } from './outcomes.js';
@@ -9,18 +10,7 @@ import type { Outcome } from './outcomes.js';
 // `pauseAfterFailures` deliveries in a row ended `failed`, the first of them at least
 // `pauseAfterSeconds` before the last; and at once, reason `gone`, when its receiver answers 410.
 // Each connection keeps its run (`failure_streak`, since `failure_streak_since`): a failed delivery
-// adds one, a delivered one resets it.
-
-/** What one batch of outcomes does to a connection's run of failures, in the batch's order. */
-export interface StreakChange {
-  connectionId: string;
-  /** A delivery succeeded: the run starts again from the failures after it. */
-  reset: boolean;
-  failures: number;
-  firstFailedAt: Date | null;
-  /** A 410 Gone answer among the failures. */
-  gone: boolean;
-}
+// adds one, a delivered one resets it. This module decides; connections/ writes the run.
 
 /**
  * The changes a batch makes, per connection: only those with a failure, or with a success where the
@@ -52,16 +42,6 @@ export function streakChanges(
   return [...byConnection.values()].filter((c) => c.failures > 0 || (c.reset && withRun.has(c.connectionId)));
 }
 
-/** A connection's run after a batch, as the update returns it. */
-export interface StreakRow {
-  id: string;
-  tenant_id: string;
-  status: string;
-  failure_streak: number;
-  failure_streak_since: Date | string | null;
-  gone: boolean;
-}
-
 /** Whether the run pauses the connection now, and why; null when it does not. */
 export function pauseReason(
   row: StreakRow,
@@ -75,23 +55,6 @@ export function pauseReason(
     return null;
   const lasted = now.getTime() - new Date(row.failure_streak_since).getTime();
   return lasted >= pauseAfterSeconds * 1000 ? 'failing' : null;
-}
-
-/** Applies the changes in one statement (connections only: no delivery row is locked here). */
-export async function updateStreaks(db: Kysely<DB>, changes: readonly StreakChange[]): Promise<StreakRow[]> {
-  if (changes.length === 0) return [];
-  const of = <R>(pick: (c: StreakChange) => R) => changes.map(pick);
-  const result = await sql<StreakRow>`
-    update connections c set
-      failure_streak = case when v.reset then v.failures else c.failure_streak + v.failures end,
-      failure_streak_since = case when v.failures = 0 then null
-        when v.reset or c.failure_streak = 0 then v.first_failed_at else c.failure_streak_since end
-    from unnest(${of((c) => c.connectionId)}::text[], ${of((c) => c.reset)}::boolean[],
-      ${of((c) => c.failures)}::int[], ${of((c) => c.firstFailedAt)}::timestamptz[], ${of((c) => c.gone)}::boolean[])
-      as v(id, reset, failures, first_failed_at, gone)
-    where c.id = v.id
-    returning c.id, c.tenant_id, c.status, c.failure_streak, c.failure_streak_since, v.gone`.execute(db);
-  return result.rows;
 }
 
 export interface AutoPauseDeps {
@@ -114,7 +77,7 @@ export async function applyStreaks(
 ): Promise<void> {
   const now = deps.now();
   const changes = streakChanges(outcomes, new Set(withRun), now);
-  for (const row of await updateStreaks(deps.db, changes)) {
+  for (const row of await recordFailureStreaks(deps.db, changes)) {
     const reason = pauseReason(row, deps.settings, now);
     if (!reason) continue;
     await pauseConnection(deps.db, systemScopeOf(row.tenant_id), systemOrigin(now), row.id, reason, {

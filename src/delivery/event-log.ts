@@ -17,6 +17,9 @@ import {
 } from './log-store.js';
 import { openBoundCredentials, openEvent } from './prepare.js';
 
+// The tenant's deliveries of the last 24 hours by outcome: the hub overview's figures, read here.
+export { deliveryCounts24h } from './store.js';
+
 /** What an attempt sent (docs/api/events.md): method, URL and headers, a credential header's value redacted. */
 export interface AttemptRequest {
   method: string;

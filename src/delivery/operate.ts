@@ -1,7 +1,6 @@
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
-import { connectionOr404, type ConnectionDeps } from '../connections/connections.js';
-import type { ConnectionRow } from '../connections/store.js';
+import { connectionOr404, type ConnectionDeps, type ConnectionRow } from '../connections/connections.js';
 import { newId } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';

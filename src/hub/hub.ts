@@ -1,9 +1,12 @@
 import { MODULE_KEYS } from '../access/catalog.js';
 import type { TenantScope } from '../access/scope.js';
-import type { ConnectionDeps } from '../connections/connections.js';
+import {
+  countConnections,
+  countConnectionsByConnector,
+  type ConnectionDeps,
+} from '../connections/connections.js';
 import type { ConnectorDefinition } from '../connections/connector.js';
-import { countConnections, countConnectionsByConnector } from '../connections/store.js';
-import { deliveryCounts24h } from '../delivery/store.js';
+import { deliveryCounts24h } from '../delivery/event-log.js';
 
 /** Why a connector cannot take credentials now (credential readiness `reasons`). */
 export type NotReadyReason = 'entitlement_missing' | 'connector_disabled' | 'no_active_connection';

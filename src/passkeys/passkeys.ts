@@ -15,6 +15,7 @@ import { isIdOf, newId } from '../crypto/ids.js';
 import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
+import { setPasswordSignIn, userHandleOf } from '../tenants/users.js';
 import { nameForAaguid } from './authenticators.js';
 import { rememberChallenge, useChallenge } from './challenges.js';
 import { ALGORITHMS, CEREMONY_TIMEOUT_MS, relyingPartyOf } from './relying-party.js';
@@ -28,8 +29,6 @@ import {
   listPasskeyRows,
   lockSignInMethods,
   passwordSignInEnabled,
-  setPasswordSignIn,
-  userHandleOf,
   type PasskeyRow,
 } from './store.js';
 

@@ -15,27 +15,6 @@ const usersOf = (db: Kysely<DB>, scope: TenantScope) =>
 const passkeysOf = (db: Kysely<DB>, scope: TenantScope) =>
   db.selectFrom('passkeys').where('tenant_id', '=', scope.tenantId);
 
-/** The user's WebAuthn handle, made once (the first writer wins when two offers race). */
-export async function userHandleOf(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  userId: string,
-  fresh: string,
-): Promise<string> {
-  await db
-    .updateTable('users')
-    .set({ webauthn_user_id: fresh })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', userId)
-    .where('webauthn_user_id', 'is', null)
-    .execute();
-  const row = await usersOf(db, scope)
-    .select('webauthn_user_id')
-    .where('id', '=', userId)
-    .executeTakeFirstOrThrow();
-  return row.webauthn_user_id ?? fresh;
-}
-
 /** The user's WebAuthn handle, or null before their first passkey offer. */
 export async function handleOfUser(
   db: Kysely<DB>,
@@ -197,18 +176,4 @@ export async function passwordSignInEnabled(
     .where('id', '=', userId)
     .executeTakeFirstOrThrow();
   return row.password_sign_in_enabled;
-}
-
-export async function setPasswordSignIn(
-  db: Kysely<DB>,
-  scope: TenantScope,
-  userId: string,
-  enabled: boolean,
-): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ password_sign_in_enabled: enabled })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', userId)
-    .execute();
 }

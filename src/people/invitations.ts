@@ -5,8 +5,8 @@ import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import { claimEmailAddress } from '../tenants/tenants.js';
+import { makeInvitedUserActive } from '../tenants/users.js';
 import {
-  activateInvitedRow,
   countPendingInvitationRows,
   findLiveInvitationRow,
   invitedEmailRow,
@@ -176,5 +176,5 @@ export async function activateInvitedUser(
 ): Promise<boolean> {
   const email = await invitedEmailRow(trx, scope, userId);
   if (email === undefined || !(await claimEmailAddress(trx, email, userId))) return false;
-  return activateInvitedRow(trx, scope, userId, passwordHash);
+  return makeInvitedUserActive(trx, scope, userId, passwordHash);
 }

@@ -102,25 +102,6 @@ export function lockPersonRow(
     .executeTakeFirst();
 }
 
-export async function setRoleRow(
-  trx: Kysely<DB>,
-  scope: TenantScope,
-  userId: string,
-  role: Role,
-): Promise<void> {
-  await trx
-    .updateTable('users')
-    .set({ role })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', userId)
-    .execute();
-}
-
-/** Deletes the person; their sessions, passkeys and invitations go with them (foreign keys cascade). */
-export async function deletePersonRow(trx: Kysely<DB>, scope: TenantScope, userId: string): Promise<void> {
-  await trx.deleteFrom('users').where('tenant_id', '=', scope.tenantId).where('id', '=', userId).execute();
-}
-
 /** The address of an invited person of the tenant; undefined when they are not (any more) invited. */
 export async function invitedEmailRow(
   trx: Kysely<DB>,
@@ -135,26 +116,6 @@ export async function invitedEmailRow(
     .where('status', '=', 'invited')
     .executeTakeFirst();
   return row?.email;
-}
-
-/**
- * Makes an invited person active with the password they chose; false when they are not (any more)
- * an invited person of the tenant.
- */
-export async function activateInvitedRow(
-  trx: Kysely<DB>,
-  scope: TenantScope,
-  userId: string,
-  passwordHash: string,
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('users')
-    .set({ status: 'active', password_hash: passwordHash })
-    .where('tenant_id', '=', scope.tenantId)
-    .where('id', '=', userId)
-    .where('status', '=', 'invited')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
 
 /**

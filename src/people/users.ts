@@ -10,18 +10,17 @@ import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import { createUserWith, isEmailActive, normalizeEmail, ownTenant } from '../tenants/tenants.js';
+import { deleteUser, setUserRole } from '../tenants/users.js';
 import { checkRoomForLink, issueInvitation, type NewInvitation } from './invitations.js';
 import type { InvitationMailer } from './mailer.js';
 import type { CompanyUser, InvitedUser } from './schemas.js';
 import {
   deleteInvitationRows,
-  deletePersonRow,
   findPersonRow,
   listPersonRows,
   lockActiveManagers,
   lockPasskeysOf,
   lockPersonRow,
-  setRoleRow,
   type PersonRow,
 } from './store.js';
 
@@ -247,7 +246,7 @@ export async function changeRole(
       throw onlyPlatformAdmins(role === 'PLATFORM_ADMIN' ? 'make' : 'change the role of');
     const demoted = target.status === 'active' && managesKeys(target.role) && !managesKeys(role);
     if (demoted && managers.every((m) => m.id === target.id)) throw lastManager('a role without it');
-    await setRoleRow(trx, scope, userId, role);
+    await setUserRole(trx, scope, userId, role);
     // Whoever holds the link of an invited person signs in with their role: a link made by any key
     // manager must not become a PLATFORM_ADMIN's. A PLATFORM_ADMIN makes them a new one.
     const linkEnded = target.status === 'invited' && role === 'PLATFORM_ADMIN';
@@ -289,7 +288,7 @@ export async function removePerson(
         throw onlyPlatformAdmins('remove');
       const manager = target.status === 'active' && managesKeys(target.role);
       if (manager && managers.every((m) => m.id === target.id)) throw lastManager('removing them');
-      await deletePersonRow(trx, scope, userId);
+      await deleteUser(trx, scope, userId);
       await recordAudit(trx, origin, {
         action: 'user.delete',
         tenantId: scope.tenantId,
@@ -321,7 +320,7 @@ export async function removePersonByOperator(
     await lockActiveManagers(trx, scope);
     const target = await lockPersonRow(trx, scope, userId);
     if (!target) throw notFound('user');
-    await deletePersonRow(trx, scope, userId);
+    await deleteUser(trx, scope, userId);
     await recordAudit(trx, origin, {
       action: 'user.delete',
       tenantId: scope.tenantId,

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { MODULE_KEYS } from '../access/catalog.js';
 import { setupScopeOf } from '../access/scope.js';
-import { startSession } from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import { newId } from '../crypto/ids.js';
@@ -11,7 +10,7 @@ import { hashPassword } from '../crypto/passwords.js';
 import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import { createPlatformKeyWith, type NewPlatformKey } from '../keys/platform-keys.js';
-import { clearAttempts, reserveAttempt, type SignedIn } from '../sign-in/sign-in.js';
+import { clearAttempts, reserveAttempt, startSession, type SignedIn } from '../sign-in/sign-in.js';
 import { createTenantWith, createUserWith, hasAnyUser } from '../tenants/tenants.js';
 import {
   deleteAllSetupTokens,

@@ -3,11 +3,11 @@ import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import { signInScopeOf, type TenantScope } from '../access/scope.js';
 import {
   clearFailures,
+  createSession,
   releaseReservation,
   reserveSignInAttempt,
   SIGN_IN_FAILURE_WINDOW_MS,
-} from '../access/session-store.js';
-import { startSession } from '../access/sessions.js';
+} from '../access/sessions.js';
 import type { AppContext } from '../context.js';
 import {
   decoyPasswordHash,
@@ -25,6 +25,7 @@ import {
 } from '../people/invitations.js';
 import type { InvitationLookup } from '../people/schemas.js';
 import { findUserById, findUserForSignIn, normalizeEmail, type User } from '../tenants/tenants.js';
+import { recordSignIn } from '../tenants/users.js';
 
 const MAX_FAILURES = 10;
 
@@ -141,6 +142,34 @@ export async function signInWithPassword(
     if (late === 'password_sign_in_disabled' || late === 'invalid_credentials') await refuse(late);
     throw error;
   }
+}
+
+/**
+ * A new session of the user, written by `trx`. The user's last sign-in becomes `at` first, which
+ * locks the user's row before the session is written, so their row first and their sessions after:
+ * the order a removal and turning password sign-in off take them in
+ * (docs/decisions/0049-people-invitations-and-the-last-manager.md). So either waits for a sign-in
+ * under way, or the sign-in for it: a user removed meanwhile is `401 invalid_credentials` (not a
+ * session row pointing at nobody, a 500), and a password session of a user who turned password
+ * sign-in off meanwhile is `403 password_sign_in_disabled`, checked here on the locked row, not on
+ * the one read before the password was. First-run setup starts its first session with it too.
+ */
+export async function startSession(
+  trx: Kysely<DB>,
+  ctx: AppContext,
+  scope: TenantScope,
+  userId: string,
+  authMethod: string,
+  at: Date,
+): Promise<{ sessionId: string; token: string; expiresAt: Date }> {
+  const user = await recordSignIn(trx, scope, userId, at);
+  if (!user) throw new HttpProblem('invalid_credentials', 'This account was removed while signing in.');
+  if (authMethod === 'password' && !user.passwordSignIn)
+    throw new HttpProblem(
+      'password_sign_in_disabled',
+      'Password sign-in is turned off for this account: sign in with a passkey.',
+    );
+  return createSession(trx, ctx, scope, userId, authMethod, at);
 }
 
 /**

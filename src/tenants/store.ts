@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
-import type { DB, ModuleKey, TenantsTable, UsersTable, UserStatus } from '../db/schema.js';
+import type { DB, ModuleKey, Role, TenantsTable, UsersTable, UserStatus } from '../db/schema.js';
 import { newestFirstPage, type Cursor } from '../http/pagination.js';
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -139,4 +139,100 @@ export function findUserRowById(db: Kysely<DB>, userId: string): Promise<SignInU
 export async function anyUserRow(db: Kysely<DB>): Promise<boolean> {
   const row = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
   return row !== undefined;
+}
+
+// A user's columns that other folders change (tenants/users.ts), each in the scope of its tenant
+// and with the caller's transaction: the caller holds whatever locks its rule needs.
+
+/** The user's last sign-in; answers, from the row it locked, whether password sign-in is on. */
+export async function setLastSignInRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  at: Date,
+): Promise<{ passwordSignIn: boolean } | undefined> {
+  const row = await db
+    .updateTable('users')
+    .set({ last_sign_in_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .returning('password_sign_in_enabled')
+    .executeTakeFirst();
+  return row && { passwordSignIn: row.password_sign_in_enabled };
+}
+
+/** The user's WebAuthn handle, made once (the first writer wins when two offers race). */
+export async function userHandleRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  fresh: string,
+): Promise<string> {
+  await db
+    .updateTable('users')
+    .set({ webauthn_user_id: fresh })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .where('webauthn_user_id', 'is', null)
+    .execute();
+  const row = await db
+    .selectFrom('users')
+    .select('webauthn_user_id')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return row.webauthn_user_id ?? fresh;
+}
+
+export async function setPasswordSignInRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  enabled: boolean,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_sign_in_enabled: enabled })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .execute();
+}
+
+export async function setRoleRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  role: Role,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ role })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .execute();
+}
+
+/** Deletes the user; their sessions, passkeys and invitations go with them (foreign keys cascade). */
+export async function deleteUserRow(trx: Kysely<DB>, scope: TenantScope, userId: string): Promise<void> {
+  await trx.deleteFrom('users').where('tenant_id', '=', scope.tenantId).where('id', '=', userId).execute();
+}
+
+/**
+ * Makes an invited user active with the password they chose; false when they are not (any more)
+ * an invited user of the tenant.
+ */
+export async function activateInvitedRow(
+  trx: Kysely<DB>,
+  scope: TenantScope,
+  userId: string,
+  passwordHash: string,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('users')
+    .set({ status: 'active', password_hash: passwordHash })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', userId)
+    .where('status', '=', 'invited')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
