@@ -64,6 +64,15 @@ export function lostClaim(row: ClaimedRow): { claimedAt: Date; claimEnded: Date 
   return { claimedAt: new Date(row.lost_claim_at), claimEnded: new Date(row.lost_claim_until) };
 }
 
+/**
+ * A delivery its publish claimed (direct dispatch) comes without its lease, which the publish set
+ * when it reserved the slot (dispatch.ts): after the event was created, so the lease ends no
+ * earlier than `created_at` plus its length. The attempt's deadline is reckoned from that bound.
+ */
+export function withDispatchLease(row: ClaimedRow, leaseMs: number): ClaimedRow {
+  return row.lease_until ? row : { ...row, lease_until: leaseEnd(new Date(row.created_at), leaseMs) };
+}
+
 export interface ClaimRequest {
   workerId: string;
   now: Date;
@@ -105,4 +114,12 @@ export async function claimDue(db: Kysely<DB>, request: ClaimRequest): Promise<C
       join connections c on c.id = claimed.connection_id
       join events e on e.id = claimed.event_id and e.created_at = claimed.created_at`.execute(db);
   return result.rows;
+}
+
+/** Claims up to `limit` due deliveries for worker `workerId`, each for `leaseMs` from now. */
+export function claimerFor(ctx: { db: Kysely<DB>; now: () => Date }, workerId: string, leaseMs: number) {
+  return (limit: number) => {
+    const now = ctx.now();
+    return claimDue(ctx.db, { workerId, now, leaseUntil: leaseEnd(now, leaseMs), limit });
+  };
 }

@@ -75,8 +75,8 @@ export function createEventWriter(
 /** An event of a group with its deliveries, and the connections whose filter dropped it. */
 type DraftedEvent = ScopedEvent & { filtered: string[] };
 
-/** A group's events with their deliveries, fanned out over the connections read for its tenants. */
-async function draftGroup(
+/** Fan-out: a group's events with their deliveries, over the connections read for its tenants. */
+async function fanOutGroup(
   deps: ConnectionDeps,
   group: readonly Waiting[],
 ): Promise<{ scoped: DraftedEvent[]; connections: Map<string, TargetRow[]> }> {
@@ -101,8 +101,10 @@ async function draftGroup(
 }
 
 /**
- * One group: its events and deliveries in one statement, as many deliveries as this process's
- * worker has free slots inserted already claimed by it and handed over once committed.
+ * One group, through a publish's last phases (publish.ts) for all its events at once: fan-out
+ * (`fanOutGroup`), write (`writeDrafted`: its events and deliveries in one statement, as many
+ * deliveries as this process's worker has free slots inserted already claimed by it) and hand over
+ * (`handOver`, once committed).
  */
 async function writeGroup(
   deps: ConnectionDeps,
@@ -111,9 +113,9 @@ async function writeGroup(
   announce: () => void,
   turn: InsertTurn,
 ): Promise<void> {
-  let drafted: Awaited<ReturnType<typeof draftGroup>>;
+  let drafted: Awaited<ReturnType<typeof fanOutGroup>>;
   try {
-    drafted = await draftGroup(deps, group);
+    drafted = await fanOutGroup(deps, group);
   } catch (error) {
     turn.skip();
     for (const w of group) w.done(error);
@@ -160,7 +162,7 @@ async function writeDrafted(
   dispatch: Dispatch | undefined,
   group: Waiting[],
   announce: () => void,
-  drafted: Awaited<ReturnType<typeof draftGroup>>,
+  drafted: Awaited<ReturnType<typeof fanOutGroup>>,
 ): Promise<void> {
   const { db } = deps.ctx;
   const { scoped, connections } = drafted;
@@ -191,16 +193,34 @@ async function writeDrafted(
     await writeAlone(deps, group, scoped, error);
     return announce();
   }
-  // Announced before the requests are answered, as the route did when it announced every publish.
-  if (inserted.some((d) => d.status === 'pending')) announce();
-  if (reservation) {
-    const claimed = new Set(inserted.filter((d) => d.status === 'delivering').map((d) => d.id));
-    const handed = dispatched.filter(({ d }) => claimed.has(d.id));
-    dispatch?.hand(claimedRows(handed, byId), reservation.slots);
-  }
+  handOver(dispatch, announce, inserted, reservation && { ...reservation, dispatched, byId });
   // After the worker has its deliveries: a drop's record never delays a send.
   await noteFiltered(deps, scoped);
   for (const [i, w] of group.entries()) w.done(undefined, scoped[i]!.event);
+}
+
+/**
+ * Hand over: the deliveries inserted claimed go to this process's worker with the slots reserved for
+ * them; any left `pending` are announced to every worker, before the requests are answered, as the
+ * route did when it announced every publish.
+ */
+function handOver(
+  dispatch: Dispatch | undefined,
+  announce: () => void,
+  inserted: Awaited<ReturnType<typeof insertEventGroup>>,
+  reserved:
+    | {
+        slots: number;
+        dispatched: ReadonlyArray<{ e: ScopedEvent; d: DeliveryRow }>;
+        byId: ReadonlyMap<string, TargetRow>;
+      }
+    | undefined,
+): void {
+  if (inserted.some((d) => d.status === 'pending')) announce();
+  if (!reserved) return;
+  const claimed = new Set(inserted.filter((d) => d.status === 'delivering').map((d) => d.id));
+  const handed = reserved.dispatched.filter(({ d }) => claimed.has(d.id));
+  dispatch?.hand(claimedRows(handed, reserved.byId), reserved.slots);
 }
 
 /**

@@ -1,44 +1,54 @@
-import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import { type AuditOrigin } from '../access/audit.js';
+import type { AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
 import type { ConnectionDeps } from '../connections/connections.js';
-import type { DB } from '../db/schema.js';
-import { checkEventType, withWarnings } from '../event-types/catalog.js';
+import { batchCatalog, checkEventType, withWarnings } from '../event-types/catalog.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
 import type { PublishSpan } from '../telemetry/types.js';
-import { activeConnections, eventRows, filteredOf } from './fan-out.js';
-import { recordFiltered } from './filtered-store.js';
+import { itemError, type BatchItem, type BatchItemError } from './batch.js';
 import type { EventWriter } from './group-commit.js';
-import { IDEMPOTENCY_WINDOW_MS } from './retention.js';
-import {
-  findIdempotencyKeys,
-  insertEventGroup,
-  insertIdempotencyKeys,
-  type EventRow,
-  type IdempotencyKeyRow,
-} from './store.js';
+import { publishKeyed, replayedAnswer, type KeyedDraft } from './idempotency.js';
+import { answerOf, ended, type PublishedEvent } from './publish-answer.js';
 
-// The delivery row of a test event is made as a published one's (operate.ts).
+// A publish, phase by phase (docs/decisions/0072-publish-and-attempt-phases.md), the same phases
+// for one event (`publishEvent`) and for a batch (`publishBatch`, each event as if published alone):
+//
+//   validate     the data's depth and size, then the event-type catalog (`validateEvent`,
+//                `validateBatch`); a keyed event refused here answers its key's first answer if
+//                this very request had it (idempotency.ts, `replayedAnswer`)
+//   idempotency  a keyed event's key: already used within 24 h, it answers its first use's answer
+//   fan-out      the tenant's candidate connections read, one delivery row per taker (fan-out.ts)
+//   write        the event and its deliveries inserted: events without a key by the group commit
+//                (group-commit.ts), with other requests' events; keyed ones in a transaction of
+//                their own, which also runs their idempotency and fan-out (idempotency.ts)
+//   hand over    the deliveries to a worker: the group commit hands its own to this process's
+//                worker (direct dispatch) and announces the rest; keyed ones are announced here
+//
+// `writeEvents` runs idempotency, fan-out and write for both; `handOver` ends both.
+
+export type { PublishedEvent } from './publish-answer.js';
 
 export const MAX_DATA_BYTES = 256 * 1024;
 
-export interface PublishedEvent {
-  id: string;
-  type: string;
-  createdAt: string;
-  deliveries: number;
-  /** The catalog's warnings (a deprecated type); absent when there are none. */
-  warnings?: string[];
-}
+/** What a publish needs: the connections' catalog and keyring, the group commit, and the announcer. */
+export type PublishDeps = ConnectionDeps & {
+  writer: EventWriter;
+  /** Tells the workers (this process's and, on PostgreSQL, every other's) that deliveries wait. */
+  announce: () => void;
+};
 
-export const answerOf = (row: EventRow): PublishedEvent => ({
-  id: row.id,
-  type: row.type,
-  createdAt: new Date(row.created_at).toISOString(),
-  deliveries: row.delivery_count,
-});
+/** An event past its validate phase: its data as stored, its keys, its place and its publish span. */
+interface Drafted {
+  /** Its place in the request (0 for a single publish), which answers come back in. */
+  index: number;
+  type: string;
+  payload: string;
+  /** Its Idempotency-Key, if it has one. */
+  key?: string;
+  /** Its `orderingKey` (docs/api/events.md, Ordering), if any. */
+  orderingKey?: string;
+  span?: PublishSpan;
+}
 
 /** The event's data as stored, after the checks of docs/api/events.md and docs/api/limits.md (depth, then size). */
 export function payloadOf(data: Record<string, unknown>): string {
@@ -54,219 +64,212 @@ export function payloadOf(data: Record<string, unknown>): string {
 /**
  * Records an event and one pending delivery per active, credential-bound connection of the tenant
  * whose connector and `eventTypes` take its type, in one transaction (docs/api/events.md). With an
- * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing:
- * the path of a batch's keyed events, with one. Without one, the event goes through the group commit
- * (`writer`) with other requests' events.
+ * Idempotency-Key, the same key and body within 24 h answer the first result and fan out nothing.
+ * Without one, the event goes through the group commit with other requests' events.
  */
 export async function publishEvent(
-  deps: ConnectionDeps,
-  writer: EventWriter,
+  deps: PublishDeps,
   scope: TenantScope,
   origin: AuditOrigin,
   body: { type: string; data: Record<string, unknown>; orderingKey?: string },
   idempotencyKey: string | undefined,
 ): Promise<PublishedEvent> {
   const span = deps.ctx.tracing?.startPublish(scope.tenantId, body.type);
+  const key = idempotencyKey || undefined;
+  let checked: Awaited<ReturnType<typeof validateEvent>>;
   try {
-    const payload = payloadOf(body.data);
-    let warnings: string[];
-    try {
-      warnings = await checkEventType(deps.ctx.db, scope, body.type, body.data);
-    } catch (problem) {
-      const replay =
-        idempotencyKey &&
-        (await replayedAnswer(deps.ctx.db, scope, origin.at, {
-          type: body.type,
-          payload,
-          key: idempotencyKey,
-          orderingKey: body.orderingKey,
-        }));
-      if (!replay) throw problem;
-      return ended(span, replay);
-    }
-    const traceContext = span?.traceparent ?? null;
-    if (!idempotencyKey) {
-      return withWarnings(
-        ended(
-          span,
-          answerOf(
-            await writer.write({
-              scope,
-              at: origin.at,
-              type: body.type,
-              payload,
-              traceContext,
-              orderingKey: body.orderingKey,
-            }),
-          ),
-        ),
-        warnings,
-      );
-    }
-    const [answer] = await publishKeyed(deps, scope, origin, [
-      { type: body.type, payload, key: idempotencyKey, traceContext, orderingKey: body.orderingKey },
-    ]);
-    if (answer instanceof HttpProblem) throw answer;
-    return withWarnings(ended(span, answer!), warnings);
+    checked = await validateEvent(deps, scope, origin, body, key);
   } catch (error) {
     span?.failed(error);
     throw error;
   }
+  if ('replay' in checked) return handOver(deps, key !== undefined, [ended(span, checked.replay)])[0]!;
+  const [answer] = await writeEvents(deps, scope, origin, [{ ...checked.draft, span }]);
+  if (answer instanceof HttpProblem) throw answer;
+  return handOver(deps, key !== undefined, [withWarnings(answer!, checked.warnings)])[0]!;
 }
-
-/** The publish span (tracing on) ends with the event's answer. */
-export function ended<T extends PublishedEvent | HttpProblem>(span: PublishSpan | undefined, answer: T): T {
-  if (!span) return answer;
-  if (answer instanceof HttpProblem) span.failed(answer);
-  else span.published({ id: answer.id, deliveries: answer.deliveries });
-  return answer;
-}
-
-/** An event with an Idempotency-Key, its data checked (`payloadOf`). */
-export interface KeyedDraft {
-  type: string;
-  payload: string;
-  key: string;
-  /** The publish span's `traceparent` (tracing on), stored with the event if this makes one. */
-  traceContext?: string | null;
-  /** The event's `orderingKey` (docs/api/events.md, Ordering), if any. */
-  orderingKey?: string;
-}
-
-/** Thrown inside a keyed publish's transaction when a concurrent publish took one of its new keys. */
-class KeyTaken extends Error {}
 
 /**
- * Publishes events with idempotency keys together, each answering what it would answer published
- * alone, in the order given (docs/api/events.md): its event, or a `409 conflict` of its own. One
- * transaction: one read of the keys, one of the tenant's connections, one insert of the new keys and
- * one of the events with their deliveries, whatever their number. A key given twice behaves as two
- * requests in that order would: the second answers the first's event, or is a conflict.
- *
- * A concurrent publish may take a new key between the read and the insert. The insert waits for it
- * to commit and leaves that key out; then nothing of this attempt is kept and it runs again, and reads
- * the winner's key as a later request would: the winner's event, or a conflict. Each lost attempt
- * finds at least one more key held on the next, so the attempts are bounded by the keys.
+ * Validate, for one event: its data (`payloadOf`), then the catalog (one read of the type's
+ * schema). A keyed event the catalog refuses answers its key's first answer if this very request had it.
  */
-export async function publishKeyed(
-  deps: ConnectionDeps,
+async function validateEvent(
+  deps: PublishDeps,
   scope: TenantScope,
   origin: AuditOrigin,
-  drafts: readonly KeyedDraft[],
-): Promise<Array<PublishedEvent | HttpProblem>> {
-  if (drafts.length === 0) return [];
-  const hashes = drafts.map((d) => requestHashOf(d.type, d.payload, d.orderingKey));
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await deps.ctx.db
-        .transaction()
-        .execute((trx) => publishKeyedOnce(deps, trx, scope, origin, drafts, hashes));
-    } catch (error) {
-      if (!(error instanceof KeyTaken) || attempt >= drafts.length) throw error;
-    }
+  body: { type: string; data: Record<string, unknown>; orderingKey?: string },
+  key: string | undefined,
+): Promise<{ draft: Drafted; warnings: string[] } | { replay: PublishedEvent }> {
+  const { type, orderingKey } = body;
+  const payload = payloadOf(body.data);
+  try {
+    const warnings = await checkEventType(deps.ctx.db, scope, type, body.data);
+    return { draft: { index: 0, type, payload, key, orderingKey }, warnings };
+  } catch (problem) {
+    const replay =
+      key !== undefined &&
+      (await replayedAnswer(deps.ctx.db, scope, origin.at, { type, payload, key, orderingKey }));
+    if (!replay) throw problem;
+    return { replay };
   }
 }
 
 /**
- * What a request is compared by: its `type` and `data` as stored, and its `orderingKey` when it has
- * one (left out otherwise, so a key stored before ordering existed still matches its request).
+ * Publishes each event of a batch exactly as if it were published alone (docs/api/events.md): the same
+ * phases, the same answer, in the batch's order. Events without an idempotency key cannot affect one
+ * another, so they go to the group commit together (with other requests' events): one read of the
+ * connections and one statement for all their events and deliveries. Events with a key are published
+ * together in one transaction of four statements (publishKeyed), each answering as if they had come
+ * one by one in the batch's order: two of one batch with the same key behave as two requests would
+ * (the second gets the first's answer, or a conflict). An event refused on its own (its fields, its
+ * size, an idempotency conflict) is that item's error; anything else (the database gone) fails the
+ * request, and the events already written stay published, as separate requests would have.
  */
-const requestHashOf = (type: string, payload: string, orderingKey?: string): string =>
-  createHash('sha256')
-    .update(JSON.stringify(orderingKey === undefined ? [type, payload] : [type, payload, orderingKey]))
-    .digest('hex');
+export async function publishBatch(
+  deps: PublishDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  items: readonly unknown[],
+  checkItem: (value: unknown) => BatchItem,
+): Promise<Array<PublishedEvent | BatchItemError>> {
+  const { catalog, drafted, answers } = await validateBatch(deps, scope, origin, items, checkItem);
+  const written = await writeEvents(deps, scope, origin, drafted);
+  for (const [i, { index }] of drafted.entries()) {
+    const answer = written[i]!;
+    answers[index] = answer instanceof HttpProblem ? itemError(index, answer) : answer;
+  }
+  // The keyed events are written apart from the group commit, which announces its own.
+  const keyed = items.some((e) => typeof e === 'object' && e !== null && 'idempotencyKey' in e);
+  return handOver(
+    deps,
+    keyed,
+    answers.map((answer, index) =>
+      answer ? catalog.answer(index, answer) : { error: { status: 500, code: 'internal', detail: null } },
+    ),
+  );
+}
 
 /**
- * The answer a key gave to this very request within its 24 hours, if it did. A retry is answered so
- * even when the event type's schema changed meanwhile and now refuses the data (docs/api/events.md):
- * the event was published, and the retry must not say otherwise. Read only when the catalog refused.
+ * Validate, for a batch: each item's fields, its data (`payloadOf`), then the catalog, read once for
+ * every type of the batch. An event refused on its own gets its item's error, or its key's first
+ * answer if this very request had it; each event that passes gets its publish span (tracing on).
  */
-export async function replayedAnswer(
-  db: Kysely<DB>,
+async function validateBatch(
+  deps: PublishDeps,
   scope: TenantScope,
-  at: Date,
-  draft: Omit<KeyedDraft, 'traceContext'>,
-): Promise<PublishedEvent | undefined> {
-  const [row] = await findIdempotencyKeys(db, scope, [draft.key]);
-  if (!row || at.getTime() - new Date(row.created_at).getTime() >= IDEMPOTENCY_WINDOW_MS) return undefined;
-  const owner = storedOwner(row);
-  return owner.hash === requestHashOf(draft.type, draft.payload, draft.orderingKey)
-    ? owner.answer
-    : undefined;
+  origin: AuditOrigin,
+  items: readonly unknown[],
+  checkItem: (value: unknown) => BatchItem,
+) {
+  const answers: Array<PublishedEvent | BatchItemError | undefined> = items.map(() => undefined);
+  const drafted: Drafted[] = [];
+  const catalog = await batchCatalog(deps.ctx.db, scope, items);
+  for (const [index, value] of items.entries()) {
+    await catalog.pause();
+    let item: BatchItem | undefined;
+    let payload = '';
+    try {
+      item = checkItem(value);
+      payload = payloadOf(item.data);
+      catalog.check(index, item.type, item.data);
+      const span = deps.ctx.tracing?.startPublish(scope.tenantId, item.type);
+      const { type, idempotencyKey: key, orderingKey } = item;
+      drafted.push({ index, type, payload, key, orderingKey, span });
+    } catch (error) {
+      // A retry of an event the schema accepted before it changed gets that event's answer.
+      const replay =
+        item?.idempotencyKey !== undefined &&
+        error instanceof HttpProblem &&
+        (await replayedAnswer(deps.ctx.db, scope, origin.at, { ...item, key: item.idempotencyKey, payload }));
+      answers[index] = replay || itemError(index, error);
+    }
+  }
+  return { catalog, drafted, answers };
 }
 
-/** A key's first use, within its 24 hours: what a request with that key and body answers. */
-interface KeyOwner {
-  hash: string;
-  answer: PublishedEvent;
+/** Hand over, for keyed events: a publish that wrote (or answered) deliveries announces them. */
+function handOver<T extends object>(deps: PublishDeps, keyed: boolean, answers: T[]): T[] {
+  if (keyed && answers.some((answer) => 'deliveries' in answer && (answer.deliveries as number) > 0)) {
+    deps.announce();
+  }
+  return answers;
 }
 
-const storedOwner = (row: IdempotencyKeyRow): KeyOwner => ({
-  hash: row.request_hash,
-  answer: {
-    id: row.event_id,
-    type: row.event_type,
-    createdAt: new Date(row.created_at).toISOString(),
-    deliveries: row.delivery_count,
-  },
+/**
+ * Idempotency, fan-out and write for drafted events, each answered as if published alone: its event,
+ * or (a keyed one) a conflict. Events without a key go to the group commit, keyed ones to their own
+ * transaction (publishKeyed), both at once: they cannot affect one another. Unless an ordering key is
+ * in both: its events must be chained in the request's order (docs/api/events.md, Ordering), so then
+ * every event is written one after another, in that order, each as if published alone.
+ */
+async function writeEvents(
+  deps: PublishDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  drafted: readonly Drafted[],
+): Promise<Array<PublishedEvent | HttpProblem>> {
+  const plain = drafted.filter((d) => d.key === undefined);
+  const keyed = drafted.filter((d) => d.key !== undefined);
+  const write = (d: Drafted) =>
+    deps.writer.write({
+      scope,
+      at: origin.at,
+      type: d.type,
+      payload: d.payload,
+      traceContext: d.span?.traceparent ?? null,
+      orderingKey: d.orderingKey,
+    });
+  const plainKeys = new Set(plain.map((d) => d.orderingKey).filter((key) => key !== undefined));
+  const inOrder = keyed.some((d) => d.orderingKey !== undefined && plainKeys.has(d.orderingKey));
+  let written: Awaited<ReturnType<EventWriter['write']>>[];
+  let published: Array<PublishedEvent | HttpProblem>;
+  try {
+    [written, published] = inOrder
+      ? await writeInOrder(deps, scope, origin, plain, keyed, write)
+      : await Promise.all([
+          Promise.all(plain.map(write)),
+          publishKeyed(deps, scope, origin, keyed.map(keyedDraftOf)),
+        ]);
+  } catch (error) {
+    for (const { span } of [...plain, ...keyed]) span?.failed(error);
+    throw error;
+  }
+  // The spans end as the events were answered before: those without a key first.
+  const answers = new Map<Drafted, PublishedEvent | HttpProblem>();
+  for (const [i, d] of plain.entries()) answers.set(d, ended(d.span, answerOf(written[i]!)));
+  for (const [i, d] of keyed.entries()) answers.set(d, ended(d.span, published[i]!));
+  return drafted.map((d) => answers.get(d)!);
+}
+
+const keyedDraftOf = (d: Drafted): KeyedDraft => ({
+  type: d.type,
+  payload: d.payload,
+  key: d.key!,
+  traceContext: d.span?.traceparent ?? null,
+  orderingKey: d.orderingKey,
 });
 
-async function publishKeyedOnce(
-  deps: ConnectionDeps,
-  trx: Kysely<DB>,
+/** writeEvents' writes, one event at a time in the request's order. */
+async function writeInOrder(
+  deps: PublishDeps,
   scope: TenantScope,
   origin: AuditOrigin,
-  drafts: readonly KeyedDraft[],
-  hashes: readonly string[],
-): Promise<Array<PublishedEvent | HttpProblem>> {
-  const at = origin.at.getTime();
-  const stored = await findIdempotencyKeys(trx, scope, [...new Set(drafts.map((d) => d.key))]);
-  const held = new Map(
-    stored
-      .filter((row) => at - new Date(row.created_at).getTime() < IDEMPOTENCY_WINDOW_MS)
-      .map((row) => [row.key, storedOwner(row)]),
-  );
-  // The first draft of each key not held (never used, or expired) makes that key's new event.
-  const first = new Map<string, number>();
-  for (const [i, d] of drafts.entries()) if (!held.has(d.key) && !first.has(d.key)) first.set(d.key, i);
-  const fresh = new Map<string, { hash: string } & ReturnType<typeof eventRows>>();
-  if (first.size > 0) {
-    const connections = await activeConnections(trx, scope);
-    for (const [key, i] of first) {
-      const { type, payload, traceContext, orderingKey } = drafts[i]!;
-      fresh.set(key, {
-        hash: hashes[i]!,
-        ...eventRows(deps, scope, origin.at, type, payload, connections, traceContext ?? null, orderingKey),
-      });
-    }
-    // The keys first, sorted (see insertIdempotencyKeys): a publish that lost one writes nothing else.
-    const rows = [...fresh].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const taken = await insertIdempotencyKeys(
-      trx,
-      scope,
-      rows.map(([key, { hash, event }]) => ({
-        key,
-        request_hash: hash,
-        event_id: event.id,
-        event_type: event.type,
-        delivery_count: event.delivery_count,
-        created_at: event.created_at,
-      })),
-      new Date(at - IDEMPOTENCY_WINDOW_MS),
-    );
-    if (taken.size < fresh.size) throw new KeyTaken();
-    await insertEventGroup(
-      trx,
-      [...fresh.values()].map(({ event, deliveries }) => ({ scope, event, deliveries })),
-    );
-    // In the same transaction: a keyed publish that fails here is safe to send again.
-    await recordFiltered(trx, filteredOf([...fresh.values()]));
-    for (const [key, { hash, event }] of fresh) held.set(key, { hash, answer: answerOf(event) });
-  }
-  return drafts.map((d, i) => {
-    const owner = held.get(d.key)!;
-    return owner.hash === hashes[i]
-      ? owner.answer
-      : new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
-  });
+  plain: readonly Drafted[],
+  keyed: readonly Drafted[],
+  write: (d: Drafted) => ReturnType<EventWriter['write']>,
+) {
+  const written: Array<Awaited<ReturnType<EventWriter['write']>>> = [];
+  const published: Array<PublishedEvent | HttpProblem> = [];
+  const order = [
+    ...plain.map((d, i) => ({ index: d.index, run: async () => void (written[i] = await write(d)) })),
+    ...keyed.map((d, i) => ({
+      index: d.index,
+      run: async () => {
+        const [answer] = await publishKeyed(deps, scope, origin, [keyedDraftOf(d)]);
+        published[i] = answer!;
+      },
+    })),
+  ].sort((a, b) => a.index - b.index);
+  for (const step of order) await step.run();
+  return [written, published] as const;
 }

@@ -5,10 +5,10 @@ import type { DeliveryAttemptsTable } from '../db/schema.js';
 import type { DeliveryOutcome, Metrics } from '../http/metrics.js';
 import { errorFields } from '../logger.js';
 import type { ClaimedRow } from './claim.js';
+import type { AttemptResult } from './destination.js';
 import type { Outcome, OutcomeWriter } from './outcomes.js';
 import type { RequestRecord } from './prepare.js';
 import { retryDelaySeconds } from './retry.js';
-import type { AttemptResult } from './send.js';
 
 /** A delivery's state after an attempt: what the outcome write sets while the claim holds. */
 export interface Decision {

@@ -9,10 +9,10 @@ import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import { RFC3339_PATTERN } from '../http/time.js';
 import type { RoutePlugin } from '../services.js';
-import { itemValidator, MAX_BATCH_EVENTS, publishBatch } from './batch.js';
+import { itemValidator, MAX_BATCH_EVENTS } from './batch.js';
 import { connectionEventLog, deliveryDetail } from './event-log.js';
 import { retryDelivery } from './manual-retry.js';
-import { publishEvent } from './publish.js';
+import { publishBatch, publishEvent } from './publish.js';
 
 export const STATUSES = DELIVERY_STATUSES;
 
@@ -181,7 +181,7 @@ const tags = ['events'];
 /** Publishing events and reading a connection's delivery log (docs/api/events.md). */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
 export const deliveryRoutes: RoutePlugin = async (app, deps) => {
-  const { announce, writer } = deps;
+  const { announce } = deps;
   app.post(
     '/api/v1/integrations/events',
     {
@@ -199,14 +199,11 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
     async (request, reply) => {
       const published = await publishEvent(
         deps,
-        writer,
         requestScope(request),
         auditOrigin(request, deps.ctx.now()),
         request.body,
         request.headers['idempotency-key'],
       );
-      // Without a key the group commit announced what its worker did not take (group-commit.ts).
-      if (published.deliveries > 0 && request.headers['idempotency-key']) announce();
       return reply.code(202).send(published);
     },
   );
@@ -258,17 +255,11 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
     async (request, reply) => {
       const data = await publishBatch(
         deps,
-        writer,
         requestScope(request),
         auditOrigin(request, deps.ctx.now()),
         request.body.events,
         checkItem,
       );
-      // The keyed events are written apart from the group commit, which announces its own.
-      const keyed = request.body.events.some(
-        (e) => typeof e === 'object' && e !== null && 'idempotencyKey' in e,
-      );
-      if (keyed && data.some((item) => 'deliveries' in item && item.deliveries > 0)) announce();
       return reply.code(202).send({ data });
     },
   );

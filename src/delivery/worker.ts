@@ -2,22 +2,21 @@ import type { ConnectorCatalog } from '../connections/catalog.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
-import { budgetOf, type Budget } from '../deadline.js';
 import { errorFields } from '../logger.js';
-import { createSender, type Resolver, type Sender } from '../outbound/sender.js';
+import { createSender, type Resolver } from '../outbound/sender.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
-import { untracedTraceparent } from '../telemetry/start.js';
+import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
-import { attemptDeadline, claimDue, leaseDuration, leaseEnd, type ClaimedRow } from './claim.js';
+import { claimerFor, leaseDuration, leaseEnd, withDispatchLease, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
+import type { Destination } from './destination.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
+import { httpDestination } from './http-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
-import { prepare, triage } from './prepare.js';
-import { createRecorder, recordAttempt, recordCancelled, type Recorder } from './record.js';
+import { createRecorder, type Recorder } from './record.js';
 import { purgeExpired } from './retention.js';
-import { interruptedResult, send } from './send.js';
-import { createThrottle, deferredOutcome, throttleOf, type Throttle } from './throttle.js';
+import { createThrottle } from './throttle.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
 import { createSlots, runClaimLoop, type Slots } from './worker-loop.js';
 
@@ -42,84 +41,6 @@ export interface WorkerDeps {
   catalog: ConnectorCatalog;
 }
 
-/** What one attempt's phases need (prepare, send, record). */
-export interface AttemptDeps {
-  ctx: Pick<AppContext, 'keyring' | 'metrics' | 'now' | 'tracing'>;
-  catalog: Pick<ConnectorCatalog, 'get'>;
-  sender: Pick<Sender, 'send'>;
-  recorder: Pick<Recorder, 'record'>;
-  retryScheduleSeconds: readonly number[];
-  /** How much of each answer's body the log keeps (DELIVERY_RESPONSE_BODY_BYTES). */
-  responseBodyBytes: number;
-  /** DELIVERY_TIMEOUT_MS: the time one attempt may take, all its calls together. */
-  timeoutMs: number;
-  /** The `maxPerSecond` gate (none: nothing is throttled). */
-  throttle?: Pick<Throttle, 'admit'>;
-}
-
-/**
- * One claimed delivery, phase by phase: what to do with it (triage), the request (prepare: decrypt,
- * render, sign), the attempt (send), and its outcome (record, queued for the next batch). A delivery
- * retaken from an expired claim sends nothing now: its lost attempt is recorded as `interrupted` and
- * counts like any failed one, so attempt numbers match what the receiver may have seen, the retry
- * schedule goes on from there, and a delivery that keeps killing its worker ends `failed` instead of
- * looping. Throws only on a bug (a payload that does not open): the claim then runs out.
- */
-export async function attemptDelivery(deps: AttemptDeps, row: ClaimedRow): Promise<void> {
-  const plan = triage(row, deps.catalog);
-  if (plan.kind === 'interrupted') {
-    const result = interruptedResult(plan.claimedAt, plan.claimEnded);
-    return recordAttempt(deps, row, plan.claimedAt, result);
-  }
-  if (plan.kind === 'cancelled' || plan.kind === 'skipped') return recordCancelled(deps, row, plan.kind);
-  const max = throttleOf(row.config);
-  if (max !== null && deps.throttle) {
-    const until = await deps.throttle.admit(row, max);
-    if (until) return deps.recorder.record(deferredOutcome(row, until));
-  }
-  // A span of its own per attempt, linked to the publish (tracing on); a traceparent either way.
-  const span = deps.ctx.tracing?.startAttempt(row);
-  let prepared: ReturnType<typeof prepare>;
-  try {
-    prepared = prepare(
-      row,
-      plan,
-      deps.ctx.keyring,
-      deps.ctx.now(),
-      span?.traceparent ?? untracedTraceparent(),
-    );
-  } catch (error) {
-    span?.failed(error);
-    throw error;
-  }
-  const budget = attemptBudget(deps, row, prepared.startedAt);
-  const result = await send(deps.sender, prepared, deps.responseBodyBytes, budget);
-  span?.sent(prepared.request.method, prepared.request.url, result);
-  recordAttempt(deps, row, prepared.startedAt, result, prepared.record);
-}
-
-/**
- * The attempt's budget: until its deadline (claim.ts, `attemptDeadline`), DELIVERY_TIMEOUT_MS from
- * the start of sending and before the claim runs out, reckoned on the service's clock as the claim
- * is. A row without its lease (made by hand) is taken as claimed now.
- */
-function attemptBudget(deps: AttemptDeps, row: ClaimedRow, startedAt: Date): Budget {
-  const leaseUntil = row.lease_until
-    ? new Date(row.lease_until)
-    : leaseEnd(startedAt, leaseDuration(deps.timeoutMs));
-  const deadline = attemptDeadline(startedAt, leaseUntil, deps.timeoutMs);
-  return budgetOf(deadline.getTime() - deps.ctx.now().getTime());
-}
-
-/**
- * A delivery its publish claimed (direct dispatch) comes without its lease, which the publish set
- * when it reserved the slot (dispatch.ts): after the event was created, so the lease ends no
- * earlier than `created_at` plus its length. The attempt's deadline is reckoned from that bound.
- */
-function withDispatchLease(row: ClaimedRow, leaseMs: number): ClaimedRow {
-  return row.lease_until ? row : { ...row, lease_until: leaseEnd(new Date(row.created_at), leaseMs) };
-}
-
 /**
  * Calls `onDue` once an outcome that makes a delivery due at once (a retry with no wait,
  * DELIVERY_RETRY_SCHEDULE 0, or the next of an ordered key) is written: nothing announces such a retry, and the claim loop only
@@ -138,14 +59,6 @@ function withDueRetries(
         if (outcome.status !== 'retrying' || !outcome.nextAttemptAt) return;
         if (new Date(outcome.nextAttemptAt) <= now()) onDue();
       }),
-  };
-}
-
-/** Claims up to `limit` due deliveries for worker `workerId`, each for `leaseMs` from now. */
-function claimerFor(ctx: WorkerDeps['ctx'], workerId: string, leaseMs: number) {
-  return (limit: number) => {
-    const now = ctx.now();
-    return claimDue(ctx.db, { workerId, now, leaseUntil: leaseEnd(now, leaseMs), limit });
   };
 }
 
@@ -181,20 +94,11 @@ function attemptsIn(slots: Slots, phases: AttemptDeps, log: WorkerDeps['ctx']['l
 }
 
 /** What each of a worker's attempts needs (`attemptDelivery`). */
-function attemptPhases(deps: WorkerDeps, sender: Sender, recorder: Recorder): AttemptDeps {
+function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Recorder): AttemptDeps {
   const { ctx } = deps;
-  const { retryScheduleSeconds, responseBodyBytes, timeoutMs } = ctx.config.delivery;
+  const { retryScheduleSeconds, timeoutMs } = ctx.config.delivery;
   const throttle = createThrottle(ctx.db, ctx.now);
-  return {
-    ctx,
-    catalog: deps.catalog,
-    sender,
-    recorder,
-    retryScheduleSeconds,
-    responseBodyBytes,
-    timeoutMs,
-    throttle,
-  };
+  return { ctx, catalog: deps.catalog, destination, recorder, retryScheduleSeconds, timeoutMs, throttle };
 }
 
 /**
@@ -206,7 +110,11 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const { ctx } = deps;
   const { timeoutMs } = ctx.config.delivery;
   const id = `wrk_${randomBase62(12)}`;
-  const sender = createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve });
+  // Every connector's deliveries go over HTTP today (destination.ts).
+  const destination = httpDestination(
+    createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
+    ctx.config.delivery.responseBodyBytes,
+  );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
   const due = { maybe: true };
@@ -217,7 +125,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
     }),
     ctx.log,
   );
-  const phases = attemptPhases(deps, sender, recorder);
+  const phases = attemptPhases(deps, destination, recorder);
   const wakeIfFree = (): void => {
     if (due.maybe && slots.canClaim()) wakeup.notify();
   };
@@ -249,7 +157,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
         ctx.log.info({ deliveryIds }, 'stopping: waiting for the attempts in flight');
       await slots.drained();
       await recorder.settled();
-      await sender.close();
+      await destination.close();
     },
   };
 }

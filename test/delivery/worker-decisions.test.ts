@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ConnectorDefinition } from '../../src/connections/connector.js';
 import { leaseDuration, leaseEnd, lostClaim, type ClaimedRow } from '../../src/delivery/claim.js';
+import { interruptedResult, type AttemptResult } from '../../src/delivery/destination.js';
 import { createDispatch } from '../../src/delivery/dispatch.js';
 import { previousSecretValid, triage } from '../../src/delivery/prepare.js';
 import { attemptRow, countAttempt, decideOutcome, outcomeOf } from '../../src/delivery/record.js';
-import { interruptedResult, type AttemptResult } from '../../src/delivery/send.js';
 import {
   claimFloor,
   claimLimit,

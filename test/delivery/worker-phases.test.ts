@@ -4,13 +4,14 @@ import { describe, test, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { loadConnectorCatalog } from '../../src/connections/catalog.js';
 import { budgetOf } from '../../src/deadline.js';
+import { attemptDelivery, type AttemptDeps } from '../../src/delivery/attempt.js';
 import { claimDue, leaseEnd, type ClaimedRow } from '../../src/delivery/claim.js';
+import { httpDestination, send } from '../../src/delivery/http-destination.js';
 import { createOutcomeWriter } from '../../src/delivery/outcomes.js';
 import { prepare, triage } from '../../src/delivery/prepare.js';
 import { createRecorder, recordAttempt } from '../../src/delivery/record.js';
-import { send } from '../../src/delivery/send.js';
 import { createWakeup } from '../../src/delivery/wakeup.js';
-import { attemptDelivery, createDeliveryWorker, type AttemptDeps } from '../../src/delivery/worker.js';
+import { createDeliveryWorker } from '../../src/delivery/worker.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import { createSender } from '../../src/outbound/sender.js';
@@ -85,9 +86,9 @@ function attemptDeps(h: Harness) {
   return {
     ctx,
     sender,
+    destination: httpDestination(sender, 4096),
     recorder,
     retryScheduleSeconds,
-    responseBodyBytes: 4096,
     timeoutMs,
     logs: () => logs,
   };

@@ -1,9 +1,7 @@
 import type { Budget } from '../deadline.js';
-import type { Sender, SendError, SendResult } from '../outbound/sender.js';
+import type { Sender } from '../outbound/sender.js';
+import type { AttemptResult, Destination } from './destination.js';
 import type { PreparedRequest } from './prepare.js';
-
-/** How an attempt failed (docs/api/events.md `error`): what the sender saw, or a worker that died mid-attempt. */
-export type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
 /**
  * Sends a prepared request (the sender pins the checked address, applies the timeout and the
@@ -25,19 +23,12 @@ export async function send(
 }
 
 /**
- * The attempt of a claim that ran out with no outcome recorded: its worker died (or lost the
- * database) mid-attempt, and the receiver may have had the request. It counts like any failed one,
- * as long as the claim lasted, so attempt numbers match what the receiver may have seen.
+ * The HTTP destination (every connector today: webhook, Slack, HTTP): `send` through the outbound
+ * sender, keeping `keepBodyBytes` of each answer's body for the log (DELIVERY_RESPONSE_BODY_BYTES).
  */
-export function interruptedResult(claimedAt: Date, claimEnded: Date): AttemptResult {
-  const heldMs = Math.max(0, claimEnded.getTime() - claimedAt.getTime());
+export function httpDestination(sender: Pick<Sender, 'send' | 'close'>, keepBodyBytes: number): Destination {
   return {
-    ok: false,
-    status: null,
-    remoteAddress: null,
-    error: 'interrupted',
-    errorDetail: `the worker stopped before recording an outcome; its claim expired after ${Math.round(heldMs / 1000)} s`,
-    retryAfterSeconds: null,
-    durationMs: heldMs,
+    send: (prepared, budget) => send(sender, prepared, keepBodyBytes, budget),
+    close: () => sender.close(),
   };
 }
