@@ -154,7 +154,7 @@ const isAlone = (f) => f.startsWith('test/container/');
 // COVERAGE_FLOOR. One pass is enough (the PostgreSQL one runs the same code), and a run of a few files would
 // measure only them. The floor sits two points under the figure it was set from (docs/contributors/testing.md):
 // raise it when the figure rises, never lower it to let a change through.
-const COVERAGE_FLOOR = { lines: 96 };
+const COVERAGE_FLOOR = { lines: 96.5 };
 const measureCoverage = selectors.length === 0 && process.env.HUBGATE_COVERAGE !== '0';
 const passes = [
   {
