@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
+import { migrateBefore } from '../helpers/migrations.js';
 
 // 0006_alert_groups on a database that already sent and queued notices of one alert each: they
 // become notices of a group of one, and one whose alert is gone stops waiting.
@@ -12,14 +11,7 @@ test('notices written before grouping become groups of one', async () => {
   const database = await openDatabase({ kind: 'memory' });
   try {
     const db = database.kysely;
-    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0006'));
-    const { error } = await new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'hubgate_migrations',
-      migrationLockTableName: 'hubgate_migrations_lock',
-    }).migrateToLatest();
-    assert.equal(error, undefined, 'the migrations before grouping fail on an empty database');
+    await migrateBefore(db, '0006');
 
     const at = new Date('2025-01-02T03:04:05.000Z');
     await sql`insert into alerts (fingerprint, labels, annotations, status, starts_at, ends_at, updated_at)

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { systemScopeOf } from '../../src/access/scope.js';
 import { connectionOr404, toConnection } from '../../src/connections/connections.js';
 import { randomBase62 } from '../../src/crypto/base62.js';
 import { newId } from '../../src/crypto/ids.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { findAuthorization } from '../../src/oauth/store.js';
+import { migrateBefore } from '../helpers/migrations.js';
 import { adminQuery, ENGINE, testDatabaseUrl } from '../helpers/test-database.js';
 
 // 0022_oauth_authorizations on a database whose OAuth2 connections hold their authorization in
@@ -39,14 +38,7 @@ test('an OAuth2 connection authorized before 0022 keeps its authorization, and i
   const { database, drop } = await emptyDatabase();
   try {
     const db = database.kysely;
-    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0022'));
-    const { error } = await new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'hubgate_migrations',
-      migrationLockTableName: 'hubgate_migrations_lock',
-    }).migrateToLatest();
-    assert.equal(error, undefined, 'the migrations before 0022 fail on an empty database');
+    await migrateBefore(db, '0022');
 
     const at = new Date('2026-01-02T03:04:05.000Z');
     const expiresAt = new Date('2026-01-02T04:04:05.123Z');

@@ -9,6 +9,7 @@ import { dayOf, ensurePartitions, partitionDays } from '../../src/db/partitions.
 import { purgeExpired } from '../../src/delivery/retention.js';
 import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { migrateBefore } from '../helpers/migrations.js';
 
 const DAY = 86_400_000;
 const CONNECTIONS = '/api/v1/integrations/connections';
@@ -206,14 +207,7 @@ test('upgrading copies events, deliveries, attempts and idempotency keys into da
   const database = await openDatabase({ kind: 'memory' });
   try {
     const db = database.kysely;
-    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0012'));
-    const { error } = await new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'hubgate_migrations',
-      migrationLockTableName: 'hubgate_migrations_lock',
-    }).migrateToLatest();
-    assert.equal(error, undefined, 'the migrations before partitioning fail on an empty database');
+    await migrateBefore(db, '0012');
     const at = new Date('2025-01-02T03:04:05.000Z');
     await sql`insert into tenants (id, name, created_at) values ('ten_1', 't', ${at})`.execute(db);
     await sql`insert into connections (id, tenant_id, connector_key, display_name, status, config, created_at)

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
+import { migrateBefore } from '../helpers/migrations.js';
 
 // 0020_delivery_publish_order on a database that already holds deliveries
 // (docs/decisions/0064-queued-deliveries-keep-their-order-and-survive-a-new-host.md): those that may
@@ -15,14 +14,7 @@ test('deliveries written before the publish order sequence are numbered in their
   const database = await openDatabase({ kind: 'memory' });
   try {
     const db = database.kysely;
-    const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0020'));
-    const { error } = await new Migrator({
-      db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'hubgate_migrations',
-      migrationLockTableName: 'hubgate_migrations_lock',
-    }).migrateToLatest();
-    assert.equal(error, undefined, 'the migrations before the sequence fail on an empty database');
+    await migrateBefore(db, '0020');
 
     const at = new Date('2026-12-01T10:00:00.000Z');
     const later = new Date(at.getTime() + 1000);
