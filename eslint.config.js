@@ -22,6 +22,7 @@ export const UI_FEATURES = {
   passkeys: [],
   profile: ['passkeys'],
   people: ['passkeys'],
+  settings: [],
   'sign-in': ['passkeys'],
   setup: [],
   platform: [],

@@ -15,6 +15,7 @@ export const LAYERS = [
   ['tenants/', 'keys/', 'platform/', 'event-types/'],
   ['connections/'],
   ['delivery/', 'oauth/'],
+  ['portal/'],
   ['people/'],
   ['hub/', 'sign-in/'],
   ['passkeys/', 'sso/', 'setup/'],

@@ -46,6 +46,7 @@ import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
+import { portalSettingsRoutes } from './portal/settings-routes.js';
 import type { RoutePlugin, Services } from './services.js';
 import { setupRoutes } from './setup/routes.js';
 import { invitationRoutes } from './sign-in/invitation-routes.js';
@@ -134,7 +135,7 @@ export async function buildApp(config: Config, services: Services): Promise<Fast
   await registerOpenApi(app, config.publicUrl.origin);
   // In this order: the OpenAPI document lists them so.
   for (const routes of ROUTE_PLUGINS) await app.register(routes, services);
-  await registerWebUi(app, webUi);
+  await registerWebUi(app, webUi, ctx.db);
   await app.ready();
   return app;
 }
@@ -166,6 +167,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   operateRoutes,
   filteredRoutes,
   eventTypeRoutes,
+  portalSettingsRoutes,
 ];
 
 /** Tracing (docs/operators/telemetry.md); with it off nothing is registered: no hook, no context. */

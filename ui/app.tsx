@@ -20,6 +20,7 @@ import { InvitePage } from './people/InvitePage.js';
 import { PeoplePage } from './people/PeoplePage.js';
 import { isConsolePath, PlatformApp } from './platform/PlatformApp.js';
 import { ProfilePage } from './profile/ProfilePage.js';
+import { SettingsPage } from './settings/SettingsPage.js';
 import { SetupPage } from './setup/SetupPage.js';
 import { SignInPage } from './sign-in/SignInPage.js';
 
@@ -91,6 +92,7 @@ const EventTypes = signedIn(EventTypesPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
 const People = signedIn(PeoplePage);
+const Settings = signedIn(SettingsPage);
 const Invite = bare(InvitePage);
 const SignIn = bare(SignInPage);
 const Setup = bare(SetupPage);
@@ -160,6 +162,7 @@ function Pages() {
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />
       <Route path="/people" component={People} />
+      <Route path="/settings" component={Settings} />
       <Route path="/profile" component={Profile} />
       <Route path="/invite" component={Invite} />
       <Route path="/sign-in" component={SignIn} />

@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'alerting.channel.update',
   'alerting.channel.delete',
   'alerting.rules.replace',
+  'portal_settings.update',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

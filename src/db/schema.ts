@@ -316,6 +316,17 @@ export interface EventTypesTable {
   updated_at: Timestamp;
 }
 
+/** A tenant's portal settings (docs/api/portal.md): absent until the first PUT, the defaults then. */
+export interface PortalSettingsTable {
+  tenant_id: string;
+  /** The origins (`https://host[:port]`) that may frame the tenant's portal page. */
+  frame_ancestors: Json<string[]>;
+  branding_name: string | null;
+  branding_logo_url: string | null;
+  branding_accent_color: string | null;
+  updated_at: Timestamp;
+}
+
 /** A publish's Idempotency-Key and the answer it gave, for 24 hours (docs/api/events.md). */
 export interface EventIdempotencyKeysTable {
   tenant_id: string;
@@ -500,4 +511,5 @@ export interface DB {
   webauthn_challenges: WebauthnChallengesTable;
   monitoring_minutes: MonitoringMinutesTable;
   monitoring_rollup: MonitoringRollupTable;
+  portal_settings: PortalSettingsTable;
 }

@@ -18,9 +18,21 @@ export const CSP_DIRECTIVES = {
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-const CONTENT_SECURITY_POLICY = Object.entries(CSP_DIRECTIVES)
-  .map(([name, sources]) => `${kebab(name)} ${sources.join(' ')}`)
-  .join(';');
+const policyOf = (directives: Record<string, readonly string[]>): string =>
+  Object.entries(directives)
+    .map(([name, sources]) => `${kebab(name)} ${sources.join(' ')}`)
+    .join(';');
+
+const CONTENT_SECURITY_POLICY = policyOf(CSP_DIRECTIVES);
+
+/**
+ * The same policy but for `frame-ancestors`, which lists exactly `origins` (`'none'` when there are
+ * none): the tenant's portal page, which the tenant's own sites may frame (docs/api/portal.md). The
+ * caller passes origins it has validated (`https://host[:port]`), so nothing else enters the header.
+ */
+export function contentSecurityPolicyFramedBy(origins: readonly string[]): string {
+  return policyOf({ ...CSP_DIRECTIVES, frameAncestors: origins.length > 0 ? origins : ["'none'"] });
+}
 
 // HSTS only means something over HTTPS; sent from http://localhost it would only confuse.
 const HSTS_MAX_AGE_SECONDS = 180 * 24 * 60 * 60;

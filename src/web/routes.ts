@@ -2,10 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
 import { publicRule } from '../access/rules.js';
 import { ConfigError } from '../config.js';
+import type { DB } from '../db/schema.js';
 import type { UnmatchedAnswer } from '../http/error-handler.js';
+import { portalPagePolicy } from '../portal/framing.js';
 
 /** Where `npm run build` writes the web UI: the same folder from `src/` (tsx) and from `dist/`. */
 export const UI_ROOT = fileURLToPath(new URL('../../dist/ui/', import.meta.url));
@@ -51,17 +54,21 @@ export function isUiPage(method: string, url: string): boolean {
 export function answerUiPage(ui: WebUi): UnmatchedAnswer {
   return (request, reply) => {
     if (!isUiPage(request.method, request.url)) return false;
-    void reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(ui.html);
+    void sendPage(reply, ui);
     return true;
   };
 }
 
+const sendPage = (reply: FastifyReply, ui: WebUi) =>
+  reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(ui.html);
+
 /**
- * The UI's hashed assets, kept by any cache for a year: the `.br` or `.gz` file the build wrote
- * beside each (scripts/build-ui.mjs) when the request accepts it, with `Vary: Accept-Encoding`, and
- * never compressed again at request time.
+ * The UI's routes: the portal page (below), and the hashed assets, kept by any cache for a year: the
+ * `.br` or `.gz` file the build wrote beside each (scripts/build-ui.mjs) when the request accepts it,
+ * with `Vary: Accept-Encoding`, and never compressed again at request time.
  */
-export async function registerWebUi(app: FastifyInstance, ui: WebUi): Promise<void> {
+export async function registerWebUi(app: FastifyInstance, ui: WebUi, db: Kysely<DB>): Promise<void> {
+  registerPortalPage(app, ui, db);
   await app.register(fastifyStatic, { root: join(ui.root, 'assets'), serve: false, preCompressed: true });
   app.get<{ Params: { '*': string } }>(
     '/assets/*',
@@ -70,4 +77,24 @@ export async function registerWebUi(app: FastifyInstance, ui: WebUi): Promise<vo
     (request, reply) =>
       reply.sendFile(request.params['*'], { immutable: true, maxAge: '365d', dotfiles: 'deny' }),
   );
+}
+
+/**
+ * The tenant's portal page, `/portal/<tenantId>` and the UI's paths under it (docs/api/portal.md): the
+ * same page as every other, but the one the tenant's own sites may frame. Its Content-Security-Policy
+ * lets exactly the origins of the tenant's portal settings frame it, read at each load, and it has no
+ * X-Frame-Options (which can only deny or allow the same origin); every other answer keeps both
+ * denials (web/security-headers.ts).
+ */
+function registerPortalPage(app: FastifyInstance, ui: WebUi, db: Kysely<DB>): void {
+  const options = { config: publicRule(), schema: { hide: true } };
+  const handler = async (request: { params: { tenantId: string } }, reply: FastifyReply) => {
+    const policy = await portalPagePolicy(db, request.params.tenantId);
+    // On the response itself, where the security headers were set before routing.
+    reply.raw.setHeader('Content-Security-Policy', policy);
+    reply.raw.removeHeader('X-Frame-Options');
+    return sendPage(reply, ui);
+  };
+  app.get<{ Params: { tenantId: string } }>('/portal/:tenantId', options, handler);
+  app.get<{ Params: { tenantId: string; '*': string } }>('/portal/:tenantId/*', options, handler);
 }

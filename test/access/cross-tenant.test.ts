@@ -97,6 +97,10 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
   'POST /api/v1/integrations/event-types': () => ({ name: 'b.own.type' }),
   'PATCH /api/v1/integrations/event-types/:name': () => ({ deprecated: true }),
   'POST /api/v1/integrations/filter-test': () => ({ filter: null, event: { type: 'a', data: {} } }),
+  'PUT /api/v1/company/portal-settings': () => ({
+    frameAncestors: ['https://b.example.com'],
+    branding: { name: 'B', logoUrl: null, accentColor: '#000000' },
+  }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -140,6 +144,14 @@ async function seedTenantA(): Promise<TenantA> {
     body: { name: eventTypeName, schema: { type: 'object' } },
   });
   assert.equal(eventType.status, 201, `tenant A could not register its event type: ${eventType.text}`);
+  const portal = await h.request('PUT', '/api/v1/company/portal-settings', {
+    session,
+    body: {
+      frameAncestors: ['https://a.example.com'],
+      branding: { name: 'A', logoUrl: null, accentColor: null },
+    },
+  });
+  assert.equal(portal.status, 200, `tenant A could not save its portal settings: ${portal.text}`);
   return {
     tenantId: tenant.id,
     tenantName,

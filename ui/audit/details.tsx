@@ -110,6 +110,14 @@ const FACTS: Array<[string, Say]> = [
   ['after', after],
   ['fields', fields],
   ['changedFields', fields],
+  [
+    'frameAncestors',
+    (v) => {
+      const list = textList(v);
+      if (!list) return null;
+      return list.length ? <span>may be framed by {mono(list.join(' '))}</span> : 'may be framed by no site';
+    },
+  ],
   ['enabled', enabled],
   ['deprecated', (v) => (v === true ? 'deprecated' : null)],
   ['hasSchema', (v) => (typeof v === 'boolean' ? (v ? 'with a schema' : 'no schema') : null)],

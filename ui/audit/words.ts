@@ -46,6 +46,7 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'alerting.channel.update': 'Changed an alerting channel',
   'alerting.channel.delete': 'Deleted an alerting channel',
   'alerting.rules.replace': 'Replaced the alert routing rules',
+  'portal_settings.update': 'Changed the portal’s framing and branding',
 };
 
 /** The action in words, or null for one this UI does not know (an older or newer server's). */
@@ -132,6 +133,9 @@ const FIELD_OVERRIDES: Record<string, string> = {
   maxPerSecond: 'rate limit',
   eventTypes: 'event types',
   webhookUrl: 'Slack webhook URL',
+  frameAncestors: 'sites that may frame the portal',
+  brandingName: 'portal name',
+  accentColor: 'accent colour',
 };
 
 /** A field's name in words: `apiBaseUrl` → "API base URL", `signing_secret` → "signing secret". */

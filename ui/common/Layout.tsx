@@ -23,6 +23,7 @@ const NAV: NavItem[] = [
   { href: '/api-keys', label: 'API keys', keyManagers: true },
   { href: '/people', label: 'People', keyManagers: true },
   { href: '/audit-log', label: 'Audit log', keyManagers: true },
+  { href: '/settings', label: 'Settings', keyManagers: true },
   { href: '/profile', label: 'Profile' },
   // The console asks for a platform key of its own (docs/operators/web-ui.md): the session does not open it.
   { href: '/platform', label: 'Operator console', platformAdmins: true },

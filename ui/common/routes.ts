@@ -65,6 +65,7 @@ import type { ChannelSendResult } from '../../src/platform/alerting/notification
 import type { Matcher, MatcherOp, RoutingDocument, RoutingInput } from '../../src/platform/alerting/rules.js';
 import type { HistorySchema } from '../../src/platform/monitoring-routes.js';
 import type { MonitoringSnapshot } from '../../src/platform/monitoring.js';
+import type { PortalSettings } from '../../src/portal/settings-schemas.js';
 import type { SetupAnswer as SetupAnswerSchema, SetupBody, SetupStatus } from '../../src/setup/routes.js';
 import type { SignInAnswer as SignInAnswerSchema } from '../../src/sign-in/answer.js';
 import type { LoginBody } from '../../src/sign-in/routes.js';
@@ -125,6 +126,8 @@ export type ApiKey = Static<typeof KeyRecord>;
 export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
 export type AllowedScopesAnswer = Static<typeof AllowedScopes>;
 export type AuditEntryRecord = Static<typeof AuditEntry>;
+/** The tenant's portal framing and branding (docs/api/portal.md), the same shape read and saved. */
+export type PortalSettingsRecord = Static<typeof PortalSettings>;
 
 /** The sign-in answer (docs/api/authentication.md); the session answer is the same, less `expiresAt`. */
 export type SignInAnswer = Static<typeof SignInAnswerSchema>;
@@ -370,6 +373,20 @@ export const routes = {
       answer: shape<Person>(),
     },
     remove: { method: 'DELETE', path: '/api/v1/company/users/:id', answer: shape<void>() },
+  },
+  portalSettings: {
+    get: {
+      method: 'GET',
+      path: '/api/v1/company/portal-settings',
+      answer: shape<PortalSettingsRecord>(),
+    },
+    // The settings whole: every field, null for a branding field left unset.
+    replace: {
+      method: 'PUT',
+      path: '/api/v1/company/portal-settings',
+      body: shape<PortalSettingsRecord>(),
+      answer: shape<PortalSettingsRecord>(),
+    },
   },
   // The token travels in bodies only, never in a URL the server sees.
   invitations: {
