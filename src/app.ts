@@ -46,6 +46,7 @@ import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
+import { portalRoutes } from './portal/routes.js';
 import { portalSettingsRoutes } from './portal/settings-routes.js';
 import type { RoutePlugin, Services } from './services.js';
 import { setupRoutes } from './setup/routes.js';
@@ -168,6 +169,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   filteredRoutes,
   eventTypeRoutes,
   portalSettingsRoutes,
+  portalRoutes,
 ];
 
 /** Tracing (docs/operators/telemetry.md); with it off nothing is registered: no hook, no context. */

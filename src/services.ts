@@ -5,7 +5,7 @@ import { createRateLimiter, type RateLimiter } from './access/rate-limit.js';
 import { startAccessRetention } from './access/retention.js';
 import type { Config } from './config.js';
 import { loadConnectorCatalog, type ConnectorCatalog } from './connections/catalog.js';
-import type { DeliveryControl } from './connections/connections.js';
+import type { DeliveryControl, JoinPortalSession } from './connections/connections.js';
 import type { AppContext } from './context.js';
 import type { Keyring } from './crypto/keyring.js';
 import { limitPasswordHashing } from './crypto/passwords.js';
@@ -32,6 +32,8 @@ import { createInvitationMailer, type InvitationMailer } from './people/mailer.j
 import { startAlertEngine } from './platform/alerting/engine.js';
 import { createChannelSender, type ChannelSender } from './platform/alerting/senders/index.js';
 import { startHistorySampler } from './platform/history.js';
+import { joinPortalSession } from './portal/sessions.js';
+import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
 import { startTelemetry } from './telemetry/start.js';
 
 /** What a process is given before anything is built: storage, logger, and the knobs tests turn. */
@@ -54,7 +56,11 @@ export interface AppDeps {
 export interface Services {
   ctx: AppContext;
   tenantKeys: TenantKeyVerifier;
-  /** The gate's check per credential kind (sessions, tenant and platform keys). */
+  /** Portal sessions' `ptl_` tokens, cached as tenant keys are (docs/api/portal.md). */
+  portalTokens: PortalTokenVerifier;
+  /** A connection created with a portal token that names its connections joins them (connections/). */
+  joinPortalSession: JoinPortalSession;
+  /** The gate's check per credential kind (sessions, tenant and platform keys, portal tokens). */
   verifiers: CredentialVerifiers;
   limiter: RateLimiter;
   mailer: InvitationMailer;
@@ -102,7 +108,11 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     logBackgroundError,
   );
   closers.push(() => tenantKeys.close());
-  const verifiers = createCredentialVerifiers(ctx, tenantKeys);
+  const portal = createPortal(ctx, deps);
+  const { portalTokens } = portal;
+  const verifiers = createCredentialVerifiers(ctx, tenantKeys, (token, now) =>
+    portalTokens.verify(token, now),
+  );
   const limiter = createRateLimiter(db, config.rateLimitPerMinute, {
     syncMs: deps.timings?.rateLimitSyncMs,
     onError: logBackgroundError,
@@ -124,6 +134,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
   return {
     ctx,
     tenantKeys,
+    ...portal,
     verifiers,
     limiter,
     mailer,
@@ -138,6 +149,21 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
         for (const close of [...closers].reverse()) await close();
       })()),
   };
+}
+
+/** Portal tokens' check, and what a connection created with one does to its session. */
+function createPortal(ctx: AppContext, deps: AppDeps) {
+  const portalTokens = createPortalTokenVerifier(
+    ctx.db,
+    deps.keyring,
+    deps.timings?.cacheTtlMs ?? DEFAULT_KEY_TIMINGS.cacheTtlMs,
+  );
+  const join: JoinPortalSession = async (trx, scope, connectionId) => {
+    await joinPortalSession(trx, scope, connectionId);
+    // This process sees the new connection on the token's next request; others within the cache's life.
+    if (scope.connections) portalTokens.forget(scope.connections.portalSessionId);
+  };
+  return { portalTokens, joinPortalSession: join };
 }
 
 /**

@@ -51,6 +51,8 @@ export const AUDIT_ACTIONS = [
   'alerting.channel.delete',
   'alerting.rules.replace',
   'portal_settings.update',
+  'portal_session.create',
+  'portal_session.revoke',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -72,6 +74,8 @@ export interface AuditEntry {
 export interface AuditOrigin {
   actorType: string;
   actorId: string | null;
+  /** A portal session's subject (actorType `portal`): every row it writes names the person. */
+  actorSubject?: string;
   ip: string | null;
   requestId: string | null;
   at: Date;
@@ -95,7 +99,11 @@ export async function recordAudit(db: Kysely<DB>, origin: AuditOrigin, entry: Au
       target_id: entry.targetId ?? null,
       ip: origin.ip,
       request_id: origin.requestId,
-      metadata: JSON.stringify(entry.metadata ?? {}),
+      metadata: JSON.stringify(
+        origin.actorSubject === undefined
+          ? (entry.metadata ?? {})
+          : { ...entry.metadata, subject: origin.actorSubject },
+      ),
       created_at: origin.at,
     })
     .execute();

@@ -1,7 +1,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { HttpProblem } from '../http/problem.js';
-import type { Principal, SessionPrincipal, TenantKeyPrincipal } from './principal.js';
+import type { PortalPrincipal, Principal, SessionPrincipal, TenantKeyPrincipal } from './principal.js';
 
 export const SESSION_COOKIE = 'svc_access';
 export const CSRF_COOKIE = '__Host-svc_csrf';
@@ -12,6 +12,8 @@ export interface CredentialVerifiers {
   /** A promise only when the answer is not in memory (docs/api/authentication.md: cached for 0.5 s). */
   tenantKey(token: string, now: Date): Promise<TenantKeyPrincipal | null> | TenantKeyPrincipal | null;
   session(token: string, now: Date): Promise<SessionPrincipal | null>;
+  /** A portal session's `ptl_` token (docs/api/portal.md), cached as tenant keys are. */
+  portal(token: string, now: Date): Promise<PortalPrincipal | null> | PortalPrincipal | null;
 }
 
 /** One answer for every kind of bad credential, so a caller learns nothing from the difference. */
@@ -39,6 +41,9 @@ export function authenticate(
     const token = BEARER.exec(header)?.[1];
     if (token?.startsWith('tnt_')) {
       const principal = verifiers.tenantKey(token, now);
+      return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
+    } else if (token?.startsWith('ptl_')) {
+      const principal = verifiers.portal(token, now);
       return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
     } else if (token?.startsWith('plt_')) {
       return verifiers

@@ -1,7 +1,7 @@
 import { HttpProblem } from '../http/problem.js';
 import { KEY_MANAGING_ROLES, levelRank, parseScope, roleLevel } from './catalog.js';
-import type { Principal } from './principal.js';
-import { scopeOf, type AccessRule, type Requirement } from './rules.js';
+import type { PortalPrincipal, Principal } from './principal.js';
+import { PORTAL_ACCESS, scopeOf, type AccessRule, type PortalAccess, type Requirement } from './rules.js';
 
 /** True when one of the key's scopes reaches the requirement (a higher level includes lower ones). */
 function scopesReach(scopes: string[], requirement: Requirement): boolean {
@@ -21,9 +21,12 @@ const deny = (problem: HttpProblem): Decision => ({ allowed: false, problem });
  * and the capabilities answer share it and cannot disagree.
  */
 export function decide(rule: AccessRule, principal: Principal): Decision {
+  if (principal.kind === 'portal') return decidePortal(rule, principal);
   switch (rule.class) {
     case 'public':
       return { allowed: true, via: null };
+    case 'portal':
+      return deny(new HttpProblem('route_not_allowed', 'This route is for portal sessions.'));
     case 'platform':
       return principal.kind === 'platform_key'
         ? { allowed: true, via: null }
@@ -75,6 +78,37 @@ export function decide(rule: AccessRule, principal: Principal): Decision {
   return via
     ? { allowed: true, via }
     : deny(new HttpProblem('role_forbidden', `The role ${principal.role} does not reach ${needed()}.`));
+}
+
+const reaches = (access: PortalAccess, needed: PortalAccess): boolean =>
+  PORTAL_ACCESS.indexOf(access) >= PORTAL_ACCESS.indexOf(needed);
+
+/**
+ * A portal token: only the routes whose rule names a portal access its session reaches, and of
+ * those only what the tenant is entitled to (docs/api/portal.md); every other route is not for it.
+ */
+function decidePortal(rule: AccessRule, principal: PortalPrincipal): Decision {
+  if (rule.class === 'public' || rule.class === 'portal') return { allowed: true, via: null };
+  if (rule.class === 'platform') {
+    return deny(
+      new HttpProblem('platform_key_required', 'This route is for platform operators with a plt_ key.'),
+    );
+  }
+  const notAllowed = deny(new HttpProblem('route_not_allowed', 'This route is not open to portal sessions.'));
+  if (rule.class !== 'tenant' && rule.class !== 'session') return notAllowed;
+  if (!rule.portal) return notAllowed;
+  if (!reaches(principal.access, rule.portal)) {
+    return deny(
+      new HttpProblem('route_not_allowed', `This route needs a portal session with ${rule.portal} access.`),
+    );
+  }
+  if (rule.class === 'session') return { allowed: true, via: null };
+  const via = rule.anyOf.find((r) => principal.entitlements.includes(r.module));
+  if (!via) {
+    const modules = [...new Set(rule.anyOf.map((r) => r.module))].join(' or ');
+    return deny(new HttpProblem('entitlement_missing', `The tenant is not entitled to ${modules}.`));
+  }
+  return { allowed: true, via };
 }
 
 /** The scopes of a key that its tenant's entitlements make usable now. */

@@ -41,6 +41,7 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
 
 function principalBucket(principal: Principal): string {
   if (principal.kind === 'session') return `session:${principal.sessionId}`;
+  if (principal.kind === 'portal') return `portal:${principal.sessionId}`;
   return `${principal.kind}:${principal.keyId}`;
 }
 

@@ -45,6 +45,7 @@ function problemsOf(route: RouteOptions): ProblemCode[] {
   if (rule && rule.class !== 'public') {
     add('unauthenticated');
     if (rule.class === 'platform') add('platform_key_required');
+    else if (rule.class === 'portal') add('route_not_allowed');
     else {
       // A platform key is refused everywhere but platform routes; a session passes CSRF first.
       add('route_not_allowed');
@@ -53,6 +54,7 @@ function problemsOf(route: RouteOptions): ProblemCode[] {
     if (rule.class === 'key_management') add('interactive_session_required', 'role_forbidden');
     if (rule.class === 'session' && rule.roles) add('role_forbidden');
     if (rule.class === 'tenant') {
+      // A portal token reaches the entitlement check too (docs/api/portal.md).
       add('entitlement_missing', 'role_forbidden');
       if (rule.automation) add('insufficient_scope');
     }
@@ -63,6 +65,10 @@ function problemsOf(route: RouteOptions): ProblemCode[] {
   return [...codes];
 }
 
+/** A route a portal session's token may call (its rule names a portal access) lists it as a scheme too. */
+const portalToo = (rule: AccessRule): Array<Record<string, string[]>> =>
+  'portal' in rule && rule.portal ? [{ portalToken: [] }] : [];
+
 function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record<string, string[]>> {
   // The cookie alone does not pass an unsafe method: the session's CSRF token goes with it.
   const session: Record<string, string[]> = unsafe ? { session: [], csrf: [] } : { session: [] };
@@ -72,10 +78,12 @@ function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record
       return [];
     case 'platform':
       return [{ platformKey: [] }];
+    case 'portal':
+      return [{ portalToken: [] }];
     case 'tenant':
-      return rule.automation ? [{ tenantKey: [] }, session] : [session];
+      return [...(rule.automation ? [{ tenantKey: [] }] : []), session, ...portalToo(rule)];
     default:
-      return [session];
+      return [session, ...(rule ? portalToo(rule) : [])];
   }
 }
 
@@ -245,6 +253,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         securitySchemes: {
           platformKey: { type: 'http', scheme: 'bearer', description: 'Platform operator key, `plt_…`' },
           tenantKey: { type: 'http', scheme: 'bearer', description: 'Tenant automation key, `tnt_…`' },
+          portalToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A portal session’s token, `ptl_…` (docs/api/portal.md)',
+          },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_access', description: 'Browser session' },
           csrf: {
             type: 'apiKey',

@@ -1,5 +1,6 @@
 import { HttpProblem } from '../http/problem.js';
 import type { Role } from './catalog.js';
+import type { PortalAccess } from './rules.js';
 
 /** Who is calling, once the gate has authenticated the request. */
 export type Principal =
@@ -22,10 +23,24 @@ export type Principal =
       tenantId: string;
       entitlements: string[];
       authMethod: string;
+    }
+  | {
+      /** A portal session's `ptl_` token (docs/api/portal.md): one tenant, some routes, maybe some connections. */
+      kind: 'portal';
+      sessionId: string;
+      tenantId: string;
+      /** The person in the caller's own system, recorded with every change made with the token. */
+      subject: string;
+      access: PortalAccess;
+      /** Null: every connection of the tenant, now and later. */
+      connectionIds: readonly string[] | null;
+      entitlements: string[];
+      expiresAt: Date;
     };
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
 export type TenantKeyPrincipal = Extract<Principal, { kind: 'tenant_key' }>;
+export type PortalPrincipal = Extract<Principal, { kind: 'portal' }>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,10 +48,20 @@ declare module 'fastify' {
   }
 }
 
-/** The actor columns of an audit row for a principal. */
-export function actorOf(principal: Principal | null): { actorType: string; actorId: string | null } {
+/**
+ * The actor columns of an audit row for a principal; a portal session's also the `subject` it was
+ * made for, which the row's metadata records (docs/api/portal.md).
+ */
+export function actorOf(principal: Principal | null): {
+  actorType: string;
+  actorId: string | null;
+  actorSubject?: string;
+} {
   if (!principal) return { actorType: 'anonymous', actorId: null };
   if (principal.kind === 'session') return { actorType: 'user', actorId: principal.userId };
+  if (principal.kind === 'portal') {
+    return { actorType: 'portal', actorId: principal.sessionId, actorSubject: principal.subject };
+  }
   return { actorType: principal.kind, actorId: principal.keyId };
 }
 

@@ -6,7 +6,7 @@ declare const scopeBrand: unique symbol;
 
 /**
  * The tenant a request acts for. Stores of tenant data take a TenantScope, never a bare tenant ID,
- * and only the four functions below make one, each for one reason; so no route can query another
+ * and only the functions below make one, each for one reason; so no route can query another
  * tenant's rows by passing an ID from the URL or body: the compiler refuses it. Who may call each
  * is checked by test/access/cross-tenant.test.ts, which also refuses any cast to TenantScope.
  */
@@ -14,7 +14,19 @@ export interface TenantScope {
   readonly tenantId: string;
   /** The tenant's module entitlements as the credential was verified with them. */
   readonly entitlements: readonly string[];
+  /**
+   * A portal session that names its connections sees only those (docs/api/portal.md): every read of
+   * the tenant's connections (connections/store.ts) starts from them, so any other is not there.
+   * Null: every connection of the tenant.
+   */
+  readonly connections: ConnectionRestriction | null;
   readonly [scopeBrand]: true;
+}
+
+/** The connections a portal session may see, and the session, which a connection it creates joins. */
+export interface ConnectionRestriction {
+  readonly portalSessionId: string;
+  readonly ids: readonly string[];
 }
 
 declare module 'fastify' {
@@ -29,12 +41,36 @@ declare module 'fastify' {
 
 // No copy of the entitlements: they are read-only wherever they come from, and the gate makes a
 // scope on every request.
-const scopeOf = (tenantId: string, entitlements: readonly string[]): TenantScope =>
-  ({ tenantId, entitlements }) as unknown as TenantScope;
+const scopeOf = (
+  tenantId: string,
+  entitlements: readonly string[],
+  connections: ConnectionRestriction | null = null,
+): TenantScope => ({ tenantId, entitlements, connections }) as unknown as TenantScope;
 
-/** The gate's only: the tenant of a tenant credential it has just authenticated. */
+/**
+ * The gate's only: the tenant of a tenant credential it has just authenticated; a portal session's
+ * narrowed to the connections it names.
+ */
 export function tenantScopeOf(principal: Exclude<Principal, { kind: 'platform_key' }>): TenantScope {
+  if (principal.kind === 'portal' && principal.connectionIds) {
+    return scopeOf(principal.tenantId, principal.entitlements, {
+      portalSessionId: principal.sessionId,
+      ids: principal.connectionIds,
+    });
+  }
   return scopeOf(principal.tenantId, principal.entitlements);
+}
+
+/**
+ * A narrowed scope that also sees the connection its caller has just created through it, in the
+ * transaction that made the connection join the session (connections/connections.ts).
+ */
+export function withCreatedConnection(scope: TenantScope, connectionId: string): TenantScope {
+  if (!scope.connections) return scope;
+  return scopeOf(scope.tenantId, scope.entitlements, {
+    ...scope.connections,
+    ids: [...scope.connections.ids, connectionId],
+  });
 }
 
 /** The scope the gate put on a tenant, session or key-management route's request. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
-import type { TenantScope } from '../access/scope.js';
+import { withCreatedConnection, type TenantScope } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
 import type { AuthorizationStatus, ConnectionStatus, DB, PausedReason } from '../db/schema.js';
@@ -23,9 +23,15 @@ import {
 } from './store.js';
 
 // What other folders read of connections with no rule of this domain between: the row's type
-// (delivery's operations check its status) and the counts of the hub overview. Never the store.
+// (delivery's operations check its status), the counts of the hub overview, and which IDs a portal
+// session may name (portal/). Never the store.
 export type { ConnectionRow };
-export { countConnections, countConnectionsByConnector, type ConnectorCounts } from './store.js';
+export {
+  countConnections,
+  countConnectionsByConnector,
+  visibleConnectionIds,
+  type ConnectorCounts,
+} from './store.js';
 
 /** A connection as the API shows it (docs/api/connections.md): safe metadata only, never a secret. */
 export interface Connection {
@@ -137,6 +143,13 @@ export interface ConnectionDeps {
   catalog: ConnectorCatalog;
 }
 
+/**
+ * Makes a connection created through a narrowed scope one of its portal session's connections
+ * (docs/api/portal.md), in the create's transaction. Portal sessions sit above connections, so the
+ * composition root hands it in (src/services.ts), as it hands in DeliveryControl.
+ */
+export type JoinPortalSession = (trx: Kysely<DB>, scope: TenantScope, connectionId: string) => Promise<void>;
+
 /** Every URL field a connector declares passes the SSRF policy (docs/api/connections.md) before anything is stored. */
 export function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefinition, values: object): void {
   const policy = deps.ctx.config.delivery;
@@ -173,7 +186,7 @@ const unknownConnector = (message: string) =>
   });
 
 export async function createConnection(
-  deps: ConnectionDeps,
+  deps: ConnectionDeps & { joinPortalSession: JoinPortalSession },
   scope: TenantScope,
   origin: AuditOrigin,
   body: { connectorKey: string; displayName: string } & Record<string, unknown>,
@@ -225,8 +238,10 @@ export async function createConnection(
       targetId: row.id,
       metadata: { connectorKey, displayName, config, ...(initial ? { authorized: true } : {}) },
     });
+    // A portal session that names its connections gets this one too, and sees it from now on.
+    if (scope.connections) await deps.joinPortalSession(trx, scope, id);
     // Read back for the answer: its authorization is what the connector stored.
-    return toConnection(await connectionOr404(trx, scope, id));
+    return toConnection(await connectionOr404(trx, withCreatedConnection(scope, id), id));
   });
 }
 

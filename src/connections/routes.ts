@@ -206,7 +206,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections',
     {
-      config: tenantRule('integrations', 'READER'),
+      config: tenantRule('integrations', 'READER', { portal: 'read' }),
       schema: {
         tags,
         summary: "List the tenant's connections, newest first (safe metadata only)",
@@ -221,7 +221,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections',
     {
       config: {
-        ...tenantRule('integrations', 'OPERATOR'),
+        ...tenantRule('integrations', 'OPERATOR', { portal: 'manage' }),
         openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
       },
       schema: {
@@ -245,7 +245,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id',
     {
-      config: tenantRule('integrations', 'READER'),
+      config: tenantRule('integrations', 'READER', { portal: 'read' }),
       schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
     },
     async (request) => getConnection(deps, requestScope(request), request.params.id),
@@ -254,7 +254,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/revoke',
     {
-      config: tenantRule('integrations', 'OPERATOR'),
+      config: tenantRule('integrations', 'OPERATOR', { portal: 'manage' }),
       schema: {
         tags,
         summary: 'Disable the connection for good (idempotent); nothing is sent to it again',
@@ -276,7 +276,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections/:id',
     {
       config: {
-        ...tenantRule('integrations', 'OPERATOR'),
+        ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
         openapi: {
           problems: ['conflict', 'destination_forbidden'],
           body: documentedEditBody(deps.catalog),
@@ -311,7 +311,10 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/pause',
     {
-      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: {
+        ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
+        openapi: { problems: ['conflict'] },
+      },
       schema: {
         tags,
         summary: 'Pause deliveries (idempotent): nothing is sent until resumed; events meanwhile are skipped',
@@ -340,7 +343,10 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/resume',
     {
-      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: {
+        ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
+        openapi: { problems: ['conflict'] },
+      },
       schema: {
         tags,
         summary: 'Resume a paused connection, replaying its skipped deliveries when asked',
@@ -364,7 +370,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     '/api/v1/integrations/connections/:id/credentials',
     {
       config: {
-        ...tenantRule('integrations', 'ADMIN'),
+        ...tenantRule('integrations', 'ADMIN', { portal: 'manage' }),
         openapi: {
           problems: ['conflict', 'destination_forbidden'],
           body: documentedCredentialsBody(deps.catalog),

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
 import type { AuthorizationStatus, ConnectionsTable, DB } from '../db/schema.js';
 import { afterCursor, type Cursor } from '../http/pagination.js';
@@ -27,9 +27,19 @@ const AUTHORIZATION_SHOWN = [
 /** to_char's pattern for Date.toISOString's form; both cut (never round) to milliseconds. */
 const ISO_FORMAT = sql.lit('YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
+/**
+ * The connections the scope sees of its tenant: all of them, or those a portal session names
+ * (access/scope.ts). Every read and change here takes it, so a connection outside a portal
+ * session is not there for it, as another tenant's is not.
+ */
+const seen = (scope: TenantScope) =>
+  scope.connections
+    ? sql<SqlBool>`connections.id = any(${[...scope.connections.ids]}::text[])`
+    : sql<SqlBool>`true`;
+
 // Every query here starts from the scope's tenant: a connection of another tenant is simply not there.
 const ofTenant = (db: Kysely<DB>, scope: TenantScope) =>
-  db.selectFrom('connections').where('tenant_id', '=', scope.tenantId);
+  db.selectFrom('connections').where('tenant_id', '=', scope.tenantId).where(seen(scope));
 
 export async function insertConnection(
   db: Kysely<DB>,
@@ -65,6 +75,7 @@ export async function findConnectionRow(
     .selectAll('connections')
     .select(AUTHORIZATION_SHOWN)
     .where('connections.tenant_id', '=', scope.tenantId)
+    .where(seen(scope))
     .where('connections.id', '=', id)
     .executeTakeFirst();
 }
@@ -119,7 +130,7 @@ export async function listConnectionRows(
       to_char(a.expires_at at time zone 'UTC', ${ISO_FORMAT}) as authorization_expires_at
     from connections
     left join oauth_authorizations a on a.connection_id = connections.id
-    where connections.tenant_id = ${scope.tenantId} ${afterPosition}
+    where connections.tenant_id = ${scope.tenantId} and ${seen(scope)} ${afterPosition}
     order by connections.created_at desc, connections.id desc
     limit ${limit + 1}`.execute(db);
   return rows;
@@ -138,6 +149,7 @@ function changedRow(
         .updateTable('connections')
         .set(changes)
         .where('tenant_id', '=', scope.tenantId)
+        .where(seen(scope))
         .where('id', '=', id)
         .returningAll(),
     )
@@ -173,6 +185,19 @@ export async function updateConnectionConfig(
   },
 ): Promise<ConnectionRow | undefined> {
   return changedRow(db, scope, id, { ...changes, config: JSON.stringify(changes.config) });
+}
+
+/** Which of `ids` are connections the scope sees, in any state. */
+export async function visibleConnectionIds(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const rows = await ofTenant(db, scope)
+    .select('id')
+    .where(sql<SqlBool>`id = any(${[...ids]}::text[])`)
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** How many connections the tenant has, in any state (active, paused or disabled). */

@@ -44,6 +44,7 @@ export const TABLE_OWNERS = {
   alert_notifications: 'platform/alerting',
   alert_channel_state: 'platform/alerting',
   portal_settings: 'portal',
+  portal_sessions: 'portal',
 } as const satisfies Record<keyof DB, string>;
 
 /**

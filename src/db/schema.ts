@@ -475,6 +475,27 @@ export interface AlertChannelStateTable {
   last_notified_at: Timestamp;
 }
 
+/** Portal sessions (docs/api/portal.md): keyed hashes of the link's code and of its token, never either. */
+export interface PortalSessionsTable {
+  id: string;
+  tenant_id: string;
+  /** The person in the caller's own system, as the caller named them. */
+  subject: string;
+  access: 'read' | 'operate' | 'manage';
+  /** Null: every connection of the tenant, now and later. */
+  connection_ids: string[] | null;
+  /** Cleared when the code is exchanged: it works once. */
+  code_hash: string | null;
+  code_expires_at: Timestamp;
+  token_hash: string | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  created_by_type: string;
+  created_by: string | null;
+  exchanged_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
 export interface DB {
   alert_channels: AlertChannelsTable;
   alert_routing: AlertRoutingTable;
@@ -512,4 +533,5 @@ export interface DB {
   monitoring_minutes: MonitoringMinutesTable;
   monitoring_rollup: MonitoringRollupTable;
   portal_settings: PortalSettingsTable;
+  portal_sessions: PortalSessionsTable;
 }

@@ -8,7 +8,7 @@ import type { RoutePlugin } from '../services.js';
 import { MAX_RECOVERED } from './control.js';
 import { RECOVER_WINDOW_DAYS, recoverDeliveries, sendTestEvent, TEST_EVENT_TYPE } from './operate.js';
 
-const operator = tenantRule('integrations', 'OPERATOR');
+const operator = tenantRule('integrations', 'OPERATOR', { portal: 'operate' });
 const tags = ['events'];
 
 /** The body of `POST …/connections/:id/recover`: the time range and the statuses to send again. */

@@ -267,7 +267,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events',
     {
-      config: tenantRule('integrations', 'READER'),
+      config: tenantRule('integrations', 'READER', { portal: 'read' }),
       schema: {
         tags,
         summary: "The connection's deliveries, newest first, with every attempt",
@@ -285,7 +285,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events/:deliveryId',
     {
-      config: tenantRule('integrations', 'READER'),
+      config: tenantRule('integrations', 'READER', { portal: 'read' }),
       schema: {
         tags,
         summary: 'One delivery, with every attempt and the payload it is sent with',
@@ -300,7 +300,10 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/events/:deliveryId/retry',
     {
-      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: {
+        ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
+        openapi: { problems: ['conflict'] },
+      },
       schema: {
         tags,
         summary: 'Send a failed delivery again (active connections only)',

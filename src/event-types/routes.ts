@@ -52,7 +52,7 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.get(
     PATH,
     {
-      config: tenantRule('integrations', 'READER'),
+      config: tenantRule('integrations', 'READER', { portal: 'read' }),
       schema: {
         tags,
         summary: "The tenant's event types, by name",

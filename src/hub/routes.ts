@@ -80,7 +80,7 @@ export const hubRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integration-hub/connectors',
     {
-      config: sessionRule(),
+      config: sessionRule(undefined, { portal: 'read' }),
       schema: {
         tags,
         summary: 'The connector catalog: fields, credential fields and event types of each connector',

@@ -4,14 +4,19 @@ import type { AppContext } from '../context.js';
 import type { TenantKeyVerifier } from './key-verifier.js';
 import { createPlatformKeyVerifier } from './platform-keys.js';
 
-/** The credential checks the gate uses, wired to the app's database, keyring and key cache. */
+/**
+ * The credential checks the gate uses, wired to the app's database, keyring and key cache. Portal
+ * tokens are checked by portal/, which sits above keys/: the composition root hands its check in.
+ */
 export function createCredentialVerifiers(
   ctx: AppContext,
   tenantKeys: TenantKeyVerifier,
+  portal: CredentialVerifiers['portal'],
 ): CredentialVerifiers {
   return {
     platformKey: createPlatformKeyVerifier(ctx.db, ctx.keyring),
     tenantKey: (token, now) => tenantKeys.verify(token, now),
     session: (token, now) => resolveSession(ctx, token, now),
+    portal,
   };
 }

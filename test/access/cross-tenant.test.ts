@@ -16,7 +16,8 @@ import { startHarness, type Harness, type TestResponse, type TestSession } from 
 /**
  * One table, generated from the routes the real app declares (the list the gate and the OpenAPI
  * document are built from): every route a tenant credential may call is called by a second tenant,
- * with a session and with a `tnt_` key holding every scope, naming the first tenant's resources.
+ * with a session, with a `tnt_` key holding every scope and with a portal session's `ptl_` token of
+ * `manage` access, naming the first tenant's resources.
  * Each answer must be 404 (or the gate's 403), nothing of the first tenant may change, and no answer
  * may show any of its IDs. A new route is covered without anyone remembering it; a new path
  * parameter fails until this file says which of the first tenant's resources it names.
@@ -40,13 +41,17 @@ interface TenantA {
   passkeyId: string;
   credentialId: string;
   eventTypeName: string;
+  portalSessionId: string;
 }
 
 interface TenantB {
   user: { email: string; password: string };
   session: TestSession;
   key: string;
+  portalToken: string;
 }
+
+type Kind = 'session' | 'key' | 'portal';
 
 /**
  * Which of the first tenant's resources a path parameter names, keyed by the path up to and
@@ -59,6 +64,7 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
   '/api/v1/company/users/:id': (a) => a.userId,
   '/api/v1/integrations/event-types/:name': (a) => a.eventTypeName,
+  '/api/v1/integrations/portal-sessions/:id': (a) => a.portalSessionId,
 };
 
 /**
@@ -101,6 +107,7 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     frameAncestors: ['https://b.example.com'],
     branding: { name: 'B', logoUrl: null, accentColor: '#000000' },
   }),
+  'POST /api/v1/integrations/portal-sessions': () => ({ subject: 'b', expiresInSeconds: 300 }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -144,14 +151,23 @@ async function seedTenantA(): Promise<TenantA> {
     body: { name: eventTypeName, schema: { type: 'object' } },
   });
   assert.equal(eventType.status, 201, `tenant A could not register its event type: ${eventType.text}`);
-  const portal = await h.request('PUT', '/api/v1/company/portal-settings', {
+  const portalSettings = await h.request('PUT', '/api/v1/company/portal-settings', {
     session,
     body: {
       frameAncestors: ['https://a.example.com'],
       branding: { name: 'A', logoUrl: null, accentColor: null },
     },
   });
-  assert.equal(portal.status, 200, `tenant A could not save its portal settings: ${portal.text}`);
+  assert.equal(
+    portalSettings.status,
+    200,
+    `tenant A could not save its portal settings: ${portalSettings.text}`,
+  );
+  const portal = await h.request('POST', '/api/v1/integrations/portal-sessions', {
+    session,
+    body: { subject: 'a', connectionIds: [connection.id] },
+  });
+  assert.equal(portal.status, 201, `tenant A could not start a portal session: ${portal.text}`);
   return {
     tenantId: tenant.id,
     tenantName,
@@ -166,14 +182,26 @@ async function seedTenantA(): Promise<TenantA> {
     passkeyId: passkey.record.id,
     credentialId: passkey.credentialId,
     eventTypeName,
+    portalSessionId: portal.body.id,
   };
 }
 
-/** The second tenant, entitled to every module, with an admin's session and a key of every scope. */
+/**
+ * The second tenant, entitled to every module, with an admin's session, a key of every scope, and
+ * the token of a portal session of `manage` access to every connection of the tenant.
+ */
 async function seedTenantB(): Promise<TenantB> {
   const { user, session } = await makeSignedInTenant(h, { entitlements: [...MODULE_KEYS] });
   const key = await makeKey(h, session, { scopes: [...SCOPES] });
-  return { user, session, key: key.secret };
+  const portal = await h.request('POST', '/api/v1/integrations/portal-sessions', {
+    session,
+    body: { subject: 'b', access: 'manage', expiresInSeconds: 86_400 },
+  });
+  assert.equal(portal.status, 201, `tenant B could not start a portal session: ${portal.text}`);
+  const code = new URL(portal.body.url).hash.replace(/^#code=/, '');
+  const exchanged = await h.request('POST', '/api/v1/portal/exchange', { body: { code } });
+  assert.equal(exchanged.status, 200, `tenant B could not exchange its portal code: ${exchanged.text}`);
+  return { user, session, key: key.secret, portalToken: exchanged.body.token };
 }
 
 /** A registration the second tenant's authenticator made for options its own session asked for. */
@@ -238,11 +266,24 @@ const idsOfA = () =>
     'passkey ID': a.passkeyId,
     'passkey credential ID': a.credentialId,
     'event type name': a.eventTypeName,
+    'portal session ID': a.portalSessionId,
   });
 
 /** What the gate decides for the second tenant's credential, from the route's own declaration. */
-function gateAllows(route: DeclaredRoute, kind: 'session' | 'key'): boolean {
+function gateAllows(route: DeclaredRoute, kind: Kind): boolean {
   const entitlements = [...MODULE_KEYS];
+  const expiresAt = new Date(Date.now() + 86_400_000);
+  const portal: Principal = {
+    kind: 'portal',
+    sessionId: 'pts_b',
+    tenantId: 'ten_b',
+    subject: 'b',
+    access: 'manage',
+    connectionIds: null,
+    entitlements,
+    expiresAt,
+  };
+  if (kind === 'portal') return decide(route.access, portal).allowed;
   const principal: Principal =
     kind === 'session'
       ? {
@@ -262,7 +303,7 @@ function gateAllows(route: DeclaredRoute, kind: 'session' | 'key'): boolean {
           tenantId: 'ten_b',
           scopes: [...SCOPES],
           entitlements,
-          expiresAt: new Date(Date.now() + 86_400_000),
+          expiresAt,
         };
   return decide(route.access, principal).allowed;
 }
@@ -284,7 +325,7 @@ const bodyRoutes = (): Set<string> => {
   return withBody;
 };
 
-function checkAnswer(route: DeclaredRoute, kind: 'session' | 'key', r: TestResponse): void {
+function checkAnswer(route: DeclaredRoute, kind: Kind, r: TestResponse): void {
   const name = `${route.method} ${route.url} with tenant B’s ${kind}`;
   const namesA = route.url.includes(':');
   if (!gateAllows(route, kind)) {
@@ -322,7 +363,7 @@ test('every tenant, session and key-management route keeps one tenant out of ano
   for (const table of ['api_keys', 'connections', 'deliveries', 'events', 'passkeys', 'users', 'audit_log'])
     assert.ok(tables.includes(table), `${table} is not among the tenant tables found: ${tables.join(', ')}`);
   const before = await snapshotOfA(tables);
-  const hits = { session: 0, key: 0 };
+  const hits = { session: 0, key: 0, portal: 0 };
   const outOfScope: string[] = [];
 
   for (const route of routes) {
@@ -340,9 +381,10 @@ test('every tenant, session and key-management route keeps one tenant out of ano
         assert.fail(
           `${name}: add a body fixture (BODIES in cross-tenant.test.ts) that passes its validation`,
         );
-      for (const kind of ['session', 'key'] as const) {
+      for (const kind of ['session', 'key', 'portal'] as const) {
         const session = await liveSessionOfB();
-        const credential = kind === 'session' ? { session } : { token: b.key };
+        const credential =
+          kind === 'session' ? { session } : { token: kind === 'key' ? b.key : b.portalToken };
         const body = bodyFixture ? await bodyFixture(b) : undefined;
         const r = await h.request(route.method, path, { ...credential, body });
         checkAnswer(route, kind, r);
@@ -357,6 +399,7 @@ test('every tenant, session and key-management route keeps one tenant out of ano
   }
   assert.ok(hits.session > 15, `only ${hits.session} routes let tenant B’s session past the gate`);
   assert.ok(hits.key > 5, `only ${hits.key} routes let tenant B’s key past the gate`);
+  assert.ok(hits.portal > 5, `only ${hits.portal} routes let tenant B’s portal token past the gate`);
   t.diagnostic(`not in the table, by access class: ${outOfScope.join(', ')}`);
 });
 
@@ -386,6 +429,7 @@ const MINTERS: Record<string, string[]> = {
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
   systemScopeOf: ['src/delivery/auto-pause.ts'],
+  withCreatedConnection: ['src/connections/connections.ts'],
 };
 
 async function sourceFiles(dir: string): Promise<string[]> {

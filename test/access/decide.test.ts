@@ -28,6 +28,19 @@ const session = (
   authMethod: 'password',
 });
 const platform: Principal = { kind: 'platform_key', keyId: 'pkey_x' };
+const portal = (
+  access: 'read' | 'operate' | 'manage',
+  entitlements = ['integrations', 'integration_hub'],
+): Principal => ({
+  kind: 'portal',
+  sessionId: 'pts_x',
+  tenantId: 'ten_x',
+  subject: 'kim',
+  access,
+  connectionIds: null,
+  entitlements,
+  expiresAt: new Date(),
+});
 
 const read: AccessRule = {
   class: 'tenant',
@@ -105,6 +118,23 @@ const cases: Array<[string, AccessRule, Principal, string | null]> = [
     session('MEMBER'),
     'role_forbidden',
   ],
+  ['portal: a route that names no portal access', read, portal('manage'), 'route_not_allowed'],
+  ['portal: read reads', { ...read, portal: 'read' }, portal('read'), null],
+  ['portal: manage includes read', { ...read, portal: 'read' }, portal('manage'), null],
+  ['portal: read cannot operate', { ...operate, portal: 'operate' }, portal('read'), 'route_not_allowed'],
+  [
+    'portal: within the entitlements',
+    { ...read, portal: 'read' },
+    portal('manage', ['integration_hub']),
+    'entitlement_missing',
+  ],
+  ['portal: a session route it is open to', { class: 'session', portal: 'read' }, portal('read'), null],
+  ['portal: a session route', { class: 'session' }, portal('manage'), 'route_not_allowed'],
+  ['portal: key management', { class: 'key_management' }, portal('manage'), 'route_not_allowed'],
+  ['portal: a platform route', { class: 'platform' }, portal('manage'), 'platform_key_required'],
+  ['portal: its own route', { class: 'portal' }, portal('read'), null],
+  ['portal route: session', { class: 'portal' }, session('EXECUTIVE'), 'route_not_allowed'],
+  ['portal route: key', { class: 'portal' }, key(['integrations:ADMIN']), 'route_not_allowed'],
 ];
 
 for (const [label, rule, principal, expected] of cases) {

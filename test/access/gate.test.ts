@@ -209,7 +209,12 @@ describe('audit log', () => {
 test('a route that declares no access rule cannot be registered (default deny)', async () => {
   const app = Fastify();
   registerGate(app, {
-    verifiers: { platformKey: async () => null, tenantKey: async () => null, session: async () => null },
+    verifiers: {
+      platformKey: async () => null,
+      tenantKey: async () => null,
+      session: async () => null,
+      portal: async () => null,
+    },
     limiter: {
       hit: async () => ({ allowed: true, limit: 1, remaining: 1, resetSeconds: 1 }),
       peek: () => ({ allowed: true, limit: 1, remaining: 1, resetSeconds: 1 }),

@@ -55,10 +55,15 @@ if (ENGINE === 'postgres') {
   }
 
   /** Milliseconds until `server` first refuses `secret`, asking every 20 ms for at most 3 s. */
-  function msUntilRefused(server: RunningServer, secret: string, since: number): Promise<number> {
+  function msUntilRefused(
+    server: RunningServer,
+    secret: string,
+    since: number,
+    path = '/api/v1/automation/health',
+  ): Promise<number> {
     return waitUntil(
       async () => {
-        const r = await call(server, 'GET', '/api/v1/automation/health', {
+        const r = await call(server, 'GET', path, {
           authorization: `Bearer ${secret}`,
         });
         return r.status === 401 && Date.now() - since;
@@ -147,5 +152,30 @@ if (ENGINE === 'postgres') {
       401,
       'a signed-out session still works on the other process',
     );
+  });
+
+  test('a portal session ended on one process: its token is refused by the other within 1 second', async (t) => {
+    const auth = { authorization: `Bearer ${plt}` };
+    const tenant = await call(a, 'POST', '/api/v1/platform/tenants', auth, {
+      name: 'Portal',
+      entitlements: ['integrations'],
+    });
+    const sessions = `/api/v1/platform/tenants/${tenant.body.id}/portal-sessions`;
+    const created = await call(a, 'POST', sessions, auth, { subject: 'kim' });
+    assert.equal(created.status, 201, 'starting a portal session fails');
+    const code = new URL(created.body.url as string).hash.replace(/^#code=/, '');
+    const exchanged = await call(a, 'POST', '/api/v1/portal/exchange', {}, { code });
+    assert.equal(exchanged.status, 200, 'exchanging the code fails');
+    const token = exchanged.body.token as string;
+    assert.equal(
+      (await call(b, 'GET', '/api/v1/portal/session', { authorization: `Bearer ${token}` })).status,
+      200,
+      'a fresh portal token is refused by the other process',
+    );
+    const ended = await call(a, 'DELETE', `${sessions}/${created.body.id}`, auth);
+    assert.equal(ended.status, 204, 'ending the portal session fails');
+    const ms = await msUntilRefused(b, token, Date.now(), '/api/v1/portal/session');
+    t.diagnostic(`refused after ${ms} ms`);
+    assert.ok(ms < 1000, `refused after ${ms} ms`);
   });
 }

@@ -47,6 +47,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'alerting.channel.delete': 'Deleted an alerting channel',
   'alerting.rules.replace': 'Replaced the alert routing rules',
   'portal_settings.update': 'Changed the portal’s framing and branding',
+  'portal_session.create': 'Started a portal session',
+  'portal_session.revoke': 'Ended a portal session',
 };
 
 /** The action in words, or null for one this UI does not know (an older or newer server's). */
@@ -60,6 +62,7 @@ export const ACTOR_WORDS: Record<string, string> = {
   anonymous: 'Not signed in',
   tenant_key: 'API key',
   platform_key: 'Platform key',
+  portal: 'Portal session',
   cli: 'Command line',
   system: 'hubgate',
 };
@@ -77,6 +80,7 @@ export const TARGET_WORDS: Record<string, string> = {
   oauth_provider: 'OAuth2 provider',
   alert_channel: 'Alerting channel',
   alert_routing: 'Alert routing',
+  portal_session: 'Portal session',
 };
 
 /** How someone signed in (`method`). */

@@ -21,6 +21,7 @@ import * as m0019 from './0019_invitations_reserve_nothing.js';
 import * as m0020 from './0020_delivery_publish_order.js';
 import * as m0021 from './0021_filtered_events.js';
 import * as m0022 from './0022_oauth_authorizations.js';
+import * as m0023 from './0023_portal_sessions.js';
 import * as m0024 from './0024_portal_settings.js';
 
 /**
@@ -50,5 +51,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020_delivery_publish_order': m0020,
   '0021_filtered_events': m0021,
   '0022_oauth_authorizations': m0022,
+  '0023_portal_sessions': m0023,
   '0024_portal_settings': m0024,
 };
