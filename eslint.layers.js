@@ -17,7 +17,7 @@ export const LAYERS = [
   ['delivery/', 'oauth/'],
   ['people/'],
   ['hub/', 'sign-in/'],
-  ['passkeys/', 'sso/', 'setup/'],
+  ['passkeys/', 'sso/', 'setup/', 'portal/'],
   ['web/'],
   ['app.ts'],
   ['cli/'],

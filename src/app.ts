@@ -46,6 +46,7 @@ import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
+import { connectRoutes } from './portal/connect-routes.js';
 import type { RoutePlugin, Services } from './services.js';
 import { setupRoutes } from './setup/routes.js';
 import { invitationRoutes } from './sign-in/invitation-routes.js';
@@ -166,6 +167,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   operateRoutes,
   filteredRoutes,
   eventTypeRoutes,
+  connectRoutes,
 ];
 
 /** Tracing (docs/operators/telemetry.md); with it off nothing is registered: no hook, no context. */

@@ -50,6 +50,8 @@ export const AUDIT_ACTIONS = [
   'alerting.channel.update',
   'alerting.channel.delete',
   'alerting.rules.replace',
+  'connect_session.create',
+  'connect_session.revoke',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -71,6 +73,8 @@ export interface AuditEntry {
 export interface AuditOrigin {
   actorType: string;
   actorId: string | null;
+  /** A portal session's subject (actorType `portal`): every row it writes names the person. */
+  actorSubject?: string;
   ip: string | null;
   requestId: string | null;
   at: Date;
@@ -94,7 +98,11 @@ export async function recordAudit(db: Kysely<DB>, origin: AuditOrigin, entry: Au
       target_id: entry.targetId ?? null,
       ip: origin.ip,
       request_id: origin.requestId,
-      metadata: JSON.stringify(entry.metadata ?? {}),
+      metadata: JSON.stringify(
+        origin.actorSubject === undefined
+          ? (entry.metadata ?? {})
+          : { ...entry.metadata, subject: origin.actorSubject },
+      ),
       created_at: origin.at,
     })
     .execute();

@@ -6,7 +6,7 @@ declare const scopeBrand: unique symbol;
 
 /**
  * The tenant a request acts for. Stores of tenant data take a TenantScope, never a bare tenant ID,
- * and only the four functions below make one, each for one reason; so no route can query another
+ * and only the functions below make one, each for one reason; so no route can query another
  * tenant's rows by passing an ID from the URL or body: the compiler refuses it. Who may call each
  * is checked by test/access/cross-tenant.test.ts, which also refuses any cast to TenantScope.
  */
@@ -80,4 +80,12 @@ export function setupScopeOf(tenant: { id: string; entitlements: readonly string
  */
 export function systemScopeOf(tenantId: string): TenantScope {
   return scopeOf(tenantId, []);
+}
+
+/**
+ * A connect link completed (docs/api/connect-links.md): its holder has no credential of the tenant,
+ * so the scope comes from the link row the code named, with its tenant's entitlements read since.
+ */
+export function connectLinkScopeOf(link: { tenantId: string; entitlements: readonly string[] }): TenantScope {
+  return scopeOf(link.tenantId, link.entitlements);
 }

@@ -2,7 +2,20 @@ import { randomBase62 } from './base62.js';
 
 /** The ID prefixes of docs/api/conventions.md, plus internal records that never leave the service. */
 export type IdPrefix =
-  'ten' | 'usr' | 'key' | 'pkey' | 'con' | 'evt' | 'dlv' | 'chn' | 'pky' | 'aud' | 'ses' | 'rul' | 'ntf';
+  | 'ten'
+  | 'usr'
+  | 'key'
+  | 'pkey'
+  | 'con'
+  | 'evt'
+  | 'dlv'
+  | 'chn'
+  | 'pky'
+  | 'aud'
+  | 'ses'
+  | 'rul'
+  | 'ntf'
+  | 'cns';
 
 // 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
 const ID_BODY_LENGTH = 22;

@@ -43,6 +43,7 @@ export const TABLE_OWNERS = {
   alerts: 'platform/alerting',
   alert_notifications: 'platform/alerting',
   alert_channel_state: 'platform/alerting',
+  connect_sessions: 'portal',
 } as const satisfies Record<keyof DB, string>;
 
 /**

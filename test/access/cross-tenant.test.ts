@@ -40,6 +40,7 @@ interface TenantA {
   passkeyId: string;
   credentialId: string;
   eventTypeName: string;
+  connectLinkId: string;
 }
 
 interface TenantB {
@@ -59,6 +60,7 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
   '/api/v1/company/users/:id': (a) => a.userId,
   '/api/v1/integrations/event-types/:name': (a) => a.eventTypeName,
+  '/api/v1/integrations/connect-sessions/:id': (a) => a.connectLinkId,
 };
 
 /**
@@ -97,6 +99,7 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
   'POST /api/v1/integrations/event-types': () => ({ name: 'b.own.type' }),
   'PATCH /api/v1/integrations/event-types/:name': () => ({ deprecated: true }),
   'POST /api/v1/integrations/filter-test': () => ({ filter: null, event: { type: 'a', data: {} } }),
+  'POST /api/v1/integrations/connect-sessions': () => ({ connectorKey: 'webhook', subject: 'b' }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -140,6 +143,11 @@ async function seedTenantA(): Promise<TenantA> {
     body: { name: eventTypeName, schema: { type: 'object' } },
   });
   assert.equal(eventType.status, 201, `tenant A could not register its event type: ${eventType.text}`);
+  const connectLink = await h.request('POST', '/api/v1/integrations/connect-sessions', {
+    session,
+    body: { connectorKey: 'webhook', subject: 'a' },
+  });
+  assert.equal(connectLink.status, 201, `tenant A could not make a connect link: ${connectLink.text}`);
   return {
     tenantId: tenant.id,
     tenantName,
@@ -154,6 +162,7 @@ async function seedTenantA(): Promise<TenantA> {
     passkeyId: passkey.record.id,
     credentialId: passkey.credentialId,
     eventTypeName,
+    connectLinkId: connectLink.body.id,
   };
 }
 
@@ -226,6 +235,7 @@ const idsOfA = () =>
     'passkey ID': a.passkeyId,
     'passkey credential ID': a.credentialId,
     'event type name': a.eventTypeName,
+    'connect link ID': a.connectLinkId,
   });
 
 /** What the gate decides for the second tenant's credential, from the route's own declaration. */
@@ -374,6 +384,7 @@ const MINTERS: Record<string, string[]> = {
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
   systemScopeOf: ['src/delivery/auto-pause.ts'],
+  connectLinkScopeOf: ['src/portal/connect-links.ts'],
 };
 
 async function sourceFiles(dir: string): Promise<string[]> {

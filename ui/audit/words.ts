@@ -46,6 +46,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'alerting.channel.update': 'Changed an alerting channel',
   'alerting.channel.delete': 'Deleted an alerting channel',
   'alerting.rules.replace': 'Replaced the alert routing rules',
+  'connect_session.create': 'Made a connect link',
+  'connect_session.revoke': 'Deleted a connect link',
 };
 
 /** The action in words, or null for one this UI does not know (an older or newer server's). */
@@ -59,6 +61,7 @@ export const ACTOR_WORDS: Record<string, string> = {
   anonymous: 'Not signed in',
   tenant_key: 'API key',
   platform_key: 'Platform key',
+  connect_link: 'Connect link',
   cli: 'Command line',
   system: 'hubgate',
 };
@@ -76,6 +79,7 @@ export const TARGET_WORDS: Record<string, string> = {
   oauth_provider: 'OAuth2 provider',
   alert_channel: 'Alerting channel',
   alert_routing: 'Alert routing',
+  connect_session: 'Connect link',
 };
 
 /** How someone signed in (`method`). */

@@ -21,6 +21,7 @@ import * as m0019 from './0019_invitations_reserve_nothing.js';
 import * as m0020 from './0020_delivery_publish_order.js';
 import * as m0021 from './0021_filtered_events.js';
 import * as m0022 from './0022_oauth_authorizations.js';
+import * as m0025 from './0025_connect_sessions.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -49,4 +50,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020_delivery_publish_order': m0020,
   '0021_filtered_events': m0021,
   '0022_oauth_authorizations': m0022,
+  '0025_connect_sessions': m0025,
 };
