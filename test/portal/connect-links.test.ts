@@ -151,6 +151,50 @@ describe('making connect links', () => {
     assertNoLeak(h, [], [code]);
   });
 
+  test('a platform key reads and deletes a tenant\u2019s link; another tenant\u2019s ID is 404', async () => {
+    const { tenant, session } = await makeSignedInTenant(h);
+    const other = await makeSignedInTenant(h);
+    const link = await webhookLink(session);
+    codeOf(link);
+    const path = `/api/v1/platform/tenants/${tenant.id}/connect-sessions/${link.id}`;
+    const read = await h.request('GET', path, { token: h.platformToken });
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.body.subject, 'customer-42', 'the platform reads the link');
+    const foreign = `/api/v1/platform/tenants/${other.tenant.id}/connect-sessions/${link.id}`;
+    assertProblem(await h.request('GET', foreign, { token: h.platformToken }), 404, 'not_found');
+    assertProblem(await h.request('DELETE', foreign, { token: h.platformToken }), 404, 'not_found');
+    const deleted = await h.request('DELETE', path, { token: h.platformToken });
+    assert.equal(deleted.status, 204, deleted.text);
+    assertProblem(await h.request('GET', path, { token: h.platformToken }), 404, 'not_found');
+    const revoked = (await auditRows(session)).find((row) => row.action === 'connect_session.revoke');
+    assert.equal(revoked?.actorType, 'platform_key', 'the delete is audited as the platform key');
+  });
+
+  test('an OAuth2 connector of the authorization-code grant is refused, naming connectorKey', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const key = `connectlinks${Date.now().toString(36)}`;
+    const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
+      token: h.platformToken,
+      body: {
+        key,
+        name: 'Example API',
+        authorizationUrl: 'https://auth.example.com/authorize',
+        tokenUrl: 'https://auth.example.com/token',
+        apiBaseUrl: 'https://api.example.com/v1',
+        clientId: 'hubgate-client',
+        clientSecret: 'client-secret',
+        scopes: ['read'],
+      },
+    });
+    assert.equal(provider.status, 201, provider.text);
+    const r = await h.request('POST', LINKS, {
+      session,
+      body: { connectorKey: `oauth2:${key}`, subject: 's' },
+    });
+    assertProblem(r, 400, 'validation_failed', 'connectorKey');
+    assert.match(r.body.detail, /authorization-code/, 'the detail says why');
+  });
+
   test('a key without integrations:ADMIN may not make one', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session, { scopes: ['integrations:OPERATOR'] });
@@ -361,6 +405,23 @@ describe('completing a link', () => {
     assertProblem(await h.request('DELETE', `${LINKS}/${link.id}`, { session }), 404, 'not_found');
     const revoked = (await auditRows(session)).find((row) => row.action === 'connect_session.revoke');
     assert.equal(revoked?.actorType, 'user', 'the delete is audited as its maker');
+  });
+
+  test('a tenant that lost the integrations module completes nothing', async () => {
+    const { tenant, session } = await makeSignedInTenant(h);
+    const link = await webhookLink(session, { config: { url: 'https://hooks.example.com/' } });
+    const entitlements = await h.request('PUT', `/api/v1/platform/tenants/${tenant.id}/entitlements`, {
+      token: h.platformToken,
+      body: { entitlements: ['integration_hub'] },
+    });
+    assert.equal(entitlements.status, 200, entitlements.text);
+    assertProblem(await complete({ code: codeOf(link) }), 403, 'entitlement_missing');
+    const rows = await h.database.kysely
+      .selectFrom('connections')
+      .select('id')
+      .where('tenant_id', '=', tenant.id)
+      .execute();
+    assert.deepEqual(rows, [], 'no connection was made');
   });
 
   test('two concurrent completes make exactly one connection', async () => {
