@@ -361,8 +361,12 @@ export async function completeConnectSession(
   if (!tenant.entitlements.includes('integrations')) {
     throw new HttpProblem('entitlement_missing', 'The tenant of this link is not entitled to integrations.');
   }
-  const definition = await linkableConnector(deps, row.connector_key).catch(() => {
-    throw new HttpProblem('conflict', `The ${row.connector_key} connector is switched off on this hub.`);
+  // The link was checked when made; the catalog may have changed since (a connector switched off,
+  // a provider removed or turned to the authorization-code grant).
+  const definition = await linkableConnector(deps, row.connector_key).catch((error: unknown) => {
+    if (!(error instanceof HttpProblem)) throw error;
+    const why = error.errors?.[0]?.message ?? 'cannot be connected now';
+    throw new HttpProblem('conflict', `The ${row.connector_key} connector ${why}.`);
   });
   const { config, credentials } = checkedCompletion(deps, definition, row, input);
   const claimed = await claimConnectSessionRow(deps.ctx.db, codeHash, at, new Date(at.getTime() + CLAIM_MS));

@@ -424,6 +424,33 @@ describe('completing a link', () => {
     assert.deepEqual(rows, [], 'no connection was made');
   });
 
+  test('a link whose OAuth2 provider was deleted meanwhile is 409, naming the connector', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const key = `gone${Date.now().toString(36)}`;
+    const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
+      token: h.platformToken,
+      body: {
+        key,
+        name: 'Machine API',
+        tokenUrl: 'https://auth.example.com/token',
+        apiBaseUrl: 'https://api.example.com/v1',
+        clientId: 'hubgate-client',
+        clientSecret: 'client-secret',
+        scopes: [],
+        grant: 'client_credentials',
+      },
+    });
+    assert.equal(provider.status, 201, provider.text);
+    const link = await makeLink(session, { connectorKey: `oauth2:${key}`, subject: 's' });
+    const removed = await h.request('DELETE', `/api/v1/platform/oauth-providers/${key}`, {
+      token: h.platformToken,
+    });
+    assert.equal(removed.status, 204, removed.text);
+    const r = await complete({ code: codeOf(link) });
+    assertProblem(r, 409, 'conflict');
+    assert.match(r.body.detail, new RegExp(`oauth2:${key} connector is not a known connector`), r.text);
+  });
+
   test('two concurrent completes make exactly one connection', async () => {
     const { session } = await makeSignedInTenant(h);
     const link = await webhookLink(session, { config: { url: 'https://hooks.example.com/' } });
