@@ -21,6 +21,7 @@ import { getTenant } from '../tenants/tenants.js';
 import {
   claimConnectSessionRow,
   completeConnectSessionRow,
+  connectionMadeBy,
   findConnectSessionRow,
   findLiveConnectSessionRow,
   insertConnectSession,
@@ -346,7 +347,8 @@ function checkedCompletion(
  * Completes a link (docs/api/connect-links.md): the connection is created in the link's tenant by
  * the API's own create, audited with the link as actor (`connect_link`, its ID, its subject), and
  * the credentials given are bound as `PUT …/credentials` binds them. A link makes one connection:
- * a conditional claim lets one complete through; the link is completed once the connection exists.
+ * a conditional claim lets one complete through, which looks for a connection the link made before
+ * it creates one; the link is completed once the connection exists.
  */
 export async function completeConnectSession(
   deps: ConnectDeps,
@@ -381,6 +383,13 @@ export async function completeConnectSession(
     requestId: request.requestId,
     at,
   };
+  // A claim lapsed after its connection was committed (a process died before marking the link):
+  // the link made its one connection, and says so now.
+  const made = await connectionMadeBy(deps.ctx.db, scope, row.id);
+  if (made !== undefined) {
+    await completeConnectSessionRow(deps.ctx.db, scope, row.id, made, at);
+    throw invalidLink();
+  }
   const displayName = input.displayName ?? row.display_name ?? definition.name;
   let connectionId: string;
   try {

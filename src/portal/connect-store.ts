@@ -140,3 +140,22 @@ export async function completeConnectSessionRow(
     .where('id', '=', id)
     .execute();
 }
+
+/**
+ * The connection a link already made, if any: a create records its actor, the link, as the
+ * connection's `created_by`. A read of connections/' table (reads cross owners; it has no read by
+ * creator), for a complete whose earlier claim lapsed after its connection was committed.
+ */
+export async function connectionMadeBy(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  linkId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('connections')
+    .select('id')
+    .where('tenant_id', '=', scope.tenantId)
+    .where('created_by', '=', linkId)
+    .executeTakeFirst();
+  return row?.id;
+}

@@ -451,6 +451,25 @@ describe('completing a link', () => {
     assert.match(r.body.detail, new RegExp(`oauth2:${key} connector is not a known connector`), r.text);
   });
 
+  test('a link left unmarked after its connection was made (a process died) makes no second one', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const link = await webhookLink(session, { config: { url: 'https://hooks.example.com/' } });
+    const code = codeOf(link);
+    const first = await complete({ code });
+    assert.equal(first.status, 201, first.text);
+    // As a process that died between the create's commit and the mark leaves it, its claim lapsed.
+    await h.database.kysely
+      .updateTable('connect_sessions')
+      .set({ completed_at: null, connection_id: null, completing_until: null })
+      .where('id', '=', link.id)
+      .execute();
+    assertProblem(await complete({ code }), 401, 'invalid_credentials');
+    const read = await h.request('GET', `${LINKS}/${link.id}`, { session });
+    assert.equal(read.body.connectionId, first.body.connectionId, 'the link names the connection it made');
+    const listed = await h.request('GET', '/api/v1/integrations/connections', { session });
+    assert.equal(listed.body.data.length, 1, 'one connection, not two');
+  });
+
   test('two concurrent completes make exactly one connection', async () => {
     const { session } = await makeSignedInTenant(h);
     const link = await webhookLink(session, { config: { url: 'https://hooks.example.com/' } });
