@@ -195,6 +195,31 @@ describe('making connect links', () => {
     assert.match(r.body.detail, /authorization-code/, 'the detail says why');
   });
 
+  test('the list pages as every list does', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push(await webhookLink(session, { subject: `person-${i}` }));
+    made.forEach(codeOf);
+    const first = await h.request('GET', `${LINKS}?limit=2`, { session });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.data.length, 2, 'a page of two');
+    assert.ok(first.body.nextCursor, 'a cursor to the next page');
+    const next = await h.request(
+      'GET',
+      `${LINKS}?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+      {
+        session,
+      },
+    );
+    assert.deepEqual(
+      [...first.body.data, ...next.body.data].map((l: NewLink) => l.id),
+      made.map((l) => l.id).reverse(),
+      'both pages hold every link once, newest first',
+    );
+    assert.equal(next.body.nextCursor, null, 'no page after the last');
+    assertProblem(await h.request('GET', `${LINKS}?cursor=nonsense`, { session }), 400, 'validation_failed');
+  });
+
   test('a key without integrations:ADMIN may not make one', async () => {
     const { session } = await makeSignedInTenant(h);
     const key = await makeKey(h, session, { scopes: ['integrations:OPERATOR'] });
