@@ -162,12 +162,12 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   proxyRoutes,
   hubRoutes,
   connectionRoutes,
+  connectRoutes,
   filterRoutes,
   deliveryRoutes,
   operateRoutes,
   filteredRoutes,
   eventTypeRoutes,
-  connectRoutes,
 ];
 
 /** Tracing (docs/operators/telemetry.md); with it off nothing is registered: no hook, no context. */

@@ -40,6 +40,8 @@ export const AUDIT_ACTIONS = [
   'connection.recover',
   'connection.test',
   'connection.revoke',
+  'connect_session.create',
+  'connect_session.revoke',
   'event_type.create',
   'event_type.update',
   'event_type.delete',
@@ -50,8 +52,6 @@ export const AUDIT_ACTIONS = [
   'alerting.channel.update',
   'alerting.channel.delete',
   'alerting.rules.replace',
-  'connect_session.create',
-  'connect_session.revoke',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -22,6 +22,7 @@ export const TABLE_OWNERS = {
   passkeys: 'passkeys',
   webauthn_challenges: 'passkeys',
   setup_tokens: 'setup',
+  connect_sessions: 'portal',
   connections: 'connections',
   oauth_providers: 'oauth',
   oauth_states: 'oauth',
@@ -43,7 +44,6 @@ export const TABLE_OWNERS = {
   alerts: 'platform/alerting',
   alert_notifications: 'platform/alerting',
   alert_channel_state: 'platform/alerting',
-  connect_sessions: 'portal',
 } as const satisfies Record<keyof DB, string>;
 
 /**

@@ -33,6 +33,7 @@ interface TenantA {
   email: string;
   session: TestSession;
   connectionId: string;
+  connectLinkId: string;
   keyId: string;
   keyPrefix: string;
   eventId: string;
@@ -40,7 +41,6 @@ interface TenantA {
   passkeyId: string;
   credentialId: string;
   eventTypeName: string;
-  connectLinkId: string;
 }
 
 interface TenantB {
@@ -56,11 +56,11 @@ interface TenantB {
 const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/integrations/connections/:id': (a) => a.connectionId,
   '/api/v1/integrations/connections/:id/events/:deliveryId': (a) => a.deliveryId,
+  '/api/v1/integrations/connect-sessions/:id': (a) => a.connectLinkId,
   '/api/v1/company/api-keys/:id': (a) => a.keyId,
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
   '/api/v1/company/users/:id': (a) => a.userId,
   '/api/v1/integrations/event-types/:name': (a) => a.eventTypeName,
-  '/api/v1/integrations/connect-sessions/:id': (a) => a.connectLinkId,
 };
 
 /**
@@ -74,6 +74,7 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     url: HOOK_URL,
   }),
   'PUT /api/v1/integrations/connections/:id/credentials': () => ({}),
+  'POST /api/v1/integrations/connect-sessions': () => ({ connectorKey: 'webhook', subject: 'b' }),
   'PATCH /api/v1/integrations/connections/:id': () => ({ displayName: 'B renamed' }),
   'POST /api/v1/integrations/connections/:id/resume': () => ({ replaySkipped: true }),
   'POST /api/v1/integrations/connections/:id/recover': () => ({
@@ -99,7 +100,6 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
   'POST /api/v1/integrations/event-types': () => ({ name: 'b.own.type' }),
   'PATCH /api/v1/integrations/event-types/:name': () => ({ deprecated: true }),
   'POST /api/v1/integrations/filter-test': () => ({ filter: null, event: { type: 'a', data: {} } }),
-  'POST /api/v1/integrations/connect-sessions': () => ({ connectorKey: 'webhook', subject: 'b' }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -129,6 +129,11 @@ async function seedTenantA(): Promise<TenantA> {
   const { tenant, user, session } = await makeSignedInTenant(h, { entitlements: [...MODULE_KEYS] });
   const { name: tenantName } = (await h.request('GET', '/api/v1/auth/session', { session })).body.tenant;
   const connection = await makeWebhookConnection(h, session, HOOK_URL);
+  const connectLink = await h.request('POST', '/api/v1/integrations/connect-sessions', {
+    session,
+    body: { connectorKey: 'webhook', subject: 'a' },
+  });
+  assert.equal(connectLink.status, 201, `tenant A could not make a connect link: ${connectLink.text}`);
   const key = await makeKey(h, session, { scopes: [...SCOPES] });
   const published = await h.request('POST', '/api/v1/integrations/events', { session, body: EVENT });
   assert.equal(published.status, 202, `tenant A could not publish its event: ${published.text}`);
@@ -143,11 +148,6 @@ async function seedTenantA(): Promise<TenantA> {
     body: { name: eventTypeName, schema: { type: 'object' } },
   });
   assert.equal(eventType.status, 201, `tenant A could not register its event type: ${eventType.text}`);
-  const connectLink = await h.request('POST', '/api/v1/integrations/connect-sessions', {
-    session,
-    body: { connectorKey: 'webhook', subject: 'a' },
-  });
-  assert.equal(connectLink.status, 201, `tenant A could not make a connect link: ${connectLink.text}`);
   return {
     tenantId: tenant.id,
     tenantName,
@@ -155,6 +155,7 @@ async function seedTenantA(): Promise<TenantA> {
     email: user.email,
     session,
     connectionId: connection.id,
+    connectLinkId: connectLink.body.id,
     keyId: key.id,
     keyPrefix: key.prefix,
     eventId: published.body.id,
@@ -162,7 +163,6 @@ async function seedTenantA(): Promise<TenantA> {
     passkeyId: passkey.record.id,
     credentialId: passkey.credentialId,
     eventTypeName,
-    connectLinkId: connectLink.body.id,
   };
 }
 
@@ -228,6 +228,7 @@ const idsOfA = () =>
     'user ID': a.userId,
     'e-mail address': a.email,
     'connection ID': a.connectionId,
+    'connect link ID': a.connectLinkId,
     'key ID': a.keyId,
     'key prefix': a.keyPrefix,
     'event ID': a.eventId,
@@ -235,7 +236,6 @@ const idsOfA = () =>
     'passkey ID': a.passkeyId,
     'passkey credential ID': a.credentialId,
     'event type name': a.eventTypeName,
-    'connect link ID': a.connectLinkId,
   });
 
 /** What the gate decides for the second tenant's credential, from the route's own declaration. */
@@ -381,10 +381,10 @@ test('tenant A’s own credential reaches every resource the table names (the 40
 const MINTERS: Record<string, string[]> = {
   tenantScopeOf: ['src/access/gate.ts'],
   platformScopeOf: ['src/tenants/tenants.ts'],
+  connectLinkScopeOf: ['src/portal/connect-links.ts'],
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
   systemScopeOf: ['src/delivery/auto-pause.ts'],
-  connectLinkScopeOf: ['src/portal/connect-links.ts'],
 };
 
 async function sourceFiles(dir: string): Promise<string[]> {

@@ -36,6 +36,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'connection.recover': 'Sent failed deliveries again',
   'connection.test': 'Sent a test event',
   'connection.revoke': 'Revoked a connection',
+  'connect_session.create': 'Made a connect link',
+  'connect_session.revoke': 'Deleted a connect link',
   'event_type.create': 'Added an event type',
   'event_type.update': 'Changed an event type',
   'event_type.delete': 'Deleted an event type',
@@ -46,8 +48,6 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'alerting.channel.update': 'Changed an alerting channel',
   'alerting.channel.delete': 'Deleted an alerting channel',
   'alerting.rules.replace': 'Replaced the alert routing rules',
-  'connect_session.create': 'Made a connect link',
-  'connect_session.revoke': 'Deleted a connect link',
 };
 
 /** The action in words, or null for one this UI does not know (an older or newer server's). */
@@ -59,9 +59,9 @@ export function actionWords(action: string): string | null {
 export const ACTOR_WORDS: Record<string, string> = {
   user: 'User',
   anonymous: 'Not signed in',
+  connect_link: 'Connect link',
   tenant_key: 'API key',
   platform_key: 'Platform key',
-  connect_link: 'Connect link',
   cli: 'Command line',
   system: 'hubgate',
 };
@@ -70,6 +70,7 @@ export const ACTOR_WORDS: Record<string, string> = {
 export const TARGET_WORDS: Record<string, string> = {
   api_key: 'API key',
   connection: 'Connection',
+  connect_session: 'Connect link',
   session: 'Session',
   user: 'User',
   tenant: 'Organization',
@@ -79,7 +80,6 @@ export const TARGET_WORDS: Record<string, string> = {
   oauth_provider: 'OAuth2 provider',
   alert_channel: 'Alerting channel',
   alert_routing: 'Alert routing',
-  connect_session: 'Connect link',
 };
 
 /** How someone signed in (`method`). */
