@@ -46,6 +46,7 @@ import { alertsRoutes } from './platform/alerting/alerts-routes.js';
 import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
+import { connectRoutes } from './portal/connect-routes.js';
 import { portalRoutes } from './portal/routes.js';
 import { portalSettingsRoutes } from './portal/settings-routes.js';
 import type { RoutePlugin, Services } from './services.js';
@@ -163,6 +164,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   proxyRoutes,
   hubRoutes,
   connectionRoutes,
+  connectRoutes,
   filterRoutes,
   deliveryRoutes,
   operateRoutes,

@@ -40,6 +40,8 @@ export const AUDIT_ACTIONS = [
   'connection.recover',
   'connection.test',
   'connection.revoke',
+  'connect_session.create',
+  'connect_session.revoke',
   'event_type.create',
   'event_type.update',
   'event_type.delete',

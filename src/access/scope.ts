@@ -117,3 +117,11 @@ export function setupScopeOf(tenant: { id: string; entitlements: readonly string
 export function systemScopeOf(tenantId: string): TenantScope {
   return scopeOf(tenantId, []);
 }
+
+/**
+ * A connect link completed (docs/api/connect-links.md): its holder has no credential of the tenant,
+ * so the scope comes from the link row the code named, with its tenant's entitlements read since.
+ */
+export function connectLinkScopeOf(link: { tenantId: string; entitlements: readonly string[] }): TenantScope {
+  return scopeOf(link.tenantId, link.entitlements);
+}

@@ -15,7 +15,8 @@ export type IdPrefix =
   | 'ses'
   | 'rul'
   | 'ntf'
-  | 'pts';
+  | 'pts'
+  | 'cns';
 
 // 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
 const ID_BODY_LENGTH = 22;

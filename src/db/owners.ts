@@ -22,6 +22,7 @@ export const TABLE_OWNERS = {
   passkeys: 'passkeys',
   webauthn_challenges: 'passkeys',
   setup_tokens: 'setup',
+  connect_sessions: 'portal',
   connections: 'connections',
   oauth_providers: 'oauth',
   oauth_states: 'oauth',

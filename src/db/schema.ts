@@ -216,6 +216,28 @@ export interface ConnectionsTable {
   failure_streak_since: OptionalTimestamp;
 }
 
+/** Connect links (docs/api/connect-links.md): a keyed hash of the link's code, never the code. */
+export interface ConnectSessionsTable {
+  id: string;
+  tenant_id: string;
+  connector_key: string;
+  /** The person in the caller's own system, as the caller named them. */
+  subject: string;
+  display_name: string | null;
+  /** The connector's config fields the link fixed in advance. */
+  config: Json<Record<string, unknown>>;
+  code_hash: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  created_by_type: string;
+  created_by: string | null;
+  /** Set while a complete creates the connection: another complete is refused until then. */
+  completing_until: Timestamp | null;
+  completed_at: Timestamp | null;
+  connection_id: string | null;
+  revoked_at: Timestamp | null;
+}
+
 /**
  * An OAuth2 connection's authorization (docs/api/oauth.md), one row per connection of an OAuth2
  * connector and none for others: what the API shows of it, never a token (the tokens are the
@@ -509,6 +531,7 @@ export interface DB {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
+  connect_sessions: ConnectSessionsTable;
   connection_send_permits: ConnectionSendPermitsTable;
   ordering_heads: OrderingHeadsTable;
   filter_counts: FilterCountsTable;

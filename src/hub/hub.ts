@@ -11,7 +11,7 @@ import { deliveryCounts24h } from '../delivery/event-log.js';
 /** Why a connector cannot take credentials now (credential readiness `reasons`). */
 export type NotReadyReason = 'entitlement_missing' | 'connector_disabled' | 'no_active_connection';
 
-interface FieldInfo {
+export interface FieldInfo {
   name: string;
   type: string;
   required: boolean;
@@ -21,7 +21,8 @@ interface FieldInfo {
   default: string | null;
 }
 
-function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
+/** A connector's fields as the catalog shows them (the connect page too, docs/api/connect-links.md). */
+export function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
   const required = new Set<string>((schema.required as string[] | undefined) ?? []);
   return Object.entries(schema.properties).map(([name, property]) => {
     const p = property as {
@@ -47,7 +48,7 @@ function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
   });
 }
 
-function credentialFieldsOf(definition: ConnectorDefinition) {
+export function credentialFieldsOf(definition: ConnectorDefinition) {
   return fieldsOf(definition.credentials).map((field) => ({
     ...field,
     generated: Boolean(definition.generated?.[field.name]),

@@ -34,6 +34,7 @@ interface TenantA {
   email: string;
   session: TestSession;
   connectionId: string;
+  connectLinkId: string;
   keyId: string;
   keyPrefix: string;
   eventId: string;
@@ -60,6 +61,7 @@ type Kind = 'session' | 'key' | 'portal';
 const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/integrations/connections/:id': (a) => a.connectionId,
   '/api/v1/integrations/connections/:id/events/:deliveryId': (a) => a.deliveryId,
+  '/api/v1/integrations/connect-sessions/:id': (a) => a.connectLinkId,
   '/api/v1/company/api-keys/:id': (a) => a.keyId,
   '/api/v1/auth/passkeys/:id': (a) => a.passkeyId,
   '/api/v1/company/users/:id': (a) => a.userId,
@@ -78,6 +80,7 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     url: HOOK_URL,
   }),
   'PUT /api/v1/integrations/connections/:id/credentials': () => ({}),
+  'POST /api/v1/integrations/connect-sessions': () => ({ connectorKey: 'webhook', subject: 'b' }),
   'PATCH /api/v1/integrations/connections/:id': () => ({ displayName: 'B renamed' }),
   'POST /api/v1/integrations/connections/:id/resume': () => ({ replaySkipped: true }),
   'POST /api/v1/integrations/connections/:id/recover': () => ({
@@ -137,6 +140,11 @@ async function seedTenantA(): Promise<TenantA> {
   const { tenant, user, session } = await makeSignedInTenant(h, { entitlements: [...MODULE_KEYS] });
   const { name: tenantName } = (await h.request('GET', '/api/v1/auth/session', { session })).body.tenant;
   const connection = await makeWebhookConnection(h, session, HOOK_URL);
+  const connectLink = await h.request('POST', '/api/v1/integrations/connect-sessions', {
+    session,
+    body: { connectorKey: 'webhook', subject: 'a' },
+  });
+  assert.equal(connectLink.status, 201, `tenant A could not make a connect link: ${connectLink.text}`);
   const key = await makeKey(h, session, { scopes: [...SCOPES] });
   const published = await h.request('POST', '/api/v1/integrations/events', { session, body: EVENT });
   assert.equal(published.status, 202, `tenant A could not publish its event: ${published.text}`);
@@ -175,6 +183,7 @@ async function seedTenantA(): Promise<TenantA> {
     email: user.email,
     session,
     connectionId: connection.id,
+    connectLinkId: connectLink.body.id,
     keyId: key.id,
     keyPrefix: key.prefix,
     eventId: published.body.id,
@@ -259,6 +268,7 @@ const idsOfA = () =>
     'user ID': a.userId,
     'e-mail address': a.email,
     'connection ID': a.connectionId,
+    'connect link ID': a.connectLinkId,
     'key ID': a.keyId,
     'key prefix': a.keyPrefix,
     'event ID': a.eventId,
@@ -426,6 +436,7 @@ test('tenant A’s own credential reaches every resource the table names (the 40
 const MINTERS: Record<string, string[]> = {
   tenantScopeOf: ['src/access/gate.ts'],
   platformScopeOf: ['src/tenants/tenants.ts'],
+  connectLinkScopeOf: ['src/portal/connect-links.ts'],
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
   systemScopeOf: ['src/delivery/auto-pause.ts'],

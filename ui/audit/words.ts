@@ -36,6 +36,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'connection.recover': 'Sent failed deliveries again',
   'connection.test': 'Sent a test event',
   'connection.revoke': 'Revoked a connection',
+  'connect_session.create': 'Made a connect link',
+  'connect_session.revoke': 'Deleted a connect link',
   'event_type.create': 'Added an event type',
   'event_type.update': 'Changed an event type',
   'event_type.delete': 'Deleted an event type',
@@ -60,6 +62,7 @@ export function actionWords(action: string): string | null {
 export const ACTOR_WORDS: Record<string, string> = {
   user: 'User',
   anonymous: 'Not signed in',
+  connect_link: 'Connect link',
   tenant_key: 'API key',
   platform_key: 'Platform key',
   portal: 'Portal session',
@@ -71,6 +74,7 @@ export const ACTOR_WORDS: Record<string, string> = {
 export const TARGET_WORDS: Record<string, string> = {
   api_key: 'API key',
   connection: 'Connection',
+  connect_session: 'Connect link',
   session: 'Session',
   user: 'User',
   tenant: 'Organization',
