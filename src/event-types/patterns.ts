@@ -18,10 +18,25 @@ export const MAX_PATTERN_STATES = 1_000;
 export class PatternTimeout extends Error {}
 
 /**
- * When the match running now must stop (`performance.now()` milliseconds). Set by the validation
- * around it; Infinity outside one. Matching is synchronous: one match at a time per process.
+ * When the match running now must stop: at `deadline` (`performance.now()` milliseconds, the wall
+ * clock's backstop) or once this thread's CPU time (`threadCpuMicros`) passes `cpuDeadline`. Set by the
+ * validation around it; Infinity outside one. Matching is synchronous: one match at a time per thread.
  */
-export const patternClock = { deadline: Number.POSITIVE_INFINITY };
+export const patternClock = {
+  deadline: Number.POSITIVE_INFINITY,
+  cpuDeadline: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * The CPU time this thread has run, in microseconds. A match's share is reckoned in it, not in wall
+ * time: on a loaded machine the thread waits for a core, or a GC pause stops it, and a wall-clock
+ * share then refused a 200,000-character field that needs a few milliseconds of matching
+ * (docs/decisions/0061-pattern-size-and-format-cost.md).
+ */
+export function threadCpuMicros(): number {
+  const { user, system } = process.threadCpuUsage();
+  return user + system;
+}
 
 // How often a match looks at the clock: after about this many instructions' worth of characters, so
 // that the work between two looks (a new DFA state of every instruction per character, at worst) is
@@ -32,7 +47,9 @@ let stepsLeft = 0;
 let stepsPerLook = 1;
 
 function look(): void {
-  if (performance.now() > patternClock.deadline) throw new PatternTimeout();
+  if (performance.now() > patternClock.deadline || threadCpuMicros() > patternClock.cpuDeadline) {
+    throw new PatternTimeout();
+  }
   stepsLeft = stepsPerLook;
 }
 

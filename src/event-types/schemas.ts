@@ -8,6 +8,7 @@ import {
   MAX_PATTERN_STATES,
   patternClock,
   PatternTimeout,
+  threadCpuMicros,
 } from './patterns.js';
 
 /** A stored schema as serialized JSON is at most this (docs/api/limits.md). */
@@ -30,10 +31,10 @@ const MAX_STEP_COST = 1_000_000;
  * A clock behind the count (docs/decisions/0061-pattern-size-and-format-cost.md), for the work the
  * count cannot see in advance: how many states re2js's DFA builds for a string, which decides whether
  * a pattern at the size bound takes a millisecond or a second. Pattern matches share PATTERN_TIME_MS
- * per event, and every match stops when it is spent; the whole check stops at VALIDATION_DEADLINE_MS
- * whatever it was doing, should the count ever be wrong. Ordinary schemas' events stay far from both
- * (the count, not the clock, decides their verdict): under load, only data that is costly for its
- * pattern can be refused sooner than when idle.
+ * of this thread's CPU time per event (a wall-clock share refused ordinary data on a loaded machine),
+ * and every match stops when it is spent; the whole check stops at VALIDATION_DEADLINE_MS of wall time
+ * whatever it was doing, should the count ever be wrong, and a match at it too. Ordinary schemas'
+ * events stay far from both: the count, not the clock, decides their verdict.
  */
 export const PATTERN_TIME_MS = 50;
 export const VALIDATION_DEADLINE_MS = 250;
@@ -73,13 +74,15 @@ const re2Engine = Object.assign(
     const compiled = compilePattern(pattern);
     return {
       test: (text) => {
-        const startedAt = performance.now();
-        patternClock.deadline = Math.min(validationDeadline, startedAt + patternTimeLeft);
+        const cpuAt = threadCpuMicros();
+        patternClock.deadline = validationDeadline;
+        patternClock.cpuDeadline = cpuAt + patternTimeLeft * 1_000;
         try {
           return compiled.test(text);
         } finally {
-          patternTimeLeft -= performance.now() - startedAt;
+          patternTimeLeft -= (threadCpuMicros() - cpuAt) / 1_000;
           patternClock.deadline = Number.POSITIVE_INFINITY;
+          patternClock.cpuDeadline = Number.POSITIVE_INFINITY;
         }
       },
       // ajv shares one compiled pattern among the places with the same `toString()`.
