@@ -179,7 +179,11 @@ export async function finishAuthorization(
   if (!found) return userPageOf(deps, null, unknownState(AGAIN));
   if (found.user_id !== null) return finishForUser(deps, request, found, stateHash, query);
 
-  const tenant = await getTenant(deps.ctx, found.tenant_id).catch(() => undefined);
+  // The state's row goes with its tenant (on delete cascade): a tenant gone since found it just before.
+  const tenant = await getTenant(deps.ctx, found.tenant_id).catch((error: unknown) => {
+    if (error instanceof HttpProblem && error.code === 'not_found') return undefined;
+    throw error;
+  });
   if (!tenant) return userPageOf(deps, null, unknownState(AGAIN));
   const scope = authorizationReturnScopeOf({ tenantId: tenant.id, entitlements: tenant.entitlements });
   const state = await takeState(db, scope, stateHash);

@@ -424,7 +424,18 @@ async function startLinkAuthorization(
   try {
     const made = await connectionMadeBy(deps.ctx.db, scope, link.id);
     const connectionId = made ?? (await createConnection(deps, scope, origin, body)).id;
-    return await startAuthorization(deps.oauth.authorize, scope, { connectSessionId: link.id }, connectionId);
+    return await startAuthorization(
+      deps.oauth.authorize,
+      scope,
+      { connectSessionId: link.id },
+      connectionId,
+    ).catch((error: unknown) => {
+      // The tenant revoked the connection an earlier try made: this link can make no other.
+      if (made !== undefined && error instanceof HttpProblem && error.code === 'conflict') {
+        throw new HttpProblem('conflict', 'The connection this link made was revoked; ask for a new link.');
+      }
+      throw error;
+    });
   } finally {
     await releaseConnectSessionRow(deps.ctx.db, scope, link.id);
   }

@@ -395,6 +395,20 @@ describe('a connect link authorizes', () => {
     );
   });
 
+  test('a retry after the tenant revoked the link’s connection makes no second one (409)', async () => {
+    const t = await makeSignedInTenant(h, { entitlements: ['integrations'] });
+    const connectorKey = await makeProvider();
+    const link = await oauthLink(t.session, connectorKey);
+    assert.equal((await complete(link.code)).status, 200, 'the first complete failed');
+    const [half] = await linkConnections(t.session, connectorKey);
+    const revoked = await h.request('POST', `${CONNECTIONS}/${half?.id}/revoke`, { session: t.session });
+    assert.equal(revoked.status, 200, revoked.text);
+    const again = await complete(link.code);
+    assert.equal(again.status, 409, again.text);
+    assert.match(again.body.detail, /revoked/, again.text);
+    assert.equal((await linkConnections(t.session, connectorKey)).length, 1, 'the retry made a connection');
+  });
+
   test('one tenant’s state with another authorization’s code binds nothing in either tenant (PKCE)', async () => {
     const a = await tenantWithConnection();
     const b = await tenantWithConnection();
