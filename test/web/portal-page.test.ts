@@ -62,7 +62,6 @@ describe('the portal page', () => {
   let tenantId: string;
   let admin: TestSession;
   let listed: { id: string };
-  let unlisted: { id: string };
 
   before(async () => {
     if (skip) return;
@@ -75,7 +74,7 @@ describe('the portal page', () => {
     tenantId = made.tenant.id;
     admin = made.session;
     listed = await makeWebhookConnection(h, admin, receiver.url('/orders'), { displayName: 'Orders hook' });
-    unlisted = await makeWebhookConnection(h, admin, receiver.url('/billing'), {
+    await makeWebhookConnection(h, admin, receiver.url('/billing'), {
       displayName: 'Billing hook',
     });
     await publishEvent(h, admin, { type: 'order.created', data: { order: 1 } });
@@ -127,7 +126,7 @@ describe('the portal page', () => {
       page.setDefaultTimeout(WAIT_MS);
       try {
         // The UI is at localhost, the platform's site at 127.0.0.1: two sites, not only two origins.
-        assert.match(session.url, /^http:\/\/localhost:/);
+        assert.match(session.url, /^http:\/\/localhost:/, 'the link is not at localhost');
         await page.goto(site.framing(session.url));
         const frame = portalFrame(page);
         await shown(frame.getByRole('heading', { level: 1, name: 'Connections' }));
@@ -153,10 +152,26 @@ describe('the portal page', () => {
         await shown(frame.getByRole('link', { name: /Events of Orders hook/ }));
         assert.equal(await frame.getByText('Billing hook').count(), 0, 'an unlisted connection is shown');
         assert.equal(await frame.locator('nav').count(), 0, 'the portal shows a navigation');
-        assert.equal(await frame.getByRole('button', { name: 'Sign out' }).count(), 0);
-        assert.equal(await frame.getByRole('link', { name: 'Create connection' }).count(), 0);
-        assert.equal(await frame.getByRole('button', { name: /credentials/i }).count(), 0);
-        assert.equal(await frame.getByRole('button', { name: 'Revoke' }).count(), 0);
+        assert.equal(
+          await frame.getByRole('button', { name: 'Sign out' }).count(),
+          0,
+          'the portal offers sign-out',
+        );
+        assert.equal(
+          await frame.getByRole('link', { name: 'Create connection' }).count(),
+          0,
+          'the portal offers create to an operate session',
+        );
+        assert.equal(
+          await frame.getByRole('button', { name: /credentials/i }).count(),
+          0,
+          'the portal offers credentials to an operate session',
+        );
+        assert.equal(
+          await frame.getByRole('button', { name: 'Revoke' }).count(),
+          0,
+          'the portal offers revoke to an operate session',
+        );
 
         // The event log, a test event, pause and resume: what `operate` allows.
         await frame.getByRole('link', { name: /Events of Orders hook/ }).click();
@@ -222,8 +237,16 @@ describe('the portal page', () => {
       await shown(page.getByRole('link', { name: /Events of Billing hook/ }));
       await page.getByRole('link', { name: /Events of Orders hook/ }).click();
       await shown(page.getByRole('heading', { level: 1, name: 'Orders hook' }));
-      assert.equal(await page.getByRole('button', { name: 'Send test event' }).count(), 0);
-      assert.equal(await page.getByRole('button', { name: 'Pause deliveries' }).count(), 0);
+      assert.equal(
+        await page.getByRole('button', { name: 'Send test event' }).count(),
+        0,
+        'a read session is offered a test event',
+      );
+      assert.equal(
+        await page.getByRole('button', { name: 'Pause deliveries' }).count(),
+        0,
+        'a read session is offered pause',
+      );
       await assertNoSeriousViolations(page, 'the portal event log');
       // The same link again, in a new tab: used.
       const again = await newPage(browser);
@@ -257,7 +280,11 @@ describe('the portal page', () => {
         await screenshot(page, 'portal-phone');
         await page.getByRole('link', { name: 'Create connection' }).first().click();
         await shown(page.getByRole('heading', { level: 1, name: /connection/i }));
-        assert.match(page.url(), new RegExp(`/portal/${tenantId}/connections/new`));
+        assert.match(
+          page.url(),
+          new RegExp(`/portal/${tenantId}/connections/new`),
+          'the create page is not under the portal',
+        );
         await assertNoSeriousViolations(page, 'the portal create page');
         assertNoPageErrors(tp, 'the portal at phone width');
       } finally {
