@@ -150,6 +150,7 @@ describe('the portal page', () => {
         await shown(frame.getByText(/This session ends at/));
         // Its connections only, and nothing else of hubgate: no navigation, no sign-out, no create.
         await shown(frame.getByRole('link', { name: /Events of Orders hook/ }));
+        await screenshot(page, 'portal-framed');
         assert.equal(await frame.getByText('Billing hook').count(), 0, 'an unlisted connection is shown');
         assert.equal(await frame.locator('nav').count(), 0, 'the portal shows a navigation');
         assert.equal(
