@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import {
@@ -16,6 +14,7 @@ import {
 } from '../helpers/browser.js';
 import { publishEvent } from '../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
+import { framingSite } from '../helpers/framing-site.js';
 import type { TestSession } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -32,32 +31,10 @@ const shown = (locator: Locator) => locator.first().waitFor({ state: 'visible', 
 const LOGO =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-/** The platform's site: one page that frames the portal link it is given. */
-async function platformSite(): Promise<{ origin: string; server: Server; framing: (src: string) => string }> {
-  let src = '';
-  const server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end(
-      `<!doctype html><html lang="en"><title>Platform</title><main><h1>Your webhooks</h1>` +
-        `<iframe title="Webhooks portal" src="${src}" width="1100" height="760"></iframe></main></html>`,
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    server,
-    framing: (next) => {
-      src = next;
-      return `${origin}/`;
-    },
-  };
-}
-
 describe('the portal page', () => {
   let h: UiHarness;
   let browser: Browser;
-  let site: Awaited<ReturnType<typeof platformSite>>;
+  let site: Awaited<ReturnType<typeof framingSite>>;
   let receiver: Receiver;
   let tenantId: string;
   let admin: TestSession;
@@ -68,7 +45,7 @@ describe('the portal page', () => {
     // Third-party cookies blocked, as Chromium does when their phase-out is on.
     browser = await launchBrowser({ args: ['--test-third-party-cookie-phaseout'] });
     h = await startUiHarness({ env: ENV, workers: { pollMs: 100 } });
-    site = await platformSite();
+    site = await framingSite();
     receiver = await startReceiver();
     const made = await makeSignedInTenant(h);
     tenantId = made.tenant.id;
