@@ -23,9 +23,9 @@ import {
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, so that
-// work elsewhere on a shared machine falls on every case alike; the default, 1, measures each case
-// once, in order.
+// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, every
+// other turn in the reverse order, so that work elsewhere on a shared machine falls on every case
+// alike; the default, 1, measures each case once, in order.
 const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 1)));
 
 const db = await freshDatabase();
@@ -154,7 +154,9 @@ try {
     }
     const turns = new Map<string, LoadResult[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const { label, url, headers } of cases) {
+      // Every other turn in the reverse order: a case measured right after another (as (d) after
+      // (c)) is not always the one that meets what the previous case left behind.
+      for (const { label, url, headers } of round % 2 ? [...cases].reverse() : cases) {
         const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
         const turn = await load(label, url, { ...options, seconds, headers });
         turns.set(label, [...(turns.get(label) ?? []), turn]);
