@@ -35,6 +35,7 @@ import { createChannelSender, type ChannelSender } from './platform/alerting/sen
 import { startHistorySampler } from './platform/history.js';
 import { connectLinkAuthorizationReturn } from './portal/connect-links.js';
 import { portalAuthorizationReturn } from './portal/portal-authorization.js';
+import { startPortalRetention } from './portal/retention.js';
 import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
 import { startTelemetry } from './telemetry/start.js';
@@ -274,6 +275,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     start: (s) => startAccessRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'challenge retention', roles: ['serve'], start: (s) => startChallengeRetention(s.ctx) },
+  {
+    name: 'portal retention',
+    roles: ['serve'],
+    start: (s) => startPortalRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];
 

@@ -24,6 +24,7 @@ import {
 } from '../oauth/authorize.js';
 import { reserveAttempt } from '../sign-in/sign-in.js';
 import { getTenant } from '../tenants/tenants.js';
+import { checkRoomForConnectLink } from './caps.js';
 import {
   claimConnectSessionRow,
   completeConnectSessionRow,
@@ -189,6 +190,7 @@ export async function createConnectSession(
     revoked_at: null,
   };
   await deps.ctx.db.transaction().execute(async (trx) => {
+    await checkRoomForConnectLink(trx, scope, at);
     await insertConnectSession(trx, scope, row);
     await recordAudit(trx, origin, {
       action: 'connect_session.create',
