@@ -16,6 +16,7 @@ import { publishEvent } from '../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { framingSite } from '../helpers/framing-site.js';
 import type { TestSession } from '../helpers/harness.js';
+import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // The portal page (docs/api/portal.md) as the platform's customer sees it: framed by the platform's
@@ -39,6 +40,8 @@ describe('the portal page', () => {
   let tenantId: string;
   let admin: TestSession;
   let listed: { id: string };
+  let idp: TestOAuthProvider;
+  const closing: Array<() => unknown> = [];
 
   before(async () => {
     if (skip) return;
@@ -46,6 +49,10 @@ describe('the portal page', () => {
     browser = await launchBrowser({ args: ['--test-third-party-cookie-phaseout'] });
     h = await startUiHarness({ env: ENV, workers: { pollMs: 100 } });
     site = await framingSite();
+    idp = await startOAuthProvider(
+      { after: (fn) => closing.push(fn) },
+      { redirectUri: `${h.uiUrl}/api/v1/oauth/callback` },
+    );
     receiver = await startReceiver();
     const made = await makeSignedInTenant(h);
     tenantId = made.tenant.id;
@@ -74,6 +81,7 @@ describe('the portal page', () => {
     await h?.close();
     site?.server.close();
     await receiver?.close();
+    await Promise.all(closing.map((fn) => fn()));
   });
 
   async function mint(body: Record<string, unknown>): Promise<{ id: string; url: string }> {
@@ -265,6 +273,83 @@ describe('the portal page', () => {
         );
         await assertNoSeriousViolations(page, 'the portal create page');
         assertNoPageErrors(tp, 'the portal at phone width');
+      } finally {
+        await tp.close();
+      }
+    },
+  );
+  test(
+    'a managing session in a frame connects an OAuth2 connection in a new tab, and the frame follows',
+    { skip, timeout: 180_000 },
+    async () => {
+      const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
+        token: h.platformToken,
+        body: {
+          key: 'portalidp',
+          name: 'Portal IdP',
+          authorizationUrl: idp.authorizationUrl,
+          tokenUrl: idp.tokenUrl,
+          apiBaseUrl: idp.apiBaseUrl,
+          clientId: idp.clientId,
+          clientSecret: idp.clientSecret,
+          scopes: idp.scopes,
+        },
+      });
+      assert.equal(provider.status, 201, provider.text);
+      const created = await h.request('POST', '/api/v1/integrations/connections', {
+        session: admin,
+        body: { connectorKey: provider.body.connectorKey, displayName: 'IdP API' },
+      });
+      assert.equal(created.status, 201, created.text);
+      const connectionId = created.body.id as string;
+      const session = await mint({ access: 'manage', connectionIds: [connectionId] });
+      const tp = await newPage(browser);
+      const { page } = tp;
+      page.setDefaultTimeout(WAIT_MS);
+      try {
+        await page.goto(site.framing(session.url));
+        const frame = portalFrame(page);
+        await frame.getByRole('link', { name: /Details of IdP API/ }).click();
+        await shown(frame.getByRole('heading', { level: 1, name: 'IdP API' }));
+        // No word of the proxy: the portal's token does not reach it.
+        assert.equal(
+          await frame.getByRole('heading', { name: 'Using this connection' }).count(),
+          0,
+          'the proxy is offered',
+        );
+        // Connect opens the provider in a tab of its own; the provider signs in and consents at once,
+        // and its callback comes back to the portal page there, with a code of the same session.
+        const [tab] = await Promise.all([
+          page.context().waitForEvent('page'),
+          frame.getByRole('button', { name: 'Connect' }).click(),
+        ]);
+        await shown(frame.getByText(/Finish connecting to Portal IdP in the new tab/));
+        await tab.waitForURL(
+          new RegExp(`/portal/${tenantId}/connections/${connectionId}\\?authorized=true`),
+          {
+            timeout: WAIT_MS,
+          },
+        );
+        await shown(tab.getByText(/Connected to Portal IdP/));
+        assert.doesNotMatch(tab.url(), /code=/, 'the new code stayed in the address bar');
+        // The framed page is still open (its token was not replaced), and reads the connection again
+        // when it gets the focus back.
+        // Headless Chromium sends no focus event when a tab comes back to the front: the test sends
+        // the one a person's return to the tab gives.
+        await page.bringToFront();
+        await frame.evaluate(`window.dispatchEvent(new Event('focus'))`);
+        await shown(frame.getByRole('button', { name: 'Authorize again' }));
+        const audit = await h.request('GET', '/api/v1/company/audit-log?limit=50', { session: admin });
+        const authorized = (audit.body.data as Array<Record<string, unknown>>).find(
+          (e) => e.action === 'connection.authorize' && e.targetId === connectionId,
+        );
+        assert.equal(
+          authorized?.actorType,
+          'portal',
+          `the authorization's audit entry: ${JSON.stringify(authorized)}`,
+        );
+        assertNoPageErrors(tp, 'the framed portal connecting OAuth2');
+        await tab.close();
       } finally {
         await tp.close();
       }
