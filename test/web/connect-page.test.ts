@@ -30,9 +30,9 @@ const skip = browserSkipReason();
 // Receivers listen on 127.0.0.1, opened by DELIVERY_ALLOWED_CIDRS; 10.0.0.0/8 stays refused.
 const ENV = { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32' };
 
-/** A 1×1 PNG: hubgate's pages show a `data:` logo (decision 0074). */
+/** A small SVG mark: hubgate's pages show a `data:` logo (decision 0074). */
 const LOGO =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  'data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSI0MCIgaGVpZ2h0PSI0MCIgdmlld0JveD0iMCAwIDQwIDQwIj48cmVjdCB3aWR0aD0iNDAiIGhlaWdodD0iNDAiIHJ4PSI5IiBmaWxsPSIjZmZkNDAwIi8+PHBhdGggZD0iTTExIDI5IDIwIDEwbDkgMTloLTVsLTQtOS00IDl6IiBmaWxsPSIjMWIxZjI0Ii8+PC9zdmc+';
 const USED = 'This link has been used, has expired or was withdrawn. Ask for a new one.';
 
 /** axe finds nothing at all on the page, of any impact (each run is also written to screenshots/a11y/). */
