@@ -16,14 +16,16 @@ import {
  * Issue 4's benchmark: hubgate on PostgreSQL against bare Fastify references, in one run.
  * (a) a bare route, (a2) a bare Fastify + pg route running the SQL that (c) runs (bare-pg-server.ts),
  * (b) GET /api/v1/automation/health with a tnt_ key, (c) GET /api/v1/integrations/connections with a
- * key, a first page of 20. Goals: (b) at least 70 % of (a), (c) at least 80 % of (a2).
+ * key, a first page of 20, (d) the same list with a portal session's ptl_ token (issue 39: the portal
+ * gate should cost the API nothing measurable). Goals: (b) at least 70 % of (a), (c) at least 80 % of
+ * (a2), (d) at least 95 % of (c).
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, so that
-// work elsewhere on a shared machine falls on every case alike; the default, 1, measures each case
-// once, in order.
+// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, every
+// other turn in the reverse order, so that work elsewhere on a shared machine falls on every case
+// alike; the default, 1, measures each case once, in order.
 const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 1)));
 
 const db = await freshDatabase();
@@ -33,6 +35,14 @@ buildHubgate();
 
 const results: LoadResult[] = [];
 let listMatches: boolean | undefined;
+let portalMatches: boolean | undefined;
+/** Where the first difference between two answers is, when they differ, to say what to fix. */
+function firstDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return `at character ${i}: …${a.slice(Math.max(0, i - 40), i + 60)}… vs …${b.slice(Math.max(0, i - 40), i + 60)}…`;
+}
+let listDifference = '';
 try {
   const plt = prepareHubgate(env);
 
@@ -63,6 +73,22 @@ try {
       });
     }
 
+    // (d): a portal session of the same tenant, read access, every connection (no connectionIds), so
+    // its list runs the same statement as (c); its link exchanged once for the ptl_ token.
+    const minted = await httpJson(
+      'POST',
+      `${hub.baseUrl}/api/v1/platform/tenants/${tenantId}/portal-sessions`,
+      { authorization: `Bearer ${plt}` },
+      { subject: 'bench', access: 'read', expiresInSeconds: 86_400 },
+    );
+    let portalBearer: Record<string, string> | undefined;
+    if (minted.status === 201) {
+      const code = new URL(minted.body.url as string).hash.replace(/^#code=/, '');
+      const exchanged = await httpJson('POST', `${hub.baseUrl}/api/v1/portal/exchange`, {}, { code });
+      if (exchanged.status === 200) portalBearer = { authorization: `Bearer ${exchanged.body.token}` };
+    }
+    if (!portalBearer) console.log(`(d) skipped: a portal session answered ${minted.status} (not built yet)`);
+
     // (a2) starts once the tenant and its connections exist: it reads them from the same database.
     const barePg = await startProcess(
       ['bench/bare-pg-server.ts'],
@@ -78,6 +104,13 @@ try {
       // The reference answers exactly what hubgate answers, or the comparison is not like for like.
       const reference = await httpJson('GET', barePgUrl);
       listMatches = JSON.stringify(reference.body) === JSON.stringify(probe.body);
+      if (!listMatches)
+        listDifference = firstDifference(JSON.stringify(reference.body), JSON.stringify(probe.body));
+      if (portalBearer) {
+        // The ptl_ token sees what the key sees: the same page, or the cases are not comparable.
+        const portal = await httpJson('GET', listUrl, portalBearer);
+        portalMatches = JSON.stringify(portal.body) === JSON.stringify(probe.body);
+      }
     }
 
     const options = { connections: CONNECTIONS, seconds: SECONDS };
@@ -90,6 +123,8 @@ try {
       headers: bearer,
     });
     if (probe.status === 200) await load('warm-up', listUrl, { ...options, seconds: 2, headers: bearer });
+    if (probe.status === 200 && portalBearer)
+      await load('warm-up', listUrl, { ...options, seconds: 2, headers: portalBearer });
 
     const cases: Array<{ label: string; url: string; headers?: Record<string, string> }> = [
       { label: '(a) bare Fastify route', url: `${bare.baseUrl}/` },
@@ -106,6 +141,12 @@ try {
     ];
     if (probe.status === 200) {
       cases.push({ label: '(c) GET /integrations/connections, tnt_ key', url: listUrl, headers: bearer });
+      if (portalBearer)
+        cases.push({
+          label: '(d) GET /integrations/connections, ptl_ token',
+          url: listUrl,
+          headers: portalBearer,
+        });
     } else {
       console.log(
         `(c) skipped: GET /api/v1/integrations/connections answers ${probe.status} (not built yet)`,
@@ -113,7 +154,9 @@ try {
     }
     const turns = new Map<string, LoadResult[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const { label, url, headers } of cases) {
+      // Every other turn in the reverse order: a case measured right after another (as (d) after
+      // (c)) is not always the one that meets what the previous case left behind.
+      for (const { label, url, headers } of round % 2 ? [...cases].reverse() : cases) {
         const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
         const turn = await load(label, url, { ...options, seconds, headers });
         turns.set(label, [...(turns.get(label) ?? []), turn]);
@@ -129,10 +172,12 @@ try {
 
 const rpsOf = (prefix: string) => results.find((r) => r.label.startsWith(prefix))?.rps;
 const ceiling = rpsOf('(a) ') ?? 1;
-// (b) against (a), (c) against (a2): the reference that does the same work without hubgate.
+// (b) against (a), (c) against (a2): the reference that does the same work without hubgate; (d)
+// against (c): the same work through hubgate with the other credential.
 const references: Record<string, { of: string; goal: number }> = {
   '(b) ': { of: '(a) ', goal: 0.7 },
   '(c) ': { of: '(a2) ', goal: 0.8 },
+  '(d) ': { of: '(c) ', goal: 0.95 },
 };
 const referenceOf = (label: string) =>
   Object.entries(references).find(([prefix]) => label.startsWith(prefix));
@@ -164,6 +209,13 @@ if (listMatches !== undefined) {
   console.log(
     listMatches
       ? '(a2) answers the same JSON as (c), byte for byte'
-      : 'warning: (a2) does not answer what (c) answers: the comparison is not like for like',
+      : `warning: (a2) does not answer what (c) answers, ${listDifference}: the comparison is not like for like`,
+  );
+}
+if (portalMatches !== undefined) {
+  console.log(
+    portalMatches
+      ? '(d) answers the same JSON as (c), byte for byte'
+      : 'warning: (d) does not answer what (c) answers: the comparison is not like for like',
   );
 }

@@ -47,6 +47,7 @@ import { alertChannelRoutes } from './platform/alerting/channel-routes.js';
 import { alertRulesRoutes } from './platform/alerting/rules-routes.js';
 import { monitoringRoutes } from './platform/monitoring-routes.js';
 import { connectRoutes } from './portal/connect-routes.js';
+import { PORTAL_TAG_DESCRIPTION } from './portal/embedding-docs.js';
 import { portalRoutes } from './portal/routes.js';
 import { portalSettingsRoutes } from './portal/settings-routes.js';
 import type { RoutePlugin, Services } from './services.js';
@@ -134,7 +135,7 @@ export async function buildApp(config: Config, services: Services): Promise<Fast
     now: ctx.now,
   });
   registerUnplaceable(app, isUiPage);
-  await registerOpenApi(app, config.publicUrl.origin);
+  await registerOpenApi(app, config.publicUrl.origin, { portal: PORTAL_TAG_DESCRIPTION });
   // In this order: the OpenAPI document lists them so.
   for (const routes of ROUTE_PLUGINS) await app.register(routes, services);
   await registerWebUi(app, webUi, ctx.db);

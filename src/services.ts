@@ -32,6 +32,7 @@ import { createInvitationMailer, type InvitationMailer } from './people/mailer.j
 import { startAlertEngine } from './platform/alerting/engine.js';
 import { createChannelSender, type ChannelSender } from './platform/alerting/senders/index.js';
 import { startHistorySampler } from './platform/history.js';
+import { startPortalRetention } from './portal/retention.js';
 import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
 import { startTelemetry } from './telemetry/start.js';
@@ -255,6 +256,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     start: (s) => startAccessRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'challenge retention', roles: ['serve'], start: (s) => startChallengeRetention(s.ctx) },
+  {
+    name: 'portal retention',
+    roles: ['serve'],
+    start: (s) => startPortalRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];
 

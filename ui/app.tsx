@@ -20,6 +20,8 @@ import { OverviewPage } from './overview/OverviewPage.js';
 import { InvitePage } from './people/InvitePage.js';
 import { PeoplePage } from './people/PeoplePage.js';
 import { isConsolePath, PlatformApp } from './platform/PlatformApp.js';
+import { PortalApp } from './portal/PortalApp.js';
+import { isPortalPath } from './portal/session.js';
 import { ProfilePage } from './profile/ProfilePage.js';
 import { SettingsPage } from './settings/SettingsPage.js';
 import { SetupPage } from './setup/SetupPage.js';
@@ -141,12 +143,13 @@ function Unreachable({ error }: { error: ApiError }) {
 }
 
 /**
- * The tenant UI waits for the session; the operator console (`/platform…`) needs none, so it never
- * waits for it nor sends anyone to sign-in.
+ * The tenant UI waits for the session; the operator console (`/platform…`) and the portal page
+ * (`/portal/<tenantId>…`) need none, so they never wait for it nor send anyone to sign-in.
  */
 function Pages() {
   const { path } = useLocation();
   if (isConsolePath(path)) return <PlatformApp />;
+  if (isPortalPath(path)) return <PortalApp />;
   if (isConnectPath(path)) return <ConnectApp />;
   if (session.value === undefined) {
     const problem = sessionProblem.value;

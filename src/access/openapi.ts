@@ -204,7 +204,23 @@ function patternDateTimes(node: unknown): void {
   Object.values(object).forEach(patternDateTimes);
 }
 
-function completeDocument(document: Json): Json {
+/**
+ * The document's tags, each once, in the order of the first route that has it (the order /docs
+ * shows them in; listing only some would move those to the top), with the description a domain
+ * gives for it, if any.
+ */
+function listTags(document: Json, descriptions: Readonly<Record<string, string>>): void {
+  const names = new Set<string>();
+  for (const operations of Object.values(document.paths as Record<string, Record<string, Json>>))
+    for (const operation of Object.values(operations))
+      for (const tag of (operation.tags as string[] | undefined) ?? []) names.add(tag);
+  document.tags = [...names].map((name) =>
+    descriptions[name] === undefined ? { name } : { name, description: descriptions[name] },
+  );
+}
+
+function completeDocument(document: Json, tagDescriptions: Readonly<Record<string, string>>): Json {
+  listTags(document, tagDescriptions);
   const components = document.components as { schemas?: Record<string, Json>; headers?: Json };
   mapDiscriminators(document, components.schemas ?? {});
   patternDateTimes(document);
@@ -235,8 +251,13 @@ function completeDocument(document: Json): Json {
  * OpenAPI 3.1 generated from the same route schemas that validate requests, completed from the
  * access rules (security, 401/403/429) and what each route declares; served as JSON at
  * /api/v1/openapi.json and as a browsable page at /docs. Register before any route.
+ * `tagDescriptions`: prose for /docs above a tag's routes (Markdown), by tag.
  */
-export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  publicUrl: string,
+  tagDescriptions: Readonly<Record<string, string>> = {},
+): Promise<void> {
   app.addSchema(ProblemSchema);
   await app.register(swagger, {
     openapi: {
@@ -277,7 +298,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     transform: ({ route, url }) => wildcardAsPath(url, documentedSchema(route)),
     transformObject: (generated) =>
       'openapiObject' in generated
-        ? completeDocument(generated.openapiObject as Json)
+        ? completeDocument(generated.openapiObject as Json, tagDescriptions)
         : generated.swaggerObject,
   });
   // Generated once at start-up: a declaration the document cannot express fails there, not on a request.

@@ -27,11 +27,19 @@ const CONTENT_SECURITY_POLICY = policyOf(CSP_DIRECTIVES);
 
 /**
  * The same policy but for `frame-ancestors`, which lists exactly `origins` (`'none'` when there are
- * none): the tenant's portal page, which the tenant's own sites may frame (docs/api/portal.md). The
- * caller passes origins it has validated (`https://host[:port]`), so nothing else enters the header.
+ * none), and `img-src`, which also admits `imageOrigins`: the tenant's portal and connect pages,
+ * which the tenant's own sites may frame and which show its logo (docs/api/portal.md). The caller
+ * passes origins it has validated (`https://host[:port]`), so nothing else enters the header.
  */
-export function contentSecurityPolicyFramedBy(origins: readonly string[]): string {
-  return policyOf({ ...CSP_DIRECTIVES, frameAncestors: origins.length > 0 ? origins : ["'none'"] });
+export function contentSecurityPolicyFramedBy(
+  origins: readonly string[],
+  imageOrigins: readonly string[] = [],
+): string {
+  return policyOf({
+    ...CSP_DIRECTIVES,
+    imgSrc: [...CSP_DIRECTIVES.imgSrc, ...imageOrigins],
+    frameAncestors: origins.length > 0 ? origins : ["'none'"],
+  });
 }
 
 // HSTS only means something over HTTPS; sent from http://localhost it would only confuse.

@@ -1,10 +1,9 @@
-import { hash as sha256 } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TenantKeyPrincipal } from '../access/principal.js';
-import { isWellFormedToken } from '../crypto/api-tokens.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { findApiKeyByHash, recordLastUsed, type KeyForVerification } from './tenant-store.js';
+import { createTokenRowCache, memoizedTokenHash } from './token-cache.js';
 
 export interface KeyVerifierTimings {
   /** How long a looked-up key is trusted without asking the database again. */
@@ -18,28 +17,6 @@ export interface KeyVerifierTimings {
 // with no dependency on a notification channel staying up. One lookup per key and half-second is
 // what it costs the database under load.
 export const DEFAULT_KEY_TIMINGS: KeyVerifierTimings = { cacheTtlMs: 500, lastUsedFlushMs: 5_000 };
-const MAX_CACHED = 10_000;
-
-/**
- * The keyed hash of a well-formed `tnt_` token (HMAC-SHA256 under the token-hash key), or null for
- * a token that is not one. Both are pure functions of the token, and cost more than the rest of the
- * access check: a token seen before is answered from memory. The memo is keyed by a plain SHA-256
- * of the token, so it never holds a secret; it is bounded like the key cache.
- */
-function memoizedTokenHash(keyring: Keyring): (token: string) => string | null {
-  const memo = new Map<string, string>();
-  return (token) => {
-    const fingerprint = sha256('sha256', token, 'base64');
-    let hash = memo.get(fingerprint);
-    if (hash === undefined) {
-      if (!isWellFormedToken('tnt_', token)) return null;
-      hash = keyring.hashToken('token-hash', token);
-      if (memo.size >= MAX_CACHED) memo.clear();
-      memo.set(fingerprint, hash);
-    }
-    return hash;
-  };
-}
 
 export interface TenantKeyVerifier {
   /** A promise only when the key's row must be read: an answer from the cache comes without one. */
@@ -72,60 +49,15 @@ export function principalOf(found: KeyForVerification, hash: string, now: Date):
   };
 }
 
-/** Key rows by token hash, trusted for `ttlMs`; a lookup per key and TTL is what the database sees. */
-function createKeyCache(db: Kysely<DB>, ttlMs: number) {
-  const cache = new Map<string, { found: KeyForVerification | undefined; fetchedAt: number }>();
-  // When a cached answer expires under load, every request in flight for that key would ask the
-  // database at once; they wait for one lookup instead.
-  const inFlight = new Map<string, Promise<KeyForVerification | undefined>>();
-  // Bumped by forget(): a lookup that started before a revocation here must not cache what it read.
-  let generation = 0;
-
-  async function fetchAndCache(hash: string): Promise<KeyForVerification | undefined> {
-    const fetchedAt = Date.now();
-    const startedIn = generation;
-    try {
-      const found = await findApiKeyByHash(db, hash);
-      if (startedIn !== generation) return found;
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(hash, { found, fetchedAt });
-      return found;
-    } finally {
-      inFlight.delete(hash);
-    }
-  }
-
-  return {
-    lookup(
-      hash: string,
-      nowMs: number,
-    ): Promise<KeyForVerification | undefined> | KeyForVerification | undefined {
-      const hit = cache.get(hash);
-      if (hit && nowMs - hit.fetchedAt < ttlMs) return hit.found;
-      let pending = inFlight.get(hash);
-      if (!pending) {
-        pending = fetchAndCache(hash);
-        inFlight.set(hash, pending);
-      }
-      return pending;
-    },
-    forget(keyId: string): void {
-      for (const [hash, entry] of cache) if (entry.found?.row.id === keyId) cache.delete(hash);
-      generation += 1;
-      inFlight.clear();
-    },
-  };
-}
-
 export function createTenantKeyVerifier(
   db: Kysely<DB>,
   keyring: Keyring,
   timings: KeyVerifierTimings = DEFAULT_KEY_TIMINGS,
   onFlushError: (error: unknown) => void = () => {},
 ): TenantKeyVerifier {
-  const keys = createKeyCache(db, timings.cacheTtlMs);
+  const keys = createTokenRowCache((hash) => findApiKeyByHash(db, hash), timings.cacheTtlMs);
   const lastUsed = new Map<string, Date>();
-  const tokenHash = memoizedTokenHash(keyring);
+  const tokenHash = memoizedTokenHash('tnt_', (token) => keyring.hashToken('token-hash', token));
 
   async function flush(): Promise<void> {
     if (lastUsed.size === 0) return;

@@ -18,6 +18,7 @@ import { bodyValidator, validationProblem } from '../http/validation.js';
 import { credentialFieldsOf, fieldsOf, type FieldInfo } from '../hub/hub.js';
 import { reserveAttempt } from '../sign-in/sign-in.js';
 import { getTenant } from '../tenants/tenants.js';
+import { checkRoomForConnectLink } from './caps.js';
 import {
   claimConnectSessionRow,
   completeConnectSessionRow,
@@ -191,6 +192,7 @@ export async function createConnectSession(
     revoked_at: null,
   };
   await deps.ctx.db.transaction().execute(async (trx) => {
+    await checkRoomForConnectLink(trx, scope, at);
     await insertConnectSession(trx, scope, row);
     await recordAudit(trx, origin, {
       action: 'connect_session.create',

@@ -129,7 +129,7 @@ const throttleKeyOf = (request: FastifyRequest): string => `CONNECT:${addressBuc
 const tags = ['connect-links'];
 const platform = platformRule();
 const admin = tenantRule('integrations', 'ADMIN');
-const withProblems = { openapi: { problems: ['destination_forbidden' as const] } };
+const withProblems = { openapi: { problems: ['destination_forbidden' as const, 'conflict' as const] } };
 const linkRoute = {
   ...publicRule(),
   openapi: { problems: ['invalid_credentials' as const, 'rate_limited' as const, 'conflict' as const] },

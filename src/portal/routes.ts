@@ -10,6 +10,7 @@ import { HttpProblem } from '../http/problem.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { platformScopeFor } from '../tenants/tenants.js';
+import { MAX_LIVE_PORTAL_SESSIONS } from './caps.js';
 import {
   createPortalSession,
   exchangePortalCode,
@@ -109,6 +110,11 @@ const portalOf = (request: FastifyRequest): PortalPrincipal => {
 const tags = ['portal'];
 const platform = platformRule();
 const admin = tenantRule('integrations', 'ADMIN');
+// A create may find the tenant at its most live sessions (caps.ts).
+const createProblems = { openapi: { problems: ['conflict' as const] } };
+const createDescription =
+  `A tenant holds at most ${MAX_LIVE_PORTAL_SESSIONS} live sessions (not ended, not expired, link ` +
+  'used or still usable); one more is `409 conflict`. End sessions no longer needed with DELETE.';
 
 /** Portal sessions (docs/api/portal.md): made by the platform or the tenant, used by the portal page. */
 // eslint-disable-next-line max-lines-per-function -- a route plugin: its routes, one after another
@@ -119,10 +125,11 @@ export const portalRoutes: RoutePlugin = async (app, services) => {
   app.post(
     '/api/v1/platform/tenants/:id/portal-sessions',
     {
-      config: platform,
+      config: { ...platform, ...createProblems },
       schema: {
         tags,
         summary: 'Start a portal session for a tenant; its link is returned once',
+        description: createDescription,
         params: IdParams,
         body: CreateBody,
         response: { 201: NewSessionSchema },
@@ -178,10 +185,11 @@ export const portalRoutes: RoutePlugin = async (app, services) => {
   app.post(
     '/api/v1/integrations/portal-sessions',
     {
-      config: admin,
+      config: { ...admin, ...createProblems },
       schema: {
         tags,
         summary: 'Start a portal session for this tenant; its link is returned once',
+        description: createDescription,
         body: CreateBody,
         response: { 201: NewSessionSchema },
       },

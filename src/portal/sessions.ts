@@ -14,6 +14,7 @@ import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { reserveAttempt } from '../sign-in/sign-in.js';
 import { getTenant } from '../tenants/tenants.js';
+import { checkRoomForPortalSession } from './caps.js';
 import type { Branding } from './settings-schemas.js';
 import { brandingOf } from './settings.js';
 import {
@@ -134,6 +135,7 @@ export async function createPortalSession(
     revoked_at: null,
   };
   await ctx.db.transaction().execute(async (trx) => {
+    await checkRoomForPortalSession(trx, scope, at);
     await insertPortalSession(trx, scope, row);
     await recordAudit(trx, origin, {
       action: 'portal_session.create',

@@ -1,13 +1,10 @@
-import { hash as sha256 } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { PortalPrincipal } from '../access/principal.js';
-import { isWellFormedToken } from '../crypto/api-tokens.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
+import { createTokenRowCache, memoizedTokenHash } from '../keys/token-cache.js';
 import { portalTokenHashOf } from './sessions.js';
 import { findPortalSessionByTokenHash, type PortalSessionForVerification } from './store.js';
-
-const MAX_CACHED = 10_000;
 
 export interface PortalTokenVerifier {
   /** A promise only when the session's row must be read: an answer from the cache comes without one. */
@@ -33,22 +30,6 @@ export function portalPrincipalOf(found: PortalSessionForVerification, now: Date
   };
 }
 
-/** The keyed hash of a well-formed token, memoized by a plain SHA-256 so the memo holds no secret. */
-function memoizedTokenHash(keyring: Keyring): (token: string) => string | null {
-  const hashes = new Map<string, string>();
-  return (token) => {
-    const fingerprint = sha256('sha256', token, 'base64');
-    let hash = hashes.get(fingerprint);
-    if (hash === undefined) {
-      if (!isWellFormedToken('ptl_', token)) return null;
-      hash = portalTokenHashOf(keyring, token);
-      if (hashes.size >= MAX_CACHED) hashes.clear();
-      hashes.set(fingerprint, hash);
-    }
-    return hash;
-  };
-}
-
 /**
  * Checks `ptl_` tokens as tenant keys are checked (keys/key-verifier.ts): a session's row is trusted
  * for `cacheTtlMs`, half of the second within which a revocation must reach every process
@@ -60,38 +41,8 @@ export function createPortalTokenVerifier(
   keyring: Keyring,
   cacheTtlMs: number,
 ): PortalTokenVerifier {
-  const tokenHash = memoizedTokenHash(keyring);
-  const cache = new Map<string, { found: PortalSessionForVerification | undefined; fetchedAt: number }>();
-  const inFlight = new Map<string, Promise<PortalSessionForVerification | undefined>>();
-  // Bumped by forget(): a lookup that started before a revocation here must not cache what it read.
-  let generation = 0;
-
-  async function fetchAndCache(hash: string): Promise<PortalSessionForVerification | undefined> {
-    const fetchedAt = Date.now();
-    const startedIn = generation;
-    try {
-      const found = await findPortalSessionByTokenHash(db, hash);
-      if (startedIn !== generation) return found;
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(hash, { found, fetchedAt });
-      return found;
-    } finally {
-      inFlight.delete(hash);
-    }
-  }
-
-  function lookup(
-    hash: string,
-  ): Promise<PortalSessionForVerification | undefined> | PortalSessionForVerification | undefined {
-    const hit = cache.get(hash);
-    if (hit && Date.now() - hit.fetchedAt < cacheTtlMs) return hit.found;
-    let pending = inFlight.get(hash);
-    if (!pending) {
-      pending = fetchAndCache(hash);
-      inFlight.set(hash, pending);
-    }
-    return pending;
-  }
+  const tokenHash = memoizedTokenHash('ptl_', (token) => portalTokenHashOf(keyring, token));
+  const sessions = createTokenRowCache((hash) => findPortalSessionByTokenHash(db, hash), cacheTtlMs);
 
   const grant = (found: PortalSessionForVerification | undefined, now: Date) =>
     found ? portalPrincipalOf(found, now) : null;
@@ -100,13 +51,9 @@ export function createPortalTokenVerifier(
     verify(token, now) {
       const hash = tokenHash(token);
       if (hash === null) return null;
-      const found = lookup(hash);
+      const found = sessions.lookup(hash, Date.now());
       return found instanceof Promise ? found.then((row) => grant(row, now)) : grant(found, now);
     },
-    forget(sessionId) {
-      for (const [hash, entry] of cache) if (entry.found?.row.id === sessionId) cache.delete(hash);
-      generation += 1;
-      inFlight.clear();
-    },
+    forget: sessions.forget,
   };
 }

@@ -8,7 +8,7 @@ import { publicRule } from '../access/rules.js';
 import { ConfigError } from '../config.js';
 import type { DB } from '../db/schema.js';
 import type { UnmatchedAnswer } from '../http/error-handler.js';
-import { portalPagePolicy } from '../portal/framing.js';
+import { connectPagePolicy, portalPagePolicy } from '../portal/framing.js';
 
 /** Where `npm run build` writes the web UI: the same folder from `src/` (tsx) and from `dist/`. */
 export const UI_ROOT = fileURLToPath(new URL('../../dist/ui/', import.meta.url));
@@ -69,6 +69,7 @@ const sendPage = (reply: FastifyReply, ui: WebUi) =>
  */
 export async function registerWebUi(app: FastifyInstance, ui: WebUi, db: Kysely<DB>): Promise<void> {
   registerPortalPage(app, ui, db);
+  registerConnectPage(app, ui, db);
   await app.register(fastifyStatic, { root: join(ui.root, 'assets'), serve: false, preCompressed: true });
   app.get<{ Params: { '*': string } }>(
     '/assets/*',
@@ -97,4 +98,17 @@ function registerPortalPage(app: FastifyInstance, ui: WebUi, db: Kysely<DB>): vo
   };
   app.get<{ Params: { tenantId: string } }>('/portal/:tenantId', options, handler);
   app.get<{ Params: { tenantId: string; '*': string } }>('/portal/:tenantId/*', options, handler);
+}
+
+/**
+ * The connect page, `/connect/<tenantId>` (docs/api/connect-links.md): the same page, still framed by
+ * nobody (X-Frame-Options and `frame-ancestors 'none'` stay), with the tenant's logo admitted.
+ */
+function registerConnectPage(app: FastifyInstance, ui: WebUi, db: Kysely<DB>): void {
+  const options = { config: publicRule(), schema: { hide: true } };
+  const handler = async (request: { params: { tenantId: string } }, reply: FastifyReply) => {
+    reply.raw.setHeader('Content-Security-Policy', await connectPagePolicy(db, request.params.tenantId));
+    return sendPage(reply, ui);
+  };
+  app.get<{ Params: { tenantId: string } }>('/connect/:tenantId', options, handler);
 }

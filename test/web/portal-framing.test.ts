@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import {
@@ -13,6 +11,7 @@ import {
   type UiHarness,
 } from '../helpers/browser.js';
 import { makeTenant } from '../helpers/factories.js';
+import { framingSite } from '../helpers/framing-site.js';
 
 // The portal page framed by real sites (docs/api/portal.md): Chromium shows it inside a page of an
 // origin the tenant allows, and refuses it inside a page of any other origin; every other page of
@@ -20,25 +19,6 @@ import { makeTenant } from '../helpers/factories.js';
 // API takes https origins only; these sites are plain http on loopback, so the test writes the row
 // itself: what it checks is that the header hubgate sends does what it says in a browser.
 const skip = browserSkipReason();
-
-/** A site of its own: one page that frames `src`. */
-async function framingSite(): Promise<{ origin: string; server: Server; frame: (src: string) => string }> {
-  let src = '';
-  const server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end(`<!doctype html><title>Host</title><iframe title="hubgate" src="${src}"></iframe>`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    server,
-    frame: (next) => {
-      src = next;
-      return `${origin}/`;
-    },
-  };
-}
 
 /** Whether the framed page ran: the UI's script renders its heading inside the frame. */
 async function framedPageRan(page: Page): Promise<boolean> {
@@ -87,7 +67,7 @@ describe('the portal page in a frame', () => {
       const { page } = tp;
       page.setDefaultTimeout(WAIT_MS);
       try {
-        await page.goto(allowed.frame(portal));
+        await page.goto(allowed.framing(portal));
         await eventually(async () =>
           assert.ok(await framedPageRan(page), 'the allowed origin cannot show the portal page'),
         );
@@ -96,7 +76,7 @@ describe('the portal page in a frame', () => {
           [allowed, `${h.uiUrl}/`, 'the allowed origin shows another page of the UI'],
           [allowed, `${h.uiUrl}/connect/${tenant.id}`, 'the allowed origin shows the connect page'],
         ] as const) {
-          await page.goto(site.frame(src));
+          await page.goto(site.framing(src));
           // A refused frame never runs the page: give it the time an allowed one took, and more.
           await new Promise((resolve) => setTimeout(resolve, 1_500));
           assert.equal(await framedPageRan(page), false, what);

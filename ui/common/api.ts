@@ -1,5 +1,6 @@
 // The one way the UI talks to the API: a route of the table in routes.ts (so its path, body, query
-// and answer cannot disagree), same-origin cookies, the session's CSRF token on unsafe methods,
+// and answer cannot disagree), same-origin cookies and the session's CSRF token on unsafe methods (or,
+// on the portal page, the portal session's bearer token and no cookie),
 // problem details turned into sentences, and a session that ended handed to whoever listens
 // (session.ts, through `watchSession`), so that this module imports nothing of the UI.
 import type { RouteSpec } from './routes.js';
@@ -46,6 +47,17 @@ let csrfToken: string | null = null;
 /** The session's CSRF token, from the sign-in or session answer; never stored anywhere else. */
 export function setCsrfToken(token: string | null): void {
   csrfToken = token;
+}
+
+let portalToken: string | null = null;
+
+/**
+ * The portal page's `ptl_` token (docs/api/portal.md), held in memory: while set, every call of a route
+ * that needs a credential sends it as `Authorization: Bearer` and sends no cookie, so the page works
+ * framed on another site with third-party cookies blocked, and needs no CSRF token.
+ */
+export function setPortalToken(token: string | null): void {
+  portalToken = token;
 }
 
 /**
@@ -162,14 +174,16 @@ interface CallInput {
 async function send(route: RouteSpec, input: CallInput): Promise<Response> {
   const headers: Record<string, string> = { ...input.headers, accept: 'application/json' };
   if (input.body !== undefined) headers['content-type'] = 'application/json';
-  if (route.auth === 'platform') headers.authorization = `Bearer ${input.bearer ?? ''}`;
+  const auth = route.auth ?? 'session';
+  // A request with a key carries no session: the console and the portal never mix the two.
+  const bearer = auth === 'platform' ? (input.bearer ?? '') : auth === 'session' ? portalToken : null;
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
   else if (UNSAFE.has(route.method) && csrfToken) headers['x-csrf-token'] = csrfToken;
   try {
     return await fetch(routeUrl(route, input), {
       method: route.method,
       headers,
-      // A request with a key carries no session: the console never mixes the two.
-      credentials: route.auth === 'platform' ? 'omit' : 'same-origin',
+      credentials: bearer === null ? 'same-origin' : 'omit',
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
       signal: input.signal,
     });

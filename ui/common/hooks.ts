@@ -3,10 +3,16 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
+/** Whose pages these are, after each page's title: hubgate, or the tenant's name on its portal. */
+let titleOwner = 'hubgate';
+export function setTitleOwner(owner: string): void {
+  titleOwner = owner;
+}
+
 /** Sets the tab's title for the page on screen. */
 export function useTitle(title: string): void {
   useEffect(() => {
-    document.title = `${title} · hubgate`;
+    document.title = `${title} · ${titleOwner}`;
   }, [title]);
 }
 

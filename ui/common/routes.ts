@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one table of every route the UI calls, on purpose (below) */
 // Every API route the UI calls, in one table: its method, its path template, who may call it, and
 // the types of what it takes and answers. The types come type-only from the server's TypeBox
 // schemas (`Static<typeof …>`), so a change of a route's shape breaks the UI's type check; none of
@@ -131,6 +132,17 @@ export type ApiKey = Static<typeof KeyRecord>;
 export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
 export type AllowedScopesAnswer = Static<typeof AllowedScopes>;
 export type AuditEntryRecord = Static<typeof AuditEntry>;
+/** The tenant's branding, as the portal and connect pages get it (inline in src/portal/routes.ts). */
+export type Branding = PortalSettingsRecord['branding'];
+/** A portal session as its page sees it (inline in src/portal/routes.ts): never the token. */
+export interface PortalSessionView {
+  expiresAt: string;
+  session: { id: string; subject: string; access: PortalLevel; connectionIds: string[] | null };
+  tenant: { id: string; name: string };
+  branding: Branding;
+}
+/** The exchange's answer: the view and the `ptl_` token, shown this once. */
+export type PortalExchangeAnswer = PortalSessionView & { token: string };
 /** The tenant's portal framing and branding (docs/api/portal.md), the same shape read and saved. */
 export type PortalSettingsRecord = Static<typeof PortalSettings>;
 
@@ -233,10 +245,18 @@ const shape = <T>(): T => undefined as T;
  */
 export type Auth = 'session' | 'optional' | 'platform';
 
+/**
+ * The least access of a portal session (docs/api/portal.md) whose `ptl_` token may call a route, as the
+ * server's rule declares it (`portal:` of src/access/rules.ts; test/ui/portal-routes.test.ts compares
+ * the two). A route without it is never called by the portal page.
+ */
+export type PortalLevel = 'read' | 'operate' | 'manage';
+
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: `/api/v1/${string}`;
   auth?: Auth;
+  portal?: PortalLevel;
   body?: unknown;
   query?: unknown;
   answer: unknown;
@@ -333,6 +353,7 @@ export const routes = {
     connectors: {
       method: 'GET',
       path: '/api/v1/integration-hub/connectors',
+      portal: 'read',
       answer: shape<Page<Connector>>(),
     },
     overview: { method: 'GET', path: '/api/v1/integration-hub/overview', answer: shape<Overview>() },
@@ -410,6 +431,23 @@ export const routes = {
       answer: shape<PortalSettingsRecord>(),
     },
   },
+  // The portal page's own (docs/api/portal.md): the code travels in the body only, the token as a
+  // bearer header (api.ts, `usePortalToken`), never in a URL the server sees.
+  portal: {
+    exchange: {
+      method: 'POST',
+      path: '/api/v1/portal/exchange',
+      auth: 'optional',
+      body: shape<{ code: string }>(),
+      answer: shape<PortalExchangeAnswer>(),
+    },
+    session: {
+      method: 'GET',
+      path: '/api/v1/portal/session',
+      portal: 'read',
+      answer: shape<PortalSessionView>(),
+    },
+  },
   // The token travels in bodies only, never in a URL the server sees.
   invitations: {
     lookup: {
@@ -457,6 +495,7 @@ export const routes = {
     list: {
       method: 'GET',
       path: '/api/v1/integrations/connections',
+      portal: 'read',
       query: shape<PageQuery>(),
       answer: shape<Page<Connection>>(),
     },
@@ -464,25 +503,28 @@ export const routes = {
     create: {
       method: 'POST',
       path: '/api/v1/integrations/connections',
+      portal: 'manage',
       body: shape<{ connectorKey: string; displayName: string } & Record<string, unknown>>(),
       answer: shape<Connection>(),
     },
-    get: { method: 'GET', path: CONNECTION, answer: shape<Connection>() },
+    get: { method: 'GET', path: CONNECTION, portal: 'read', answer: shape<Connection>() },
     // displayName and the connector's fields, each optional (checked against the connector at run time)
     edit: {
       method: 'PATCH',
       path: CONNECTION,
+      portal: 'operate',
       body: shape<Record<string, unknown>>(),
       answer: shape<Connection>(),
     },
-    revoke: { method: 'POST', path: `${CONNECTION}/revoke`, answer: shape<Connection>() },
+    revoke: { method: 'POST', path: `${CONNECTION}/revoke`, portal: 'manage', answer: shape<Connection>() },
     bind: {
       method: 'PUT',
       path: `${CONNECTION}/credentials`,
+      portal: 'manage',
       body: shape<Record<string, string>>(),
       answer: shape<BindAnswer>(),
     },
-    pause: { method: 'POST', path: `${CONNECTION}/pause`, answer: shape<Connection>() },
+    pause: { method: 'POST', path: `${CONNECTION}/pause`, portal: 'operate', answer: shape<Connection>() },
     filterTest: {
       method: 'POST',
       path: '/api/v1/integrations/filter-test',
@@ -493,6 +535,7 @@ export const routes = {
     authorize: {
       method: 'POST',
       path: `${CONNECTION}/authorize`,
+      portal: 'manage',
       answer: shape<{ authorizationUrl: string }>(),
     },
     /** Not called by the UI: named on an OAuth2 connection's page, where its API is called through. */
@@ -500,6 +543,7 @@ export const routes = {
     resume: {
       method: 'POST',
       path: `${CONNECTION}/resume`,
+      portal: 'operate',
       body: shape<Static<typeof ResumeBody> | undefined>(),
       answer: shape<ResumeAnswer>(),
     },
@@ -510,10 +554,16 @@ export const routes = {
     log: {
       method: 'GET',
       path: `${CONNECTION}/events`,
+      portal: 'read',
       query: shape<LogQuery>(),
       answer: shape<Page<Delivery>>(),
     },
-    get: { method: 'GET', path: `${CONNECTION}/events/:deliveryId`, answer: shape<DeliveryDetail>() },
+    get: {
+      method: 'GET',
+      path: `${CONNECTION}/events/:deliveryId`,
+      portal: 'read',
+      answer: shape<DeliveryDetail>(),
+    },
     filtered: {
       method: 'GET',
       path: `${CONNECTION}/filtered-events`,
@@ -523,17 +573,20 @@ export const routes = {
     retry: {
       method: 'POST',
       path: `${CONNECTION}/events/:deliveryId/retry`,
+      portal: 'operate',
       answer: shape<Static<typeof RetryAnswer>>(),
     },
     recover: {
       method: 'POST',
       path: `${CONNECTION}/recover`,
+      portal: 'operate',
       body: shape<RecoverBody>(),
       answer: shape<Static<typeof RecoverAnswer>>(),
     },
     test: {
       method: 'POST',
       path: `${CONNECTION}/test`,
+      portal: 'operate',
       body: shape<Static<typeof TestEventBody>>(),
       answer: shape<Static<typeof TestEventAnswer>>(),
     },
@@ -542,6 +595,7 @@ export const routes = {
     list: {
       method: 'GET',
       path: '/api/v1/integrations/event-types',
+      portal: 'read',
       query: shape<PageQuery>(),
       answer: shape<Page<EventType>>(),
     },

@@ -18,7 +18,7 @@ import {
 } from '../common/Notice.js';
 import { Pager } from '../common/Pager.js';
 import { routes, type Connection, type Connector, type Page } from '../common/routes.js';
-import { session } from '../common/session.js';
+import { mayManage, pageUrl } from '../common/viewer.js';
 import { CredentialsDialog } from './CredentialsDialog.js';
 import { ConnectionRevokeDialog, revokedText } from './RevokeDialog.js';
 import { CONNECTION_STATUS_WORDS, ConnectionDeliveryState, isOAuthConnection } from './status.js';
@@ -42,7 +42,7 @@ function ConnectionRowActions({
   const name = connection.displayName;
   // An OAuth2 connection has no events and is bound by authorizing, on its page.
   const oauth = isOAuthConnection(connection);
-  const page = `/connections/${encodeURIComponent(connection.id)}`;
+  const page = pageUrl(`/connections/${encodeURIComponent(connection.id)}`);
   return (
     <div class="connection-actions">
       <a class="connection-events-link" href={oauth ? page : `${page}/events`}>
@@ -195,7 +195,7 @@ function ConnectionsBody({
           {canOperate ? '' : ' An administrator of your organization can create one.'}
         </p>
         {canOperate ? (
-          <a class="button button-primary" href="/connections/new">
+          <a class="button button-primary" href={pageUrl('/connections/new')}>
             Create connection
           </a>
         ) : null}
@@ -213,7 +213,7 @@ function ConnectionsBody({
       <Pager
         cursor={cursor}
         nextCursor={list.data.nextCursor}
-        hrefFor={(next) => withQuery('/connections', { cursor: next })}
+        hrefFor={(next) => withQuery(pageUrl('/connections'), { cursor: next })}
         label="Pages of connections"
       />
     </>
@@ -292,7 +292,7 @@ function useBindFromUrl(
   );
   useEffect(() => {
     if (!bindId) return;
-    route(withQuery('/connections', { cursor }), true);
+    route(withQuery(pageUrl('/connections'), { cursor }), true);
     if (!canOperate) return;
     api(routes.connections.get, { params: { id: bindId } })
       .then((connection) => {
@@ -313,7 +313,7 @@ function useBindFromUrl(
 export function ConnectionsPage() {
   const { query } = useLocation();
   const cursor = query.cursor ?? null;
-  const canOperate = session.value?.user.role !== 'MEMBER';
+  const canOperate = mayManage();
   const [open, setOpen] = useState<ConnectionDialog>(null);
   const { done, setDone, ref: doneNotice, dismiss } = useDoneNotice(cursor ?? '');
   const [openError, setOpenError] = useState<ApiError | undefined>(undefined);
@@ -339,7 +339,7 @@ export function ConnectionsPage() {
         actions={
           // An empty list has its own call to action, in the middle of the page.
           canOperate && !(list.data?.data.length === 0 && !cursor) ? (
-            <a class="button button-primary" href="/connections/new">
+            <a class="button button-primary" href={pageUrl('/connections/new')}>
               Create connection
             </a>
           ) : null

@@ -8,7 +8,7 @@ import { useAction, useResource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { ErrorNotice, Loading, Notice } from '../common/Notice.js';
 import { routes, type Connector } from '../common/routes.js';
-import { session } from '../common/session.js';
+import { mayManage, pageUrl } from '../common/viewer.js';
 import {
   ConnectionField,
   connectorWords,
@@ -74,12 +74,12 @@ function useNewConnection(chosen: Connector | undefined) {
     const connection = await create.run(chosen);
     if (!connection) return;
     // An OAuth2 connection is bound by authorizing (its page offers Connect), never by credentials.
-    if (isOAuthConnection(connection)) route(`/connections/${encodeURIComponent(connection.id)}`);
-    else route(withQuery('/connections', { bind: connection.id }));
+    if (isOAuthConnection(connection)) route(pageUrl(`/connections/${encodeURIComponent(connection.id)}`));
+    else route(withQuery(pageUrl('/connections'), { bind: connection.id }));
   }
   const choose = (key: string) => {
     create.setError(undefined);
-    route(withQuery('/connections/new', { connector: key }), true);
+    route(withQuery(pageUrl('/connections/new'), { connector: key }), true);
   };
   const setValue = (name: string, value: string) => setValues((current) => ({ ...current, [name]: value }));
   return { displayName, setDisplayName, values, setValue, form, create, submit, choose };
@@ -198,7 +198,7 @@ function NewConnectionForm({
         >
           {create.busy ? 'Creating…' : 'Create connection'}
         </button>
-        <a class="button" href="/connections">
+        <a class="button" href={pageUrl('/connections')}>
           Cancel
         </a>
       </div>
@@ -211,7 +211,7 @@ function NewConnectionForm({
  */
 export function NewConnectionPage() {
   const { query } = useLocation();
-  const readOnly = session.value?.user.role === 'MEMBER';
+  const readOnly = !mayManage();
   const catalog = useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
   const connectors = catalog.data?.data ?? [];
   const found = connectors.find((c) => c.connectorKey === query.connector && c.enabled);
@@ -238,7 +238,7 @@ export function NewConnectionPage() {
       <PageHeader
         title="Create a connection"
         description="A connection sends your organization’s events to a system you choose."
-        back={{ href: '/connections', label: 'Connections' }}
+        back={{ href: pageUrl('/connections'), label: 'Connections' }}
       />
       {body}
     </>

@@ -11,6 +11,7 @@ import { useAction, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { DoneNotice, ErrorNotice, StatusBadge, useDoneNotice } from '../common/Notice.js';
 import { routes, type Connection, type Connector, type OAuthGrant } from '../common/routes.js';
+import { mayManage, pageUrl, reaches } from '../common/viewer.js';
 import { EditDialog } from './EditDialog.js';
 import { ConnectionRevokeDialog, revokedText } from './RevokeDialog.js';
 import { AUTHORIZATION_BADGE, CONNECTION_STATUS_WORDS } from './status.js';
@@ -95,6 +96,37 @@ function CallbackNotice({ provider, stillAuthorized }: { provider: string; still
   );
 }
 
+/**
+ * While an authorization runs in another tab, the connection is read again whenever this page gets
+ * the focus back, so its state follows what was done there.
+ */
+function useReloadOnReturn(waiting: boolean, reload: () => void) {
+  useEffect(() => {
+    if (!waiting) return;
+    window.addEventListener('focus', reload);
+    return () => window.removeEventListener('focus', reload);
+  }, [waiting, reload]);
+}
+
+/** Said while the provider's page is open in another tab, or the link to open it when none opened. */
+function ElsewhereNotice({ provider, blockedUrl }: { provider: string; blockedUrl: string }) {
+  return (
+    <div class="notice" role="status">
+      {blockedUrl ? (
+        <p>
+          The browser did not open a new tab.{' '}
+          <a href={blockedUrl} target="_blank" rel="noopener noreferrer">
+            Open {provider} to connect
+          </a>
+          , then come back here.
+        </p>
+      ) : (
+        <p>Finish connecting to {provider} in the new tab; this page shows the result when you come back.</p>
+      )}
+    </div>
+  );
+}
+
 /** A dialog the page opens over itself. */
 type OAuthDialog = 'edit' | 'pause' | 'resume' | 'revoke' | null;
 
@@ -105,11 +137,21 @@ type OAuthDialog = 'edit' | 'pause' | 'resume' | 'revoke' | null;
 function useOAuthConnectionPage(connection: Resource<Connection>) {
   const [open, setOpenState] = useState<OAuthDialog>(null);
   const { done, setDone, ref } = useDoneNotice(connection.data?.id ?? '');
+  const [openedElsewhere, setOpenedElsewhere] = useState<string | null>(null);
   const authorize = useAction(async (id: string) => {
     const { authorizationUrl } = await api(routes.connections.authorize, { params: { id } });
+    // A portal framed by another site goes to the provider in a tab of its own: providers refuse to
+    // be framed, and the callback comes back to the portal there (docs/api/portal.md).
+    if (window.top !== window.self) {
+      const tab = window.open(authorizationUrl, '_blank');
+      if (tab) tab.opener = null;
+      setOpenedElsewhere(tab ? '' : authorizationUrl);
+      return;
+    }
     window.location.assign(authorizationUrl);
     await new Promise<never>(() => undefined);
   });
+  useReloadOnReturn(openedElsewhere !== null, connection.reload);
   const setOpen = (next: OAuthDialog) => {
     setDone(null);
     setOpenState(next);
@@ -119,7 +161,7 @@ function useOAuthConnectionPage(connection: Resource<Connection>) {
     connection.reload();
     setDone(text);
   };
-  return { open, setOpen, done, setDone, doneRef: ref, authorize, changed };
+  return { open, setOpen, done, setDone, doneRef: ref, authorize, openedElsewhere, changed };
 }
 
 type OAuthPage = ReturnType<typeof useOAuthConnectionPage>;
@@ -144,7 +186,7 @@ function OAuthActions({
   const { authorize } = page;
   return (
     <>
-      {provider.grant === 'authorization_code' ? (
+      {provider.grant === 'authorization_code' && mayManage() ? (
         <button
           type="button"
           class={status === 'authorized' ? 'button' : 'button button-primary'}
@@ -166,9 +208,11 @@ function OAuthActions({
           Edit
         </button>
       ) : null}
-      <button type="button" class="button connection-revoke" onClick={() => page.setOpen('revoke')}>
-        Revoke
-      </button>
+      {mayManage() ? (
+        <button type="button" class="button connection-revoke" onClick={() => page.setOpen('revoke')}>
+          Revoke
+        </button>
+      ) : null}
     </>
   );
 }
@@ -445,7 +489,7 @@ export function OAuthConnectionView({
       <PageHeader
         title={current.displayName}
         description={`${provider.name} connection: calls ${provider.name}’s API for your organization through hubgate, which keeps the tokens.`}
-        back={{ href: '/connections', label: 'Connections' }}
+        back={{ href: pageUrl('/connections'), label: 'Connections' }}
         actions={
           canOperate ? (
             <OAuthActions
@@ -466,6 +510,9 @@ export function OAuthConnectionView({
         error={page.authorize.error}
         title={`hubgate could not start connecting to ${provider.name}.`}
       />
+      {page.openedElsewhere === null ? null : (
+        <ElsewhereNotice provider={provider.name} blockedUrl={page.openedElsewhere} />
+      )}
       {current.status === 'paused' ? (
         <OAuthPausedBanner
           connection={current}
@@ -476,7 +523,10 @@ export function OAuthConnectionView({
       ) : null}
       <OAuthSummary connection={current} provider={provider} canOperate={canOperate} />
       {/* A revoked connection is no longer there to be used. */}
-      {current.status === 'disabled' ? null : <OAuthUse connection={current} provider={provider} />}
+      {/* The portal's token does not reach the proxy: the page says nothing of it there. */}
+      {current.status === 'disabled' || !reaches(routes.connections.proxy) ? null : (
+        <OAuthUse connection={current} provider={provider} />
+      )}
       <OAuthDialogs page={page} connection={current} connector={connector} provider={provider.name} />
     </>
   );

@@ -4,6 +4,7 @@ import { withQuery } from '../common/api.js';
 import { Time } from '../common/format.js';
 import { StatusBadge } from '../common/Notice.js';
 import type { Connection, ConnectionStatus, Connector, PausedReason } from '../common/routes.js';
+import { pageUrl } from '../common/viewer.js';
 import { OPTION_WORDS } from './fields.js';
 
 export const CONNECTION_STATUS_WORDS: Record<ConnectionStatus, string> = {
@@ -85,7 +86,7 @@ function ConnectionDeliveryFact({ connection, onBind }: { connection: Connection
                 Bind credentials
               </button>
             ) : (
-              <a href={withQuery('/connections', { bind: connection.id })}>Bind credentials</a>
+              <a href={withQuery(pageUrl('/connections'), { bind: connection.id })}>Bind credentials</a>
             )}
           </>
         ) : (

@@ -15,7 +15,7 @@ import {
   type PausedReason,
   type ResumeAnswer,
 } from '../common/routes.js';
-import { session } from '../common/session.js';
+import { mayManage, mayOperate, pageUrl } from '../common/viewer.js';
 import { CredentialsDialog } from '../connections/CredentialsDialog.js';
 import { EditDialog } from '../connections/EditDialog.js';
 import { isOAuthConnection, OAuthConnectionView } from '../connections/OAuthConnection.js';
@@ -286,7 +286,7 @@ function ConnectionStatusArea({
       <ConnectionSummary
         connection={connection}
         connector={connectorName}
-        onBind={canOperate ? () => page.setOpen('bind') : undefined}
+        onBind={mayManage() ? () => page.setOpen('bind') : undefined}
       />
     </>
   );
@@ -339,10 +339,13 @@ function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
   if (error?.code === 'not_found') {
     return (
       <>
-        <PageHeader title="Connection not found" back={{ href: '/connections', label: 'Connections' }} />
+        <PageHeader
+          title="Connection not found"
+          back={{ href: pageUrl('/connections'), label: 'Connections' }}
+        />
         <section class="card card-narrow">
           <p>There is no connection at this address in your organization. It may have been mistyped.</p>
-          <a class="button button-primary" href="/connections">
+          <a class="button button-primary" href={pageUrl('/connections')}>
             Back to connections
           </a>
         </section>
@@ -352,14 +355,14 @@ function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
   if (error) {
     return (
       <>
-        <PageHeader title="Event log" back={{ href: '/connections', label: 'Connections' }} />
+        <PageHeader title="Event log" back={{ href: pageUrl('/connections'), label: 'Connections' }} />
         <ErrorNotice error={error} title="The connection could not be loaded." />
       </>
     );
   }
   return (
     <>
-      <PageHeader title="Event log" back={{ href: '/connections', label: 'Connections' }} />
+      <PageHeader title="Event log" back={{ href: pageUrl('/connections'), label: 'Connections' }} />
       <Loading what="Loading the connection" />
     </>
   );
@@ -474,7 +477,7 @@ function DeliveringConnectionPage({
       <PageHeader
         title={current.displayName}
         description={`${connectorName} connection: every delivery, newest first, with what was sent and what the receiver answered.`}
-        back={{ href: '/connections', label: 'Connections' }}
+        back={{ href: pageUrl('/connections'), label: 'Connections' }}
         actions={
           canOperate ? (
             <ConnectionActions
@@ -520,7 +523,7 @@ function DeliveringConnectionPage({
  */
 export function ConnectionEventsPage() {
   const { params } = useRoute();
-  const canOperate = session.value?.user.role !== 'MEMBER';
+  const canOperate = mayOperate();
   const { connection, connector, connectorName } = useConnectionWithConnector(params.id ?? '');
   // Once shown, a failed read again keeps the page on screen with a notice (DeliveringConnectionPage).
   if (!connection.data || connection.error?.code === 'not_found')

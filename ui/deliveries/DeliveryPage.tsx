@@ -15,7 +15,7 @@ import {
   type DeliveryAttempt,
   type DeliveryDetail,
 } from '../common/routes.js';
-import { session } from '../common/session.js';
+import { mayOperate, pageUrl } from '../common/viewer.js';
 import { attemptErrorText, DeliveryRetryButton, useDeliveryRetry } from './attempts.js';
 import { DELIVERY_STATUS_WORDS, deliveryPage } from './log.js';
 
@@ -402,17 +402,14 @@ export function DeliveryPage() {
   const retry = useDeliveryRetry(id, () => undefined, delivery.reload);
   // "Back" returns to the log as it was left: its filters and page ride along in this page's URL.
   const back = {
-    href: withQuery(`/connections/${encodeURIComponent(id)}/events`, query),
+    href: withQuery(pageUrl(`/connections/${encodeURIComponent(id)}/events`), query),
     label: connection.data ? connection.data.displayName : 'Event log',
   };
   const current = delivery.data;
   if (!current || delivery.error?.code === 'not_found')
     return <DeliveryMissing back={back} error={delivery.error} />;
 
-  const canRetry =
-    session.value?.user.role !== 'MEMBER' &&
-    connection.data?.status === 'active' &&
-    current.status === 'failed';
+  const canRetry = mayOperate() && connection.data?.status === 'active' && current.status === 'failed';
   return (
     <>
       <PageHeader

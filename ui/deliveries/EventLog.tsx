@@ -10,6 +10,7 @@ import { RefreshButton } from '../common/Layout.js';
 import { EmptyState, ErrorNotice, Loading, Notice, StatusBadge } from '../common/Notice.js';
 import { Pager } from '../common/Pager.js';
 import { routes, type Connection, type Delivery, type DeliveryStatus, type Page } from '../common/routes.js';
+import { mayManage, reaches } from '../common/viewer.js';
 import { DeliveryAttemptRow, DeliveryRetryButton, useDeliveryRetry } from './attempts.js';
 import {
   connectionPage,
@@ -417,11 +418,17 @@ function DeliveryLogEmpty({
   onBind: () => void;
 }) {
   if (hasFilters(filters)) return <NoneMatch connection={connection} filters={filters} here={here} />;
-  const bind = !connection.deliveryEnabled && connection.status === 'active' && canOperate;
+  const bind = !connection.deliveryEnabled && connection.status === 'active' && mayManage();
   return (
     <EmptyState title="No events yet">
       <p>
-        Events appear here once they are published to <code>{routeText(routes.deliveries.publish)}</code>
+        {reaches(routes.deliveries.publish) ? (
+          <>
+            Events appear here once they are published to <code>{routeText(routes.deliveries.publish)}</code>
+          </>
+        ) : (
+          'Events appear here once they are sent to it'
+        )}
         {connection.credentialsBound ? '.' : ' and this connection has credentials (it has none yet).'}
         {connection.deliveryEnabled && canOperate ? ' “Send test event” tries the receiver now.' : ''}
       </p>

@@ -7,14 +7,21 @@ import { Time } from '../common/format.js';
 import { useResource, type Resource } from '../common/hooks.js';
 import { ErrorNotice } from '../common/Notice.js';
 import { routes, type Connection, type FilteredEvents } from '../common/routes.js';
+import { reaches } from '../common/viewer.js';
 
 /** The most the API keeps per connection: the whole list in one page. */
 const KEPT = 100;
 
-/** The events connection `id`'s filter dropped, loaded with the page and again on each reload. */
+/**
+ * The events connection `id`'s filter dropped, loaded with the page and again on each reload; null
+ * where the viewer's credential does not reach them (the portal page: docs/api/portal.md).
+ */
 export const useFilteredEvents = (id: string) =>
   useResource(
-    (signal) => api(routes.deliveries.filtered, { params: { id }, query: { limit: KEPT }, signal }),
+    (signal): Promise<FilteredEvents | null> =>
+      reaches(routes.deliveries.filtered)
+        ? api(routes.deliveries.filtered, { params: { id }, query: { limit: KEPT }, signal })
+        : Promise.resolve(null),
     `filtered ${id}`,
   );
 
@@ -89,10 +96,11 @@ export function FilteredOut({
   filtered,
 }: {
   connection: Connection;
-  filtered: Resource<FilteredEvents>;
+  filtered: Resource<FilteredEvents | null>;
 }) {
   const titleId = useId();
   const answer = filtered.data;
+  if (answer === null) return null;
   const hasFilter = Boolean(connection.config.filter);
   if (!answer) {
     return hasFilter ? (

@@ -2,6 +2,7 @@
 // local times for the time fields, and a count said in words: plain functions, apart from log.ts's hook so
 // that unit tests load them without a DOM.
 import { withQuery } from '../common/api.js';
+import { pageUrl } from '../common/paths.js';
 import type { DeliveryStatus } from '../common/routes.js';
 
 // Times as `<input type="datetime-local">` takes them (local wall-clock time, to the minute) and as
@@ -150,14 +151,14 @@ export const hasFilters = (filters: LogFilters): boolean => filterKey(filters) !
 
 /** The connection's page (its event log), with the log's filters and page if any. */
 export const connectionPage = (id: string, filters?: LogFilters, cursor?: string | null): string =>
-  withQuery(`/connections/${encodeURIComponent(id)}/events`, {
+  withQuery(pageUrl(`/connections/${encodeURIComponent(id)}/events`), {
     ...(filters ? filterQuery(filters) : {}),
     cursor,
   });
 
 /** One delivery's page; it carries the log's filters, so that "back" returns to the same list. */
 export const deliveryPage = (id: string, deliveryId: string, back: Record<string, string> = {}): string =>
-  withQuery(`/connections/${encodeURIComponent(id)}/events/${encodeURIComponent(deliveryId)}`, back);
+  withQuery(pageUrl(`/connections/${encodeURIComponent(id)}/events/${encodeURIComponent(deliveryId)}`), back);
 
 export interface DeliveryCount {
   /** Deliveries counted. */

@@ -104,7 +104,7 @@ function PortalCard({ settings, onSaved }: { settings: PortalSettingsRecord; onS
         />
         <TextField
           label="Logo address"
-          hint="An https address, or a data: URL of a PNG, JPEG or SVG image of at most 64 KiB. hubgate’s own pages show only a data: URL."
+          hint="An https address, or a data: URL of a PNG, JPEG or SVG image of at most 64 KiB. The browsers of people who open the portal fetch an https logo from its site; a data: URL stays on hubgate."
           type="text"
           value={logoUrl}
           onValue={setLogoUrl}
