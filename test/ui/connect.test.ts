@@ -157,16 +157,17 @@ test('an accent reads at 4.5:1 on the page in light and in dark, and is kept whe
   assert.equal(contrast([0, 0, 0], [255, 255, 255]), 21, 'black on white');
 });
 
-test('a hubgate page shows a data: logo only (decision 0074)', () => {
+test('the page shows an https or a data: logo (decision 0079)', () => {
   const png = 'data:image/png;base64,iVBORw0KGgo=';
   const svg = 'data:image/svg+xml;base64,PHN2Zz4=';
   assert.equal(shownLogo(png), png, 'a PNG data: logo');
   assert.equal(shownLogo(svg), svg, 'an SVG data: logo');
   assert.equal(
     shownLogo('https://cdn.example.com/logo.svg'),
-    null,
-    'an https logo is refused by the page’s policy',
+    'https://cdn.example.com/logo.svg',
+    'an https logo, whose origin the page’s policy admits',
   );
+  assert.equal(shownLogo('http://cdn.example.com/logo.svg'), null, 'an http logo');
   assert.equal(shownLogo('data:text/html;base64,PGI+'), null, 'a data: URL that is no image');
   assert.equal(shownLogo(null), null, 'no logo');
 });

@@ -129,6 +129,7 @@ describe('connect page', () => {
         assert.ok(!page.url().includes(code), 'the code stayed in the address bar');
         await visible(page.getByText('Acme Payroll', { exact: true }));
         assert.equal(await page.locator(`img[src="${LOGO}"]`).count(), 1, 'the logo is not shown');
+        assert.equal(await page.title(), 'Connect · Acme Payroll', 'the tab does not name the tenant');
         await visible(page.getByText('Acme Payroll asks you to connect Webhook.', { exact: false }));
         assert.equal(await page.getByLabel(/^Event types/).count(), 0, 'a field the link fixed is asked');
         assert.equal(await page.getByRole('link').count(), 0, 'the page offers links of the tenant UI');

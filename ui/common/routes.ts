@@ -153,7 +153,6 @@ export type PortalSettingsRecord = Static<typeof PortalSettings>;
 export type ConnectView = Awaited<ReturnType<typeof connectSessionView>>;
 /** One field of a connect link's page: a config field or a credential field, as the catalog says it. */
 export type ConnectField = ConnectView['connector']['fields'][number];
-export type ConnectBranding = ConnectView['branding'];
 /** `POST /api/v1/connect/complete`: the code, and the fields the link left to the person. */
 export type ConnectCompletion = ConnectCompletionInput;
 /**

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../common/api.js';
-import { useAction, useTitle } from '../common/hooks.js';
+import { setTitleOwner, useAction } from '../common/hooks.js';
 import { ErrorNotice, Loading, Notice } from '../common/Notice.js';
 import { routes, type ConnectCompleted, type ConnectView } from '../common/routes.js';
 import { accentProperties, shownLogo } from './branding.js';
@@ -119,7 +119,7 @@ function ConnectFrame({ shown, children }: { shown: Shown | null; children: Comp
           <>
             {/* Beside the name it shows, the logo adds nothing for a screen reader. */}
             {logo ? <img class="connect-logo" src={logo} alt="" /> : null}
-            <span class="connect-brand-name">{brand}</span>
+            <bdi class="connect-brand-name">{brand}</bdi>
           </>
         ) : (
           <>
@@ -291,13 +291,19 @@ export function ConnectApp() {
   const tenantId = tenantIdOf(window.location.pathname) ?? '';
   const state = useConnectLink(tenantId);
   const { stage } = state;
-  useTitle(TITLES[stage.kind]);
+  const shown = shownIn(stage);
+  const owner = shown ? (shown.branding.name ?? shown.tenantName) : 'hubgate';
+  // The tab says whose page it is, as the portal's does: the tenant's, once known.
+  useEffect(() => {
+    setTitleOwner(owner);
+    document.title = `${TITLES[stage.kind]} · ${owner}`;
+  }, [stage.kind, owner]);
   // Each new stage is announced by its heading taking the focus.
   useEffect(() => {
     if (stage.kind !== 'loading') document.getElementById('connect-title')?.focus();
   }, [stage.kind]);
   return (
-    <ConnectFrame shown={shownIn(stage)}>
+    <ConnectFrame shown={shown}>
       <StageBody state={state} />
     </ConnectFrame>
   );

@@ -1,5 +1,7 @@
 // A tenant's branding on the connect page (docs/api/portal.md): its accent colour made readable in
-// light and in dark, and the logo a hubgate page can show. Pure functions, tested in test/ui/connect.test.ts.
+// light and in dark, on the page's surfaces as well as under the button's text (the portal page's
+// ui/common/branding.ts picks the button's text only), and the logo. Pure functions, tested in
+// test/ui/connect.test.ts.
 
 type Rgb = [number, number, number];
 
@@ -83,8 +85,8 @@ export function accentProperties(accentColor: string | null): Record<string, str
 }
 
 /**
- * The logo a hubgate page may show: a `data:` image. hubgate's pages load images from their own
- * origin and `data:` only (decision 0074), so an `https` logo is the tenant's for its own pages.
+ * The logo the page shows: an `https` URL, whose origin the connect page's policy admits (decision
+ * 0079), or a `data:` image; anything else (which the settings refuse anyway) is not shown.
  */
 export const shownLogo = (logoUrl: string | null): string | null =>
-  logoUrl && /^data:image\/(png|jpeg|svg\+xml);base64,/.test(logoUrl) ? logoUrl : null;
+  logoUrl && /^(https:\/\/|data:image\/(png|jpeg|svg\+xml);base64,)/.test(logoUrl) ? logoUrl : null;

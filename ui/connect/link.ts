@@ -3,7 +3,7 @@
 // query, and what is kept in this tab while the person is at the provider. Pure, save `stored.ts`'s
 // use of them; tested in test/ui/connect.test.ts.
 import { ApiError } from '../common/api.js';
-import type { ConnectBranding, ConnectCompletion, ConnectField } from '../common/routes.js';
+import type { Branding, ConnectCompletion, ConnectField } from '../common/routes.js';
 
 /** `/connect/<tenantId>` (and anything under it): the connect page, which needs no session. */
 export const isConnectPath = (path: string): boolean => path === '/connect' || path.startsWith('/connect/');
@@ -40,7 +40,7 @@ export function callbackReturnOf(search: string): CallbackReturn | null {
 export interface Shown {
   tenantName: string;
   connectorName: string;
-  branding: ConnectBranding;
+  branding: Branding;
 }
 
 /**
