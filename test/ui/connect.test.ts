@@ -82,15 +82,22 @@ test('the body sends what was typed: config as the API takes it, credentials as 
     field('headerName', 'credentials', { required: true }),
     field('headerValue', 'credentials', { required: true }),
   ];
+  const offered = offeredFields('http', fields);
   assert.deepEqual(
-    offeredFields(fields).map((f) => f.name),
+    offered.map((f) => f.name),
     ['url', 'maxPerSecond', 'signingSecret', 'headerName', 'headerValue'],
     'an object field has no form on the page',
+  );
+  const oauth = [field('maxPerSecond', 'config'), field('ordering', 'config'), field('filter', 'config')];
+  assert.deepEqual(
+    offeredFields('oauth2:acme', oauth).map((f) => f.name),
+    ['maxPerSecond'],
+    'an OAuth2 connector offers its throttle only',
   );
   const valueOf = (_: ConnectField, text: string) => (text.trim() === '' ? undefined : text.trim());
   const values = { url: ' https://example.com/hook ', headerName: ' X-Key ', headerValue: ' s3cret ' };
   assert.deepEqual(
-    completionOf('Ab12', fields, { displayName: '  ', values }, valueOf),
+    completionOf('Ab12', offered, { displayName: '  ', values }, valueOf),
     {
       code: 'Ab12',
       config: { url: 'https://example.com/hook' },

@@ -19,7 +19,7 @@ import {
   valueOf,
   type FieldWords,
 } from '../connections/fields.js';
-import { completionOf, offeredFields, onFormFields } from './link.js';
+import { completionOf, isOAuthConnector, offeredFields, onFormFields } from './link.js';
 
 /** What the form sent, for the page to keep while the person is at an OAuth2 provider. */
 export type Sent = ReturnType<typeof completionOf>;
@@ -34,7 +34,7 @@ function useCompletion(
   onDone: (answer: ConnectCompleted, sent: Sent) => void,
   onUsed: () => void,
 ) {
-  const fields = offeredFields(view.connector.fields);
+  const fields = offeredFields(view.connector.key, view.connector.fields);
   const [displayName, setDisplayName] = useState(view.displayName ?? '');
   // A choice starts at its default (the delivery order: not ordered), as the API applies it.
   const [values, setValues] = useState<Record<string, string>>(() =>
@@ -178,8 +178,11 @@ export function ConnectForm({
         Connect {view.connector.name}
       </h1>
       <p class="page-description">
-        {brand} asks you to connect {view.connector.name}. Fill in the fields below, then press Connect. This
-        link works until {formatDate(view.expiresAt)}.
+        {brand} asks you to connect {view.connector.name}.{' '}
+        {isOAuthConnector(view.connector.key)
+          ? `Connect may take you to ${view.connector.name} to sign in and allow access, and then back here.`
+          : 'Fill in the fields below, then press Connect.'}{' '}
+        This link works until {formatDate(view.expiresAt)}.
       </p>
       <form class="form" ref={state.form} onSubmit={state.submit}>
         {fields.map((field) => (

@@ -88,12 +88,21 @@ export function parseStored(text: string | null): StoredLink | null {
   }
 }
 
+/** An OAuth2 connector (`oauth2:<provider>`): its connection calls the provider's API through hubgate. */
+export const isOAuthConnector = (connectorKey: string): boolean => connectorKey.startsWith('oauth2:');
+
 /**
  * The fields this page offers: text, lists and choices. An object field (a payload filter, a
  * receiver's OAuth2 client) has no form here; the link's maker fixes it, or the tenant sets it later.
+ * Of an OAuth2 connector's settings only the throttle applies (to calls through it), as the tenant
+ * UI's forms say (ui/connections/status.tsx, `withApplicableFields`).
  */
-export const offeredFields = (fields: ConnectField[]): ConnectField[] =>
-  fields.filter((field) => field.type !== 'object');
+export const offeredFields = (connectorKey: string, fields: ConnectField[]): ConnectField[] =>
+  fields.filter(
+    (field) =>
+      field.type !== 'object' &&
+      (!isOAuthConnector(connectorKey) || field.kind !== 'config' || field.name === 'maxPerSecond'),
+  );
 
 /** Credential values sent as typed, but for these, which are names and addresses, not secrets. */
 const TRIMMED = new Set(['headerName', 'webhookUrl']);
@@ -102,7 +111,7 @@ const TRIMMED = new Set(['headerName', 'webhookUrl']);
 export type ValueOf = (field: ConnectField, text: string) => unknown;
 
 /**
- * The complete's body from what was typed: config values as `valueOf` makes them (lists split,
+ * The complete's body from what was typed in the `fields` offered: config values as `valueOf` makes them (lists split,
  * numbers as numbers), credentials as typed, empty optional fields left out. `credentials` is sent
  * whenever the connector has credential fields, empty or not, so that a generated one is made.
  */
@@ -115,7 +124,7 @@ export function completionOf(
   const { displayName, values } = typed;
   const config: Record<string, unknown> = {};
   const credentials: Record<string, string> = {};
-  for (const field of offeredFields(fields)) {
+  for (const field of fields) {
     const text = values[field.name] ?? '';
     if (field.kind === 'config') {
       const value = valueOf(field, text);
