@@ -122,7 +122,10 @@ describe('connect page', () => {
       try {
         await page.goto(link.url);
         await visible(heading(page, 'Connect Webhook'));
-        assert.ok(await hasFocus(heading(page, 'Connect Webhook')), 'the heading does not take the focus');
+        // The heading takes the focus as the stage appears (an effect, just after it is painted).
+        await eventually(async () =>
+          assert.ok(await hasFocus(heading(page, 'Connect Webhook')), 'the heading does not take the focus'),
+        );
         await eventually(() =>
           assert.equal(page.url(), `${h.uiUrl}/connect/${tenant.id}`, 'the code stayed in the address bar'),
         );
@@ -165,7 +168,9 @@ describe('connect page', () => {
         await button.click();
         await visible(heading(page, 'Connected'));
         await visible(page.getByText('Webhook is connected to Acme Payroll. You can close this page.'));
-        assert.ok(await hasFocus(heading(page, 'Connected')), 'the Connected heading has no focus');
+        await eventually(async () =>
+          assert.ok(await hasFocus(heading(page, 'Connected')), 'the Connected heading has no focus'),
+        );
         const width2 = (await page.evaluate('document.documentElement.scrollWidth')) as number;
         assert.ok(width2 <= 390, `the connected page is ${width2} px wide on a 390 px screen`);
         await axeClean(page, 'connect page connected');
