@@ -24,6 +24,8 @@ export const UI_FEATURES = {
   profile: ['passkeys'],
   people: ['passkeys'],
   settings: [],
+  // The portal page shows the tenant UI's own connection and delivery pages (decision 0079).
+  portal: ['connections', 'deliveries'],
   'sign-in': ['passkeys'],
   setup: [],
   platform: [],

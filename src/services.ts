@@ -26,12 +26,15 @@ import {
   type TenantKeyVerifier,
 } from './keys/key-verifier.js';
 import { errorFields } from './logger.js';
+import type { StateOwners } from './oauth/authorize.js';
 import { createOAuth } from './oauth/oauth.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { createInvitationMailer, type InvitationMailer } from './people/mailer.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
 import { createChannelSender, type ChannelSender } from './platform/alerting/senders/index.js';
 import { startHistorySampler } from './platform/history.js';
+import { connectLinkAuthorizationReturn } from './portal/connect-links.js';
+import { portalAuthorizationReturn } from './portal/portal-authorization.js';
 import { startPortalRetention } from './portal/retention.js';
 import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
@@ -67,6 +70,8 @@ export interface Services {
   mailer: InvitationMailer;
   catalog: ConnectorCatalog;
   oauth: Awaited<ReturnType<typeof createOAuth>>;
+  /** Who else than a signed-in person an OAuth2 authorization comes back to (portal/): oauth/'s callback asks them. */
+  authorizationOwners: StateOwners;
   alertSender: ChannelSender;
   /** Pause and revoke wait for the attempts in flight (delivery/control.ts). */
   control: DeliveryControl;
@@ -141,6 +146,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     mailer,
     catalog,
     oauth,
+    authorizationOwners: authorizationOwnersOf(ctx, catalog, portal.joinPortalSession, oauth),
     alertSender,
     ...createDelivery(ctx, catalog, deps, closers, logBackgroundError),
     // Once, however often it is called (a test closes its harness in a `finally` after closing it):
@@ -149,6 +155,19 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
       (closing ??= (async () => {
         for (const close of [...closers].reverse()) await close();
       })()),
+  };
+}
+
+/** The portal sessions and connect links an OAuth2 authorization may come back to, checked by portal/. */
+function authorizationOwnersOf(
+  ctx: AppContext,
+  catalog: ConnectorCatalog,
+  joinPortalSession: JoinPortalSession,
+  oauth: Services['oauth'],
+): StateOwners {
+  return {
+    portalSession: portalAuthorizationReturn(ctx),
+    connectSession: connectLinkAuthorizationReturn({ ctx, catalog, joinPortalSession, oauth }),
   };
 }
 

@@ -125,3 +125,15 @@ export function systemScopeOf(tenantId: string): TenantScope {
 export function connectLinkScopeOf(link: { tenantId: string; entitlements: readonly string[] }): TenantScope {
   return scopeOf(link.tenantId, link.entitlements);
 }
+
+/**
+ * An OAuth2 authorization coming back (docs/api/oauth.md): the provider sends the browser with nothing
+ * but the state, whose row names the tenant; the tenant is the one of the state's owner (a user's
+ * session, a portal session, a connect link), whom the callback checks again before it binds.
+ */
+export function authorizationReturnScopeOf(owner: {
+  tenantId: string;
+  entitlements: readonly string[];
+}): TenantScope {
+  return scopeOf(owner.tenantId, owner.entitlements);
+}

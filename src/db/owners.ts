@@ -46,6 +46,7 @@ export const TABLE_OWNERS = {
   alert_channel_state: 'platform/alerting',
   portal_settings: 'portal',
   portal_sessions: 'portal',
+  portal_session_tokens: 'portal',
 } as const satisfies Record<keyof DB, string>;
 
 /**

@@ -274,7 +274,10 @@ export interface OAuthStatesTable {
   state_hash: string;
   tenant_id: string;
   connection_id: string;
-  user_id: string;
+  /** Who started it and gets it back: exactly one of the three (migration 0026). */
+  user_id: string | null;
+  portal_session_id: string | null;
+  connect_session_id: string | null;
   verifier_sealed: string;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -498,6 +501,13 @@ export interface AlertChannelStateTable {
 }
 
 /** Portal sessions (docs/api/portal.md): keyed hashes of the link's code and of its token, never either. */
+/** A portal session's tokens, one per code exchanged (migration 0026); they end with the session. */
+export interface PortalSessionTokensTable {
+  token_hash: string;
+  session_id: string;
+  created_at: Timestamp;
+}
+
 export interface PortalSessionsTable {
   id: string;
   tenant_id: string;
@@ -509,7 +519,6 @@ export interface PortalSessionsTable {
   /** Cleared when the code is exchanged: it works once. */
   code_hash: string | null;
   code_expires_at: Timestamp;
-  token_hash: string | null;
   expires_at: Timestamp;
   created_at: Timestamp;
   created_by_type: string;
@@ -532,6 +541,7 @@ export interface DB {
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
   connect_sessions: ConnectSessionsTable;
+  portal_session_tokens: PortalSessionTokensTable;
   connection_send_permits: ConnectionSendPermitsTable;
   ordering_heads: OrderingHeadsTable;
   filter_counts: FilterCountsTable;

@@ -1,25 +1,39 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
-import type { TenantScope } from '../access/scope.js';
+import type { SessionPrincipal } from '../access/principal.js';
+import { tenantRule } from '../access/rules.js';
+import { authorizationReturnScopeOf, type TenantScope } from '../access/scope.js';
 import { connectionOr404 } from '../connections/connections.js';
 import type { AppContext } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { HttpProblem } from '../http/problem.js';
 import { errorFields } from '../logger.js';
 import { redactText, spellingsOf } from '../outbound/redact.js';
+import { getTenant } from '../tenants/tenants.js';
 import { setAuthorization } from './authorization.js';
 import { clientSecretOf } from './providers.js';
-import { deleteExpiredStates, insertState, takeState } from './store.js';
+import { deleteExpiredStates, findStateByHash, insertState, takeState, type StateRow } from './store.js';
 import { requestTokens } from './token-endpoint.js';
 import { providerOf, tokenClientOf, type TokenDeps } from './tokens.js';
 
-/** What the connect flow needs beyond tokens: PUBLIC_URL (the redirect URI, the pages) and the log. */
+/** What the connect flow needs beyond tokens: PUBLIC_URL (the redirect URI, the pages), the log, the tenants. */
 export interface AuthorizeDeps extends TokenDeps {
-  ctx: TokenDeps['ctx'] & Pick<AppContext, 'config' | 'log'>;
+  ctx: TokenDeps['ctx'] & AppContext;
 }
 
 // An authorization started must come back within this; a state is single use either way.
 export const STATE_TTL_MS = 10 * 60 * 1000;
 export const CALLBACK_PATH = '/api/v1/oauth/callback';
+
+/**
+ * Who may start an authorization: a person with integrations:ADMIN (no automation key), or a portal
+ * session of `manage` access. Checked again at the callback, for whoever started it.
+ */
+export const AUTHORIZE_RULE = tenantRule('integrations', 'ADMIN', { automation: false, portal: 'manage' });
+
+/** Who started an authorization, and gets it back at the callback: exactly one of them. */
+export type StateOwner = { userId: string } | { portalSessionId: string } | { connectSessionId: string };
 
 export const redirectUriOf = (deps: AuthorizeDeps) => new URL(CALLBACK_PATH, deps.ctx.config.publicUrl).href;
 const stateHashOf = (deps: AuthorizeDeps, state: string) => deps.ctx.keyring.hashToken('oauth', state);
@@ -27,13 +41,14 @@ const verifierContext = (stateHash: string) => `state:${stateHash}`;
 
 /**
  * Starts the authorization-code flow for a connection (RFC 6749 §4.1 with PKCE S256, RFC 7636): a
- * single-use `state`, bound to this user and connection for STATE_TTL_MS and stored as a keyed hash,
- * and a code verifier stored sealed. Answers the provider's URL for the browser.
+ * single-use `state`, bound to its owner (a user, a portal session or a connect link) and the
+ * connection for STATE_TTL_MS and stored as a keyed hash, and a code verifier stored sealed.
+ * Answers the provider's URL for the browser.
  */
 export async function startAuthorization(
   deps: AuthorizeDeps,
   scope: TenantScope,
-  userId: string,
+  owner: StateOwner,
   connectionId: string,
 ): Promise<{ authorizationUrl: string }> {
   const { db, keyring } = deps.ctx;
@@ -57,7 +72,9 @@ export async function startAuthorization(
     state_hash: stateHash,
     tenant_id: scope.tenantId,
     connection_id: row.id,
-    user_id: userId,
+    user_id: 'userId' in owner ? owner.userId : null,
+    portal_session_id: 'portalSessionId' in owner ? owner.portalSessionId : null,
+    connect_session_id: 'connectSessionId' in owner ? owner.connectSessionId : null,
     verifier_sealed: keyring.seal('oauth', verifier, verifierContext(stateHash)),
     created_at: now,
     expires_at: new Date(now.getTime() + STATE_TTL_MS),
@@ -80,70 +97,168 @@ export interface CallbackQuery {
   error_description?: string;
 }
 
-/** Where the browser goes after the callback: the connection's page, or the list when none is known. */
-function pageOf(deps: AuthorizeDeps, connectionId: string | null, outcome: { error?: string }): string {
+/** A signed-in person's page after the callback: the connection's, or the list when none is known. */
+function userPageOf(deps: AuthorizeDeps, connectionId: string | null, error: string | undefined): string {
   const path = connectionId ? `/connections/${encodeURIComponent(connectionId)}` : '/connections';
   const url = new URL(path, deps.ctx.config.publicUrl);
-  if (outcome.error === undefined) url.searchParams.set('authorized', 'true');
-  else url.searchParams.set('authorizationError', outcome.error);
+  if (error === undefined) url.searchParams.set('authorized', 'true');
+  else url.searchParams.set('authorizationError', error);
   return url.href;
 }
 
 // Printable ASCII only, shortened: the provider's words are shown to the person, never as markup.
 const printable = (text: string) => text.replace(/[^\x20-\x7e]/g, ' ').slice(0, 200);
 
+/** What the callback knows of its request: no credential, only where it came from and when. */
+export interface CallbackRequest {
+  ip: string | null;
+  requestId: string | null;
+  at: Date;
+}
+
 /**
- * The provider sends the browser back here (RFC 6749 §4.1.2). The state is taken (deleted) first,
- * so it works once; it must belong to this tenant and user and be unexpired. The code is exchanged
- * with the PKCE verifier, the client authenticated with HTTP Basic, and the tokens bound to the
- * connection. Answers where to send the browser, saying in words what failed when something did.
+ * The owner of a state, checked again at the callback, as it binds: its audit origin, where the
+ * browser goes (`error` in words when something failed), and what else it changes in the binding's
+ * transaction (an HttpProblem thrown there binds nothing and its words are shown).
+ */
+export interface AuthorizationReturn {
+  origin: AuditOrigin;
+  /** How the words end when the person can try again: "start again with Authorize". */
+  again: string;
+  page(error?: string): Promise<string> | string;
+  bound?(trx: Kysely<DB>, connectionId: string): Promise<void>;
+}
+
+/** The owner's check at the callback: how to bind, or where the browser goes with nothing bound. */
+export type ReturnCheck = AuthorizationReturn | { refused: string };
+
+/** The check of a portal session's or a connect link's state, in `scope`, the state's tenant's. */
+export type OwnerReturn = (
+  state: StateRow,
+  scope: TenantScope,
+  request: CallbackRequest,
+) => Promise<ReturnCheck>;
+
+/** The owners that are not a signed-in user: portal/ checks both, and the composition root hands them in. */
+export interface StateOwners {
+  portalSession: OwnerReturn;
+  connectSession: OwnerReturn;
+}
+
+/**
+ * The signed-in person coming back with a user's state, authenticated only then (a stale cookie must
+ * not stop a portal's or a link's return): throws 401 without a session and 403 for a key, as a
+ * session route does; `mayAuthorize` is AUTHORIZE_RULE decided for them now.
+ */
+export type SignedInCaller = () => Promise<{ principal: SessionPrincipal; mayAuthorize: boolean }>;
+
+const AGAIN = 'start again with Authorize';
+const noState = (again: string) => `The provider sent no state back: ${again}.`;
+const unknownState = (again: string) =>
+  `This authorization was already used, or was not started here: ${again}.`;
+
+/**
+ * The provider sends the browser back here (RFC 6749 §4.1.2). The state names its tenant and owner;
+ * it is taken (deleted) before anything is bound, so it works once, and must be unexpired. A user's
+ * state needs that user's session (another tenant's neither binds nor spends it); a portal
+ * session's or a connect link's is checked by its owner. The code is exchanged with the PKCE
+ * verifier, the client authenticated with HTTP Basic, and the tokens bound to the connection.
+ * Answers where to send the browser, saying in words what failed when something did.
  */
 export async function finishAuthorization(
   deps: AuthorizeDeps,
-  scope: TenantScope,
-  origin: AuditOrigin,
-  caller: { userId: string; mayAuthorize: boolean },
+  owners: StateOwners,
+  request: CallbackRequest & { signedIn: SignedInCaller },
   query: CallbackQuery,
 ): Promise<string> {
-  const { db, keyring } = deps.ctx;
-  const { userId } = caller;
-  if (!query.state) {
-    return pageOf(deps, null, { error: 'The provider sent no state back: start again with Authorize.' });
-  }
+  const { db } = deps.ctx;
+  // Nothing says whose it was: the person is sent to hubgate's own connections, as before.
+  if (!query.state) return userPageOf(deps, null, noState(AGAIN));
   const stateHash = stateHashOf(deps, query.state);
+  const found = await findStateByHash(db, stateHash);
+  if (!found) return userPageOf(deps, null, unknownState(AGAIN));
+  if (found.user_id !== null) return finishForUser(deps, request, found, stateHash, query);
+
+  // The state's row goes with its tenant (on delete cascade): a tenant gone since found it just before.
+  const tenant = await getTenant(deps.ctx, found.tenant_id).catch((error: unknown) => {
+    if (error instanceof HttpProblem && error.code === 'not_found') return undefined;
+    throw error;
+  });
+  if (!tenant) return userPageOf(deps, null, unknownState(AGAIN));
+  const scope = authorizationReturnScopeOf({ tenantId: tenant.id, entitlements: tenant.entitlements });
   const state = await takeState(db, scope, stateHash);
-  if (!state) {
-    return pageOf(deps, null, {
-      error: 'This authorization was already used, or was not started here: start again with Authorize.',
-    });
+  if (!state) return userPageOf(deps, null, unknownState(AGAIN));
+  const owner = state.portal_session_id !== null ? owners.portalSession : owners.connectSession;
+  const check = await owner(state, scope, request);
+  if ('refused' in check) return check.refused;
+  if (new Date(state.expires_at).getTime() <= request.at.getTime()) {
+    return check.page(`This authorization took longer than 10 minutes: ${check.again}.`);
   }
-  const back = (error?: string) => pageOf(deps, state.connection_id, { error });
-  if (state.user_id !== userId) {
-    return back('This authorization was started by someone else: start again with Authorize.');
+  return bindReturned(deps, scope, check, state, stateHash, query);
+}
+
+/** A user's state: today's rules exactly (that user's session, the role checked again). */
+async function finishForUser(
+  deps: AuthorizeDeps,
+  request: CallbackRequest & { signedIn: SignedInCaller },
+  found: StateRow,
+  stateHash: string,
+  query: CallbackQuery,
+): Promise<string> {
+  const { principal, mayAuthorize } = await request.signedIn();
+  // Another tenant's person neither binds nor spends it, nor learns which connection it was for.
+  if (principal.tenantId !== found.tenant_id) return userPageOf(deps, null, unknownState(AGAIN));
+  const scope = authorizationReturnScopeOf(principal);
+  const state = await takeState(deps.ctx.db, scope, stateHash);
+  if (!state) return userPageOf(deps, null, unknownState(AGAIN));
+  const back = (error?: string) => userPageOf(deps, state.connection_id, error);
+  if (state.user_id !== principal.userId) {
+    return back(`This authorization was started by someone else: ${AGAIN}.`);
   }
-  if (new Date(state.expires_at).getTime() <= origin.at.getTime()) {
-    return back('This authorization took longer than 10 minutes: start again with Authorize.');
+  if (new Date(state.expires_at).getTime() <= request.at.getTime()) {
+    return back(`This authorization took longer than 10 minutes: ${AGAIN}.`);
   }
   // Checked now, not only when it started: a role or module lost meanwhile binds nothing.
-  if (!caller.mayAuthorize) {
+  if (!mayAuthorize) {
     return back('You may no longer authorize connections here (integrations:ADMIN); nothing was bound.');
   }
+  const origin: AuditOrigin = {
+    actorType: 'user',
+    actorId: principal.userId,
+    ip: request.ip,
+    requestId: request.requestId,
+    at: request.at,
+  };
+  return bindReturned(deps, scope, { origin, again: AGAIN, page: back }, state, stateHash, query);
+}
+
+/** The provider's answer, once the state and its owner have been checked: its refusal, or the code bound. */
+async function bindReturned(
+  deps: AuthorizeDeps,
+  scope: TenantScope,
+  owner: AuthorizationReturn,
+  state: StateRow,
+  stateHash: string,
+  query: CallbackQuery,
+): Promise<string> {
   if (query.error !== undefined) {
     // The provider's words may repeat its client secret: hidden before they are cut (decision 0065).
     const secret = spellingsOf(await clientSecretsOf(deps, scope, state.connection_id));
     const shown = (text: string) => printable(redactText(text, secret));
     const words = query.error_description ? `: ${shown(query.error_description)}` : '';
-    return back(`The provider did not authorize hubgate (${shown(query.error)})${words}.`);
+    return owner.page(`The provider did not authorize hubgate (${shown(query.error)})${words}.`);
   }
-  if (!query.code) return back('The provider sent no authorization code back: start again with Authorize.');
-  const verifier = keyring.open('oauth', state.verifier_sealed, verifierContext(stateHash));
+  if (!query.code) return owner.page(`The provider sent no authorization code back: ${owner.again}.`);
+  const verifier = deps.ctx.keyring.open('oauth', state.verifier_sealed, verifierContext(stateHash));
   try {
-    return back(await exchangeAndBind(deps, scope, origin, state.connection_id, query.code, verifier));
+    return await owner.page(
+      await exchangeAndBind(deps, scope, owner, state.connection_id, query.code, verifier),
+    );
   } catch (error) {
     // The page must say something even then; the log has the rest (never a token: none is in the error).
-    if (error instanceof HttpProblem) return back(error.detail ?? error.message);
+    if (error instanceof HttpProblem) return owner.page(error.detail ?? error.message);
     deps.ctx.log.error(errorFields(error), 'binding OAuth tokens failed');
-    return back('Something went wrong on hubgate’s side; nothing was bound. Try again.');
+    return owner.page('Something went wrong on hubgate’s side; nothing was bound. Try again.');
   }
 }
 
@@ -166,12 +281,13 @@ async function clientSecretsOf(deps: AuthorizeDeps, scope: TenantScope, connecti
 async function exchangeAndBind(
   deps: AuthorizeDeps,
   scope: TenantScope,
-  origin: AuditOrigin,
+  owner: Pick<AuthorizationReturn, 'origin' | 'bound'>,
   connectionId: string,
   code: string,
   verifier: string,
 ): Promise<string | undefined> {
   const { db, keyring } = deps.ctx;
+  const { origin } = owner;
   const revoked = 'The connection was revoked meanwhile; nothing was bound.';
   // The token call holds no lock: on the embedded database, whose one connection serializes
   // transactions, a row locked across a slow provider would stop every write for as long.
@@ -207,6 +323,7 @@ async function exchangeAndBind(
         refreshToken: refreshToken !== null,
       },
     });
+    await owner.bound?.(trx, row.id);
     return undefined;
   });
 }

@@ -1,16 +1,42 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { auditOrigin } from '../access/audit.js';
+import { authenticate, unauthenticated } from '../access/authenticate.js';
+import { clientAddress } from '../access/client-address.js';
 import { decide } from '../access/decide.js';
 import { sessionOf } from '../access/principal.js';
-import { sessionRule, tenantRule } from '../access/rules.js';
+import { publicRule, sessionRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { IdParams } from '../http/schemas.js';
-import type { RoutePlugin } from '../services.js';
-import { CALLBACK_PATH, finishAuthorization, startAuthorization } from './authorize.js';
+import type { RouteDeps, RoutePlugin } from '../services.js';
+import {
+  AUTHORIZE_RULE,
+  CALLBACK_PATH,
+  finishAuthorization,
+  startAuthorization,
+  type SignedInCaller,
+  type StateOwner,
+} from './authorize.js';
 
-// Sessions only: a person authorizes; an automation key gets 403 route_not_allowed.
-const admin = tenantRule('integrations', 'ADMIN', { automation: false });
 const tags = ['connections'];
+// The state names who started the authorization: no credential is looked at before it is read (a
+// portal or a connect link comes back with none); a user's state checks that user's session as a
+// session route does (401, 403 for a key).
+const CALLBACK_RULE = {
+  ...publicRule(),
+  openapi: { problems: ['unauthenticated' as const, 'route_not_allowed' as const] },
+};
+const AUTHORIZE_DESCRIPTION =
+  'The URL carries response_type=code, client_id, redirect_uri (PUBLIC_URL/api/v1/oauth/callback), the ' +
+  "provider's scopes, a single-use state bound to this connection and to who asked (10 minutes) and a " +
+  'PKCE S256 challenge. Sessions with integrations:ADMIN, and portal tokens of manage access (for their ' +
+  "session's connections; the callback then returns to the portal page); no automation key.";
+const CALLBACK_DESCRIPTION =
+  "The answer is always 303 (but 401/403 for a signed-in person's state without their session): to the " +
+  "connection's page with `authorized=true`, or with `authorizationError` saying in words what failed " +
+  '(a used, foreign or expired state, the provider’s refusal, a failed code exchange). A portal ' +
+  "session's state returns to PUBLIC_URL/portal/<tenantId>/connections/<id> with a new single-use " +
+  "code in the fragment (#code=…); a connect link's to PUBLIC_URL/connect/<tenantId> with " +
+  '`status=completed` or `authorizationError`. Cache-Control: no-store, Referrer-Policy: no-referrer.';
 
 const CallbackQuery = Type.Object(
   {
@@ -23,6 +49,21 @@ const CallbackQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/**
+ * The person a user's state comes back to: the session cookie, checked as a session route's gate
+ * checks it (401 without one, 403 for a key or a portal token), and only for a user's state.
+ */
+function signedInCaller(request: FastifyRequest, services: RouteDeps, at: Date): SignedInCaller {
+  return async () => {
+    const principal = await authenticate(request, services.verifiers, at);
+    if (!principal) throw unauthenticated();
+    const decision = decide(sessionRule().access, principal);
+    if (!decision.allowed) throw decision.problem;
+    const session = sessionOf(principal);
+    return { principal: session, mayAuthorize: decide(AUTHORIZE_RULE.access, session).allowed };
+  };
+}
+
 /** Connecting a connection to its OAuth2 provider (docs/api/oauth.md): authorize, and the callback. */
 export const oauthRoutes: RoutePlugin = async (app, services) => {
   const deps = services.oauth.authorize;
@@ -30,47 +71,51 @@ export const oauthRoutes: RoutePlugin = async (app, services) => {
   app.post(
     '/api/v1/integrations/connections/:id/authorize',
     {
-      config: { ...admin, openapi: { problems: ['conflict'] } },
+      config: { ...AUTHORIZE_RULE, openapi: { problems: ['conflict'] } },
       schema: {
         tags,
         summary: "Start authorizing an OAuth2 connection: the provider's URL to send the browser to",
-        description:
-          'The URL carries response_type=code, client_id, redirect_uri (PUBLIC_URL/api/v1/oauth/callback), the ' +
-          "provider's scopes, a single-use state bound to this user and connection (10 minutes) and a PKCE " +
-          'S256 challenge. Sessions only.',
+        description: AUTHORIZE_DESCRIPTION,
         params: IdParams,
         response: { 200: Type.Object({ authorizationUrl: Type.String({ format: 'uri' }) }) },
       },
     },
-    async (request) =>
-      startAuthorization(deps, requestScope(request), sessionOf(request.principal).userId, request.params.id),
+    async (request) => {
+      const { principal } = request;
+      const owner: StateOwner =
+        principal?.kind === 'portal'
+          ? { portalSessionId: principal.sessionId }
+          : { userId: sessionOf(principal).userId };
+      return startAuthorization(deps, requestScope(request), owner, request.params.id);
+    },
   );
 
   app.get(
     CALLBACK_PATH,
     {
-      config: sessionRule(),
+      config: CALLBACK_RULE,
       schema: {
         tags,
         summary:
-          'Where the provider sends the browser back: binds the tokens, then 303 to the connection page',
-        description:
-          "The answer is always 303: to the connection's page with `authorized=true`, or with " +
-          '`authorizationError` saying in words what failed (a used, foreign or expired state, the provider’s ' +
-          'refusal, a failed code exchange).',
+          'Where the provider sends the browser back: binds the tokens, then 303 to the page it came from',
+        description: CALLBACK_DESCRIPTION,
         querystring: CallbackQuery,
-        response: { 303: Type.Null({ description: 'See Other: Location is the connection’s page' }) },
+        response: { 303: Type.Null({ description: 'See Other: Location is the page to go back to' }) },
       },
     },
     async (request, reply) => {
-      // The callback is a session route (a 303 in words whatever happened), and authorize's rule
-      // is checked again here: whoever started it may have lost the role or module since.
-      const mayAuthorize = request.principal !== null && decide(admin.access, request.principal).allowed;
+      // The Location may hold a portal code in its fragment: never cached, never sent on as a referrer.
+      reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+      const at = ctx.now();
       const location = await finishAuthorization(
         deps,
-        requestScope(request),
-        auditOrigin(request, ctx.now()),
-        { userId: sessionOf(request.principal).userId, mayAuthorize },
+        services.authorizationOwners,
+        {
+          ip: clientAddress(request),
+          requestId: request.id,
+          at,
+          signedIn: signedInCaller(request, services, at),
+        },
         request.query,
       );
       return reply.redirect(location, 303);

@@ -174,6 +174,14 @@ export async function insertState(db: Kysely<DB>, scope: TenantScope, row: State
 }
 
 /**
+ * The state whose keyed hash this is, of whichever tenant: the callback comes with nothing but the
+ * state, which names its tenant and owner as a code names its link. Read, not taken.
+ */
+export function findStateByHash(db: Kysely<DB>, stateHash: string): Promise<StateRow | undefined> {
+  return db.selectFrom('oauth_states').selectAll().where('state_hash', '=', stateHash).executeTakeFirst();
+}
+
+/**
  * Takes a state once: the row is deleted as it is read, so a second callback with the same state
  * finds nothing, whichever process it reaches.
  */

@@ -16,12 +16,19 @@ import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { fieldProblem, HttpProblem, notFound } from '../http/problem.js';
 import { bodyValidator, validationProblem } from '../http/validation.js';
 import { credentialFieldsOf, fieldsOf, type FieldInfo } from '../hub/hub.js';
+import {
+  startAuthorization,
+  type AuthorizeDeps,
+  type CallbackRequest,
+  type OwnerReturn,
+} from '../oauth/authorize.js';
 import { reserveAttempt } from '../sign-in/sign-in.js';
 import { getTenant } from '../tenants/tenants.js';
 import { checkRoomForConnectLink } from './caps.js';
 import {
   claimConnectSessionRow,
   completeConnectSessionRow,
+  completePendingConnectSessionRow,
   connectionMadeBy,
   findConnectSessionRow,
   findLiveConnectSessionRow,
@@ -37,9 +44,11 @@ import { brandingOf } from './settings.js';
 
 /**
  * What a link needs of connections: whatever their create takes (the connector catalog, and after
- * portal sessions what a create does for them), so a link creates exactly as the API does.
+ * portal sessions what a create does for them), so a link creates exactly as the API does; and
+ * OAuth2's start of an authorization, for connectors of the authorization-code grant.
  */
-export type ConnectDeps = Parameters<typeof createConnection>[0] & ConnectionDeps;
+export type ConnectDeps = Parameters<typeof createConnection>[0] &
+  ConnectionDeps & { oauth: { authorize: AuthorizeDeps } };
 
 const CODE_LENGTH = 32;
 const CODE_SHAPE = new RegExp(`^[0-9A-Za-z]{${CODE_LENGTH}}$`);
@@ -91,23 +100,12 @@ function toSession(row: ConnectSessionRow, now: Date): ConnectSession {
 
 const unknownConnector = (message: string) => fieldProblem('connectorKey', message);
 
-/**
- * Refused by link: the authorization-code grant needs the provider's callback to come back to the
- * link, which it cannot yet (decision 0075); its connections are made in the API and authorized there.
- */
-const authorizationCodeRefused = () =>
-  unknownConnector(
-    'connects with the OAuth2 authorization-code grant, which a connect link cannot complete yet: ' +
-      'create the connection and authorize it in hubgate instead',
-  );
-
-/** The connector a link is for: known, switched on, and one a link can complete. */
+/** The connector a link is for: known and switched on. */
 async function linkableConnector(deps: ConnectDeps, key: string): Promise<ConnectorDefinition> {
   const definition = await deps.catalog.current(key);
   if (!definition || !deps.catalog.isEnabled(key)) {
     throw unknownConnector(definition ? 'is switched off on this hub' : 'is not a known connector');
   }
-  if (definition.authorization?.grant === 'authorization_code') throw authorizationCodeRefused();
   return definition;
 }
 
@@ -337,19 +335,36 @@ function checkedCompletion(
   return { config, credentials };
 }
 
+/** The audit origin of what a link does: the link as actor, its subject on every row. */
+const linkOrigin = (
+  link: ConnectSessionRow,
+  request: Pick<AuditOrigin, 'ip' | 'requestId'>,
+  at: Date,
+): AuditOrigin => ({
+  actorType: 'connect_link',
+  actorId: link.id,
+  actorSubject: link.subject,
+  ip: request.ip,
+  requestId: request.requestId,
+  at,
+});
+
+export type ConnectOutcome = { status: 'completed'; connectionId: string } | { authorizationUrl: string };
+
 /**
  * Completes a link (docs/api/connect-links.md): the connection is created in the link's tenant by
  * the API's own create, audited with the link as actor (`connect_link`, its ID, its subject), and
  * the credentials given are bound as `PUT …/credentials` binds them. A link makes one connection:
  * a conditional claim lets one complete through, which looks for a connection the link made before
- * it creates one; the link is completed once the connection exists.
+ * it creates one; the link is completed once the connection exists. An OAuth2 connector of the
+ * authorization-code grant answers the provider's URL instead, and the link completes at its callback.
  */
 export async function completeConnectSession(
   deps: ConnectDeps,
   request: Pick<AuditOrigin, 'ip' | 'requestId'>,
   throttleKey: string,
   input: ConnectCompletion,
-): Promise<{ status: 'completed'; connectionId: string }> {
+): Promise<ConnectOutcome> {
   const at = deps.ctx.now();
   const { row, codeHash } = await liveLink(deps, throttleKey, input.code, at);
   const tenant = await getTenant(deps.ctx, row.tenant_id);
@@ -369,14 +384,12 @@ export async function completeConnectSession(
   // Another complete of this link is under way or done.
   if (!claimed) throw invalidLink();
   const scope = connectLinkScopeOf({ tenantId: row.tenant_id, entitlements: tenant.entitlements });
-  const origin: AuditOrigin = {
-    actorType: 'connect_link',
-    actorId: row.id,
-    actorSubject: row.subject,
-    ip: request.ip,
-    requestId: request.requestId,
-    at,
-  };
+  const origin = linkOrigin(row, request, at);
+  const displayName = input.displayName ?? row.display_name ?? definition.name;
+  const body = { connectorKey: definition.key, displayName, ...config };
+  if (definition.authorization?.grant === 'authorization_code') {
+    return startLinkAuthorization(deps, scope, origin, row, body);
+  }
   // A claim lapsed after its connection was committed (a process died before marking the link):
   // the link made its one connection, and says so now.
   const made = await connectionMadeBy(deps.ctx.db, scope, row.id);
@@ -384,10 +397,8 @@ export async function completeConnectSession(
     await completeConnectSessionRow(deps.ctx.db, scope, row.id, made, at);
     throw invalidLink();
   }
-  const displayName = input.displayName ?? row.display_name ?? definition.name;
   let connectionId: string;
   try {
-    const body = { connectorKey: definition.key, displayName, ...config };
     connectionId = (await createConnection(deps, scope, origin, body)).id;
   } catch (error) {
     // Nothing was made: the person may try again while the link is pending.
@@ -397,4 +408,79 @@ export async function completeConnectSession(
   await completeConnectSessionRow(deps.ctx.db, scope, row.id, connectionId, at);
   if (credentials !== undefined) await bindCredentials(deps, scope, origin, connectionId, credentials);
   return { status: 'completed', connectionId };
+}
+
+/**
+ * A link of an authorization-code connector, completed (docs/api/connect-links.md): its connection,
+ * made now or by an earlier try of the same link (a link makes one), is authorized by the person at
+ * the provider, with a state bound to the link; the link stays pending until the callback binds the
+ * tokens. The claim is given back either way: the person may try again while the link is pending.
+ */
+async function startLinkAuthorization(
+  deps: ConnectDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  link: ConnectSessionRow,
+  body: Parameters<typeof createConnection>[3],
+): Promise<{ authorizationUrl: string }> {
+  try {
+    const made = await connectionMadeBy(deps.ctx.db, scope, link.id);
+    const connectionId = made ?? (await createConnection(deps, scope, origin, body)).id;
+    return await startAuthorization(
+      deps.oauth.authorize,
+      scope,
+      { connectSessionId: link.id },
+      connectionId,
+    ).catch((error: unknown) => {
+      // The tenant revoked the connection an earlier try made: this link can make no other.
+      if (made !== undefined && error instanceof HttpProblem && error.code === 'conflict') {
+        throw new HttpProblem('conflict', 'The connection this link made was revoked; ask for a new link.');
+      }
+      throw error;
+    });
+  } finally {
+    await releaseConnectSessionRow(deps.ctx.db, scope, link.id);
+  }
+}
+
+/** The connect page a link's authorization returns to, saying what became of it. */
+function connectPage(deps: ConnectDeps, tenantId: string, error: string | undefined): string {
+  const url = new URL(`/connect/${encodeURIComponent(tenantId)}`, deps.ctx.config.publicUrl);
+  if (error === undefined) url.searchParams.set('status', 'completed');
+  else url.searchParams.set('authorizationError', error);
+  return url.href;
+}
+
+/**
+ * A connect link's authorization coming back: the link must still be pending (not completed,
+ * deleted or expired) and its tenant entitled to integrations, checked now; the binding is audited
+ * as the link's, and completes the link, with its connection, in the binding's transaction.
+ */
+export function connectLinkAuthorizationReturn(deps: ConnectDeps): OwnerReturn {
+  return async (state, scope, request: CallbackRequest) => {
+    const page = (error?: string) => connectPage(deps, scope.tenantId, error);
+    const linkId = state.connect_session_id ?? '';
+    const link = await findConnectSessionRow(deps.ctx.db, scope, linkId);
+    if (!link || link.completed_at || new Date(link.expires_at) <= request.at) {
+      return { refused: page('This connect link is completed, deleted or expired; nothing was bound.') };
+    }
+    if (!scope.entitlements.includes('integrations')) {
+      return { refused: page('The tenant of this link is not entitled to integrations; nothing was bound.') };
+    }
+    return {
+      origin: linkOrigin(link, request, request.at),
+      again: 'try again with the link',
+      page,
+      bound: async (trx, connectionId) => {
+        const done = await completePendingConnectSessionRow(trx, scope, link.id, connectionId, request.at);
+        // Rolls the binding back: a link deleted or expired meanwhile connects nothing.
+        if (!done) {
+          throw new HttpProblem(
+            'conflict',
+            'The connect link was completed, deleted or expired meanwhile; nothing was bound.',
+          );
+        }
+      },
+    };
+  };
 }

@@ -310,9 +310,14 @@ export const connectRoutes: RoutePlugin = async (app, services) => {
           'No credential and no CSRF token. The config is merged under the fields the link fixed (giving ' +
           'one of those is 400); URLs pass the SSRF policy. A link makes one connection: a wrong, ' +
           'completed, deleted or expired code is 401 invalid_credentials, throttled per address as ' +
-          'sign-in is. OAuth2 connectors of the authorization-code grant cannot be completed by link yet.',
+          'sign-in is. An OAuth2 connector of the authorization-code grant answers 200 with the ' +
+          "provider's URL to send the browser to (the connection is made, or the one an earlier try of the " +
+          'link made is reused, pending authorization); the link completes when the callback binds the ' +
+          'tokens, which returns to PUBLIC_URL/connect/<tenantId> with status=completed or ' +
+          'authorizationError, and the person may try again while the link is pending.',
         body: CompleteBody,
         response: {
+          200: Type.Object({ authorizationUrl: Type.String({ format: 'uri' }) }),
           201: Type.Object({ status: Type.Literal('completed'), connectionId: Type.String() }),
         },
       },
@@ -320,7 +325,7 @@ export const connectRoutes: RoutePlugin = async (app, services) => {
     async (request, reply) => {
       const origin = auditOrigin(request, ctx.now());
       const done = await completeConnectSession(services, origin, throttleKeyOf(request), request.body);
-      return reply.code(201).send(done);
+      return 'authorizationUrl' in done ? reply.code(200).send(done) : reply.code(201).send(done);
     },
   );
 };

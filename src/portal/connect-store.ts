@@ -142,6 +142,30 @@ export async function completeConnectSessionRow(
 }
 
 /**
+ * Completes a link that is still pending (not completed, deleted or expired) with the connection its
+ * authorization bound, in the binding's transaction; answers whether it was.
+ */
+export async function completePendingConnectSessionRow(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  connectionId: string,
+  at: Date,
+): Promise<boolean> {
+  const row = await db
+    .updateTable('connect_sessions')
+    .set({ completed_at: at, connection_id: connectionId, completing_until: null })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', id)
+    .where('completed_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', at)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
  * The connection a link already made, if any: a create records its actor, the link, as the
  * connection's `created_by`. A read of connections/' table (reads cross owners; it has no read by
  * creator), for a complete whose earlier claim lapsed after its connection was committed.

@@ -23,6 +23,7 @@ import {
   insertPortalSession,
   listPortalSessionRows,
   revokePortalSessionRow,
+  setPortalSessionCode,
   type PortalSessionRow,
 } from './store.js';
 
@@ -126,7 +127,6 @@ export async function createPortalSession(
     connection_ids: connectionIds,
     code_hash: codeHashOf(ctx.keyring, code),
     code_expires_at: codeExpiresAt,
-    token_hash: null,
     expires_at: expiresAt,
     created_at: at,
     created_by_type: origin.actorType,
@@ -264,6 +264,25 @@ export async function exchangePortalCode(
     expiresAt: new Date(row.expires_at),
   });
   return { token, ...view };
+}
+
+/**
+ * A new single-use code for a live session, by the same rules as its link's (CODE_LIFETIME_MS, never
+ * past the session's end), for a page that must reopen the portal without the token it has (an
+ * OAuth2 authorization's callback, in a tab of its own). Answers the code, or null when the session
+ * is revoked or over. Exchanging it adds a token to the session; the tokens it has keep working.
+ */
+export async function mintPortalCode(
+  db: Kysely<DB>,
+  keyring: Keyring,
+  scope: TenantScope,
+  sessionId: string,
+  at: Date,
+): Promise<string | null> {
+  const code = randomBase62(CODE_LENGTH);
+  const until = new Date(at.getTime() + CODE_LIFETIME_MS);
+  const row = await setPortalSessionCode(db, scope, sessionId, codeHashOf(keyring, code), until, at);
+  return row ? code : null;
 }
 
 /** Makes a connection just created through a narrowed scope one of its session's (connections/). */

@@ -54,25 +54,66 @@ export function revokePortalSessionRow(
 }
 
 /**
- * Uses up a code: the session whose live code has this hash gets the token's hash, in one
- * statement, so two exchanges of one code cannot both win. Tenant-agnostic by nature: the code is
- * what names the session.
+ * Uses up a code: the session whose live code has this hash gets one more token, in one statement,
+ * so two exchanges of one code cannot both win. A session holds a token per code exchanged (its
+ * link's, and each one an authorization's callback hands back: docs/api/portal.md), all ending
+ * with it. Tenant-agnostic by nature: the code is what names the session.
  */
-export function exchangeCodeRow(
+export async function exchangeCodeRow(
   db: Kysely<DB>,
   codeHash: string,
   tokenHash: string,
   at: Date,
 ): Promise<PortalSessionRow | undefined> {
+  const result = await sql<PortalSessionRow>`
+    with used as (
+      update portal_sessions set code_hash = null, exchanged_at = coalesce(exchanged_at, ${at})
+      where code_hash = ${codeHash} and code_expires_at > ${at} and expires_at > ${at} and revoked_at is null
+      returning *
+    ), added as (
+      insert into portal_session_tokens (token_hash, session_id, created_at)
+      select ${tokenHash}, id, ${at} from used
+    )
+    select * from used`.execute(db);
+  return result.rows[0];
+}
+
+/**
+ * Gives a live session a new code (its old one, if unused, stops working), valid until `until` and
+ * never past the session's end; answers the session, or undefined when it is revoked or over.
+ */
+export function setPortalSessionCode(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+  codeHash: string,
+  until: Date,
+  at: Date,
+): Promise<PortalSessionRow | undefined> {
   return db
     .updateTable('portal_sessions')
-    .set({ code_hash: null, token_hash: tokenHash, exchanged_at: at })
-    .where('code_hash', '=', codeHash)
-    .where('code_expires_at', '>', at)
-    .where('expires_at', '>', at)
+    .set({ code_hash: codeHash, code_expires_at: sql`least(${until}::timestamptz, expires_at)` })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('id', '=', id)
     .where('revoked_at', 'is', null)
+    .where('expires_at', '>', at)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** One of the tenant's sessions, whatever its state, with its tenant's entitlements. */
+export async function findPortalSessionById(
+  db: Kysely<DB>,
+  scope: TenantScope,
+  id: string,
+): Promise<PortalSessionForVerification | undefined> {
+  const row = await withEntitlements(db)
+    .where('p.tenant_id', '=', scope.tenantId)
+    .where('p.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { entitlements, ...session } = row;
+  return { row: session, entitlements };
 }
 
 export interface PortalSessionForVerification {
@@ -80,12 +121,8 @@ export interface PortalSessionForVerification {
   entitlements: string[];
 }
 
-/** The session whose token has this hash, with its tenant's entitlements (as tenant keys are read). */
-export async function findPortalSessionByTokenHash(
-  db: Kysely<DB>,
-  tokenHash: string,
-): Promise<PortalSessionForVerification | undefined> {
-  const row = await db
+const withEntitlements = (db: Kysely<DB>) =>
+  db
     .selectFrom('portal_sessions as p')
     .selectAll('p')
     .select(
@@ -94,8 +131,16 @@ export async function findPortalSessionByTokenHash(
       >`coalesce((select json_agg(e.module_key order by e.module_key) from tenant_entitlements e where e.tenant_id = p.tenant_id), '[]'::json)`.as(
         'entitlements',
       ),
-    )
-    .where('p.token_hash', '=', tokenHash)
+    );
+
+/** The session one of whose tokens has this hash, with its tenant's entitlements (as tenant keys are read). */
+export async function findPortalSessionByTokenHash(
+  db: Kysely<DB>,
+  tokenHash: string,
+): Promise<PortalSessionForVerification | undefined> {
+  const row = await withEntitlements(db)
+    .innerJoin('portal_session_tokens as t', 't.session_id', 'p.id')
+    .where('t.token_hash', '=', tokenHash)
     .executeTakeFirst();
   if (!row) return undefined;
   const { entitlements, ...session } = row;

@@ -437,6 +437,7 @@ const MINTERS: Record<string, string[]> = {
   tenantScopeOf: ['src/access/gate.ts'],
   platformScopeOf: ['src/tenants/tenants.ts'],
   connectLinkScopeOf: ['src/portal/connect-links.ts'],
+  authorizationReturnScopeOf: ['src/oauth/authorize.ts'],
   signInScopeOf: ['src/sign-in/sign-in.ts', 'src/passkeys/sign-in.ts', 'src/sso/sign-in.ts'],
   setupScopeOf: ['src/setup/setup.ts'],
   systemScopeOf: ['src/delivery/auto-pause.ts'],

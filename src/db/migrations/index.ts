@@ -24,6 +24,7 @@ import * as m0022 from './0022_oauth_authorizations.js';
 import * as m0023 from './0023_portal_sessions.js';
 import * as m0024 from './0024_portal_settings.js';
 import * as m0025 from './0025_connect_sessions.js';
+import * as m0026 from './0026_oauth_state_owners.js';
 import * as m0027 from './0027_portal_caps.js';
 
 /**
@@ -56,5 +57,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0023_portal_sessions': m0023,
   '0024_portal_settings': m0024,
   '0025_connect_sessions': m0025,
+  '0026_oauth_state_owners': m0026,
   '0027_portal_caps': m0027,
 };
