@@ -17,14 +17,16 @@ import {
 } from '../helpers/browser.js';
 import { assertNoLeak, makeSignedInTenant } from '../helpers/factories.js';
 import type { TestSession } from '../helpers/harness.js';
+import { startOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 // The connect page (contract §20, docs/api/connect-links.md) walked by a person with no hubgate account:
 // a link made by the platform opens under the tenant's branding, its code leaves the address bar, the
 // fields the link fixed are not asked, a refused URL is said on its field, a real local receiver gets
 // the connection's test event, and the link once used says so in words. Also the page's return from an
-// OAuth2 provider (`?status=completed`, `?authorizationError=…`) and a throttled address. Skipped test by
-// test when Chromium is missing.
+// OAuth2 provider (`?status=completed`, `?authorizationError=…`), an end user completing an OAuth2 link
+// at a real provider (oidc-provider on 127.0.0.1, which signs in and consents at once), a refusal there
+// and Try again, and a throttled address. Skipped test by test when Chromium is missing.
 const skip = browserSkipReason();
 
 // Receivers listen on 127.0.0.1, opened by DELIVERY_ALLOWED_CIDRS; 10.0.0.0/8 stays refused.
@@ -79,6 +81,16 @@ describe('connect page', () => {
       body: { connectorKey: 'webhook', subject: 'customer-42', config: fixed },
     });
     assert.equal(made.status, 201, `making the link answered ${made.status}: ${made.text}`);
+    return made.body;
+  }
+
+  /** A link for the OAuth2 connector of the provider `key`: the person signs in there. */
+  async function oauthLink(tenantId: string, key: string): Promise<Link> {
+    const made = await h.request<Link>('POST', `/api/v1/platform/tenants/${tenantId}/connect-sessions`, {
+      token: h.platformToken,
+      body: { connectorKey: `oauth2:${key}`, subject: 'customer-7' },
+    });
+    assert.equal(made.status, 201, `making the OAuth2 link answered ${made.status}: ${made.text}`);
     return made.body;
   }
 
@@ -290,6 +302,103 @@ describe('connect page', () => {
       } finally {
         await tp.close();
       }
+    },
+  );
+
+  test(
+    'an end user completes an OAuth2 link at the provider, and a refusal there offers Try again',
+    { skip, timeout: 180_000 },
+    async (t) => {
+      const idp = await startOAuthProvider(t, { redirectUri: `${h.uiUrl}/api/v1/oauth/callback` });
+      const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
+        token: h.platformToken,
+        body: {
+          key: 'testidp',
+          name: 'Test IdP',
+          authorizationUrl: idp.authorizationUrl,
+          tokenUrl: idp.tokenUrl,
+          apiBaseUrl: idp.apiBaseUrl,
+          clientId: idp.clientId,
+          clientSecret: idp.clientSecret,
+          scopes: idp.scopes,
+        },
+      });
+      assert.equal(
+        provider.status,
+        201,
+        `creating the provider answered ${provider.status}: ${provider.text}`,
+      );
+      const { tenant, session } = await brandedTenant({ name: 'Acme Payroll', accentColor: '#0a7cff' });
+      const link = await oauthLink(tenant.id, 'testidp');
+      const tp = await newPage(browser);
+      const { page } = tp;
+      page.setDefaultTimeout(WAIT_MS);
+      try {
+        // The provider signs the person in and consents at once; its callback comes back to the page.
+        await page.goto(link.url);
+        await visible(heading(page, 'Connect Test IdP'));
+        await axeClean(page, 'connect page oauth form');
+        await page.getByRole('button', { name: 'Connect', exact: true }).click();
+        await page.waitForURL(
+          (url) => url.pathname === `/connect/${tenant.id}` && url.searchParams.get('status') === 'completed',
+        );
+        await visible(heading(page, 'Connected'));
+        await visible(page.getByText('Test IdP is connected to Acme Payroll. You can close this page.'));
+        await axeClean(page, 'connect page oauth connected');
+        const done = await linkNow(tenant.id, link.id);
+        assert.equal(done.status, 'completed', 'the OAuth2 link is not completed');
+        const connection = await h.request('GET', `/api/v1/integrations/connections/${done.connectionId}`, {
+          session,
+        });
+        assert.equal(connection.body.authorization?.status, 'authorized', 'the connection is not authorized');
+        assert.equal(
+          await page.evaluate(
+            `window.sessionStorage.getItem(${JSON.stringify(`hubgate.connect.${tenant.id}`)})`,
+          ),
+          null,
+          'the code stays kept once the link is completed',
+        );
+
+        // Another link: the person refuses at the provider (the helper's refusal, its URL caught on the
+        // way), comes back to the words and Try again, which goes to the provider again.
+        const second = await oauthLink(tenant.id, 'testidp');
+        let atProvider = '';
+        await page.route(`${idp.issuer}/**`, async (route) => {
+          atProvider = route.request().url();
+          await route.fulfill({ status: 200, contentType: 'text/html', body: '<title>Test IdP</title>' });
+        });
+        await page.goto(second.url);
+        await visible(heading(page, 'Connect Test IdP'));
+        await page.getByRole('button', { name: 'Connect', exact: true }).click();
+        await eventually(() => assert.ok(atProvider, 'the page did not go to the provider'));
+        const refused = await idp.authorize(atProvider, { deny: true });
+        await page.goto(refused.href);
+        await page.waitForURL(
+          (url) => url.pathname === `/connect/${tenant.id}` && url.searchParams.has('authorizationError'),
+        );
+        await visible(heading(page, 'Not connected'));
+        // The callback's words, as the page got them.
+        await visible(page.getByRole('alert').getByText(/access_denied/));
+        await axeClean(page, 'connect page oauth refused');
+        await screenshot(page, 'connect-page-oauth-refused');
+        atProvider = '';
+        await page.getByRole('button', { name: 'Try again' }).click();
+        await eventually(() => assert.ok(atProvider, 'Try again did not go to the provider'));
+        const granted = await idp.authorize(atProvider);
+        await page.unroute(`${idp.issuer}/**`);
+        await page.goto(granted.href);
+        await page.waitForURL((url) => url.searchParams.get('status') === 'completed');
+        await visible(heading(page, 'Connected'));
+        assert.equal(
+          (await linkNow(tenant.id, second.id)).status,
+          'completed',
+          'Try again completed nothing',
+        );
+        assertNoPageErrors(tp, 'the OAuth2 connect page');
+      } finally {
+        await tp.close();
+      }
+      assertNoLeak(h, [idp.clientSecret]);
     },
   );
 
