@@ -67,8 +67,8 @@ import type { Matcher, MatcherOp, RoutingDocument, RoutingInput } from '../../sr
 import type { HistorySchema } from '../../src/platform/monitoring-routes.js';
 import type { MonitoringSnapshot } from '../../src/platform/monitoring.js';
 import type {
-  completeConnectSession,
   ConnectCompletion as ConnectCompletionInput,
+  ConnectOutcome,
   connectSessionView,
 } from '../../src/portal/connect-links.js';
 import type { PortalSettings } from '../../src/portal/settings-schemas.js';
@@ -159,8 +159,7 @@ export type ConnectCompletion = ConnectCompletionInput;
  * The complete's answers: the connection made (201), or, for an OAuth2 connector of the
  * authorization-code grant, where the person authorizes it (200, contract §20).
  */
-export type ConnectCompleted =
-  Awaited<ReturnType<typeof completeConnectSession>> | { authorizationUrl: string };
+export type ConnectCompleted = ConnectOutcome;
 
 /** The sign-in answer (docs/api/authentication.md); the session answer is the same, less `expiresAt`. */
 export type SignInAnswer = Static<typeof SignInAnswerSchema>;
