@@ -15,6 +15,7 @@ export const UI_FEATURES = {
   common: [],
   overview: [],
   connections: ['event-types'],
+  connect: ['connections'],
   deliveries: ['connections'],
   'event-types': [],
   keys: [],

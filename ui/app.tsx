@@ -9,6 +9,7 @@ import { useTitle } from './common/hooks.js';
 import { BareLayout, Layout } from './common/Layout.js';
 import { ErrorNotice, Loading } from './common/Notice.js';
 import { loadSession, session, sessionProblem, setNavigator } from './common/session.js';
+import { ConnectApp, isConnectPath } from './connect/ConnectApp.js';
 import { ConnectionsPage } from './connections/ConnectionsPage.js';
 import { NewConnectionPage } from './connections/NewConnectionPage.js';
 import { ConnectionEventsPage } from './deliveries/ConnectionPage.js';
@@ -149,6 +150,7 @@ function Pages() {
   const { path } = useLocation();
   if (isConsolePath(path)) return <PlatformApp />;
   if (isPortalPath(path)) return <PortalApp />;
+  if (isConnectPath(path)) return <ConnectApp />;
   if (session.value === undefined) {
     const problem = sessionProblem.value;
     return problem ? <Unreachable error={problem} /> : <Loading what="Starting hubgate" />;

@@ -66,6 +66,11 @@ import type { ChannelSendResult } from '../../src/platform/alerting/notification
 import type { Matcher, MatcherOp, RoutingDocument, RoutingInput } from '../../src/platform/alerting/rules.js';
 import type { HistorySchema } from '../../src/platform/monitoring-routes.js';
 import type { MonitoringSnapshot } from '../../src/platform/monitoring.js';
+import type {
+  ConnectCompletion as ConnectCompletionInput,
+  ConnectOutcome,
+  connectSessionView,
+} from '../../src/portal/connect-links.js';
 import type { PortalSettings } from '../../src/portal/settings-schemas.js';
 import type { SetupAnswer as SetupAnswerSchema, SetupBody, SetupStatus } from '../../src/setup/routes.js';
 import type { SignInAnswer as SignInAnswerSchema } from '../../src/sign-in/answer.js';
@@ -140,6 +145,21 @@ export interface PortalSessionView {
 export type PortalExchangeAnswer = PortalSessionView & { token: string };
 /** The tenant's portal framing and branding (docs/api/portal.md), the same shape read and saved. */
 export type PortalSettingsRecord = Static<typeof PortalSettings>;
+
+/**
+ * What a connect link's page shows (docs/api/connect-links.md): the tenant, the connector and the
+ * fields the link did not fix, the proposed display name, and the tenant's branding.
+ */
+export type ConnectView = Awaited<ReturnType<typeof connectSessionView>>;
+/** One field of a connect link's page: a config field or a credential field, as the catalog says it. */
+export type ConnectField = ConnectView['connector']['fields'][number];
+/** `POST /api/v1/connect/complete`: the code, and the fields the link left to the person. */
+export type ConnectCompletion = ConnectCompletionInput;
+/**
+ * The complete's answers: the connection made (201), or, for an OAuth2 connector of the
+ * authorization-code grant, where the person authorizes it (200, contract §20).
+ */
+export type ConnectCompleted = ConnectOutcome;
 
 /** The sign-in answer (docs/api/authentication.md); the session answer is the same, less `expiresAt`. */
 export type SignInAnswer = Static<typeof SignInAnswerSchema>;
@@ -441,6 +461,24 @@ export const routes = {
       auth: 'optional',
       body: shape<Static<typeof InvitationAcceptBody>>(),
       answer: shape<SignInAnswer>(),
+    },
+  },
+  // The connect page's two calls (docs/api/connect-links.md): no credential, the link's code in the
+  // body only; a 401 is a used or wrong link, never a session that ended.
+  connect: {
+    session: {
+      method: 'POST',
+      path: '/api/v1/connect/session',
+      auth: 'optional',
+      body: shape<{ code: string }>(),
+      answer: shape<ConnectView>(),
+    },
+    complete: {
+      method: 'POST',
+      path: '/api/v1/connect/complete',
+      auth: 'optional',
+      body: shape<ConnectCompletion>(),
+      answer: shape<ConnectCompleted>(),
     },
   },
   audit: {
