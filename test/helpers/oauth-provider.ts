@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Cleanup } from './cleanup.js';
+import type { Harness } from './harness.js';
 
 /** What a token request asked, as the provider saw it (no secret: only the grant and the outcome). */
 export interface TokenCall {
@@ -210,3 +211,34 @@ export async function startOAuthProvider(cleanup: Cleanup, options: OAuthProvide
 }
 
 export type TestOAuthProvider = Awaited<ReturnType<typeof startOAuthProvider>>;
+
+let registered = 0;
+
+/**
+ * The provider registered with hubgate by the platform key (`POST /api/v1/platform/oauth-providers`),
+ * under a key of its own unless `overrides` names one: its `key` and the `connectorKey` of the
+ * connector it adds to the catalog.
+ */
+export async function registerProvider(
+  h: Pick<Harness, 'request' | 'platformToken'>,
+  idp: TestOAuthProvider,
+  overrides: Record<string, unknown> = {},
+): Promise<{ key: string; connectorKey: string }> {
+  registered += 1;
+  const r = await h.request('POST', '/api/v1/platform/oauth-providers', {
+    token: h.platformToken,
+    body: {
+      key: `idp${registered}-${Date.now().toString(36)}`,
+      name: 'Test IdP',
+      authorizationUrl: idp.authorizationUrl,
+      tokenUrl: idp.tokenUrl,
+      apiBaseUrl: idp.apiBaseUrl,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      scopes: idp.scopes,
+      ...overrides,
+    },
+  });
+  assert.equal(r.status, 201, `creating the provider answered ${r.status}: ${r.text}`);
+  return r.body as { key: string; connectorKey: string };
+}

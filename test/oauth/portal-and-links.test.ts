@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertNoLeak, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { registerProvider, startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
 
 // OAuth2 authorization-code connections authorized from a portal session and from a connect link
 // (docs/api/oauth.md, portal.md, connect-links.md), against a real provider (oidc-provider on
@@ -47,7 +47,6 @@ const CONNECTIONS = '/api/v1/integrations/connections';
 const LINKS = '/api/v1/integrations/connect-sessions';
 const EXCHANGE = '/api/v1/portal/exchange';
 const COMPLETE = '/api/v1/connect/complete';
-let n = 0;
 let lastAddress = 0;
 const newAddress = () => {
   lastAddress += 1;
@@ -55,21 +54,7 @@ const newAddress = () => {
 };
 
 async function makeProvider(): Promise<string> {
-  const r = await h.request('POST', '/api/v1/platform/oauth-providers', {
-    token: h.platformToken,
-    body: {
-      key: `pidp${++n}-${Date.now().toString(36)}`,
-      name: 'Test IdP',
-      authorizationUrl: idp.authorizationUrl,
-      tokenUrl: idp.tokenUrl,
-      apiBaseUrl: idp.apiBaseUrl,
-      clientId: idp.clientId,
-      clientSecret: idp.clientSecret,
-      scopes: idp.scopes,
-    },
-  });
-  assert.equal(r.status, 201, r.text);
-  return r.body.connectorKey as string;
+  return (await registerProvider(h, idp)).connectorKey;
 }
 
 async function makeConnection(session: TestSession, connectorKey: string): Promise<string> {

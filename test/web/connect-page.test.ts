@@ -17,7 +17,7 @@ import {
 } from '../helpers/browser.js';
 import { assertNoLeak, makeSignedInTenant } from '../helpers/factories.js';
 import type { TestSession } from '../helpers/harness.js';
-import { startOAuthProvider } from '../helpers/oauth-provider.js';
+import { registerProvider, startOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 // The connect page (contract §20, docs/api/connect-links.md) walked by a person with no hubgate account:
@@ -310,26 +310,9 @@ describe('connect page', () => {
     { skip, timeout: 180_000 },
     async (t) => {
       const idp = await startOAuthProvider(t, { redirectUri: `${h.uiUrl}/api/v1/oauth/callback` });
-      const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
-        token: h.platformToken,
-        body: {
-          key: 'testidp',
-          name: 'Test IdP',
-          authorizationUrl: idp.authorizationUrl,
-          tokenUrl: idp.tokenUrl,
-          apiBaseUrl: idp.apiBaseUrl,
-          clientId: idp.clientId,
-          clientSecret: idp.clientSecret,
-          scopes: idp.scopes,
-        },
-      });
-      assert.equal(
-        provider.status,
-        201,
-        `creating the provider answered ${provider.status}: ${provider.text}`,
-      );
+      const provider = await registerProvider(h, idp);
       const { tenant, session } = await brandedTenant({ name: 'Acme Payroll', accentColor: '#0a7cff' });
-      const link = await oauthLink(tenant.id, 'testidp');
+      const link = await oauthLink(tenant.id, provider.key);
       const tp = await newPage(browser);
       const { page } = tp;
       page.setDefaultTimeout(WAIT_MS);
@@ -361,7 +344,7 @@ describe('connect page', () => {
 
         // Another link: the person refuses at the provider (the helper's refusal, its URL caught on the
         // way), comes back to the words and Try again, which goes to the provider again.
-        const second = await oauthLink(tenant.id, 'testidp');
+        const second = await oauthLink(tenant.id, provider.key);
         let atProvider = '';
         await page.route(`${idp.issuer}/**`, async (route) => {
           atProvider = route.request().url();

@@ -16,7 +16,7 @@ import { publishEvent } from '../helpers/events.js';
 import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { framingSite } from '../helpers/framing-site.js';
 import type { TestSession } from '../helpers/harness.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { registerProvider, startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // The portal page (docs/api/portal.md) as the platform's customer sees it: framed by the platform's
@@ -282,23 +282,10 @@ describe('the portal page', () => {
     'a managing session in a frame connects an OAuth2 connection in a new tab, and the frame follows',
     { skip, timeout: 180_000 },
     async () => {
-      const provider = await h.request('POST', '/api/v1/platform/oauth-providers', {
-        token: h.platformToken,
-        body: {
-          key: 'portalidp',
-          name: 'Portal IdP',
-          authorizationUrl: idp.authorizationUrl,
-          tokenUrl: idp.tokenUrl,
-          apiBaseUrl: idp.apiBaseUrl,
-          clientId: idp.clientId,
-          clientSecret: idp.clientSecret,
-          scopes: idp.scopes,
-        },
-      });
-      assert.equal(provider.status, 201, provider.text);
+      const provider = await registerProvider(h, idp, { name: 'Portal IdP' });
       const created = await h.request('POST', '/api/v1/integrations/connections', {
         session: admin,
-        body: { connectorKey: provider.body.connectorKey, displayName: 'IdP API' },
+        body: { connectorKey: provider.connectorKey, displayName: 'IdP API' },
       });
       assert.equal(created.status, 201, created.text);
       const connectionId = created.body.id as string;
