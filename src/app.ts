@@ -25,6 +25,7 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health-routes.js';
 import { registerJsonBodies } from './http/json-body.js';
 import { registerHttpMetrics } from './http/metrics.js';
+import { TAG_DESCRIPTIONS } from './http/openapi-tags.js';
 import { generateRequestId } from './http/request-id.js';
 import { registerTextChecks } from './http/text.js';
 import {
@@ -135,7 +136,10 @@ export async function buildApp(config: Config, services: Services): Promise<Fast
     now: ctx.now,
   });
   registerUnplaceable(app, isUiPage);
-  await registerOpenApi(app, config.publicUrl.origin, { portal: PORTAL_TAG_DESCRIPTION });
+  await registerOpenApi(app, config.publicUrl.origin, {
+    ...TAG_DESCRIPTIONS,
+    portal: PORTAL_TAG_DESCRIPTION,
+  });
   // In this order: the OpenAPI document lists them so.
   for (const routes of ROUTE_PLUGINS) await app.register(routes, services);
   await registerWebUi(app, webUi, ctx.db);
