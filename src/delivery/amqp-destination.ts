@@ -1,4 +1,4 @@
-import { connect, type ConfirmChannel, type Message } from 'amqplib';
+import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import type { RenderedPublish } from '../connections/connector.js';
 import type { Budget } from '../deadline.js';
 import { REDACTED } from '../outbound/redact.js';
@@ -122,6 +122,22 @@ function publishOn(
     });
 }
 
+// A clean close waits for the broker's close-ok, which a broker gone away never sends.
+const CLOSE_WAIT_MS = 1_000;
+
+/** Closes a connection cleanly, or, when the broker does not answer in time, drops its socket. */
+async function closeBounded(model: ChannelModel): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WAIT_MS)));
+  const closed = model.close().then(
+    () => 'closed' as const,
+    () => 'closed' as const,
+  );
+  const how = await Promise.race([closed, waited]);
+  clearTimeout(timer);
+  if (how === 'late') (model.connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+}
+
 async function openSession(
   publish: RenderedPublish,
   policy: DestinationPolicy,
@@ -136,7 +152,7 @@ async function openSession(
   try {
     channel = await model.createConfirmChannel();
   } catch (error) {
-    await model.close().catch(() => undefined);
+    await closeBounded(model);
     throw error;
   }
   // basic.return comes before the ack of the same message: a returned one is failed when its ack comes.
@@ -153,14 +169,14 @@ async function openSession(
   channel.on('close', () => {
     open = false;
     // A channel the broker closed (a missing exchange) ends the session: the next attempt opens both.
-    void model.close().catch(() => undefined);
+    void closeBounded(model);
   });
   return {
     remoteAddress: address,
     isOpen: () => open,
-    close: async () => {
+    close: () => {
       open = false;
-      await model.close().catch(() => undefined);
+      return closeBounded(model);
     },
     publish: publishOn(channel, returned, () => lastWords),
   };
