@@ -124,6 +124,25 @@ describe('amqp connector (RabbitMQ)', { skip: await rabbitSkipReason() }, () => 
     assert.equal(consumer.received.length, 0, 'an unbound exchange delivered something');
   });
 
+  test('an exchange that does not exist fails the attempt with what the broker said, every retry', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeAmqpConnection(session, {
+      exchange: `hubgate-test-missing-${Date.now()}`,
+      routingKey: 'k',
+    });
+    await publishEvent(h, session, { type: 'order.paid', data: {} });
+    const [entry] = await waitForDeliveries(h, session, connection.id, { statuses: ['failed'] });
+    assert.ok(entry, 'the log shows no delivery');
+    assert.equal(entry.attemptCount, 3, 'the attempts to a missing exchange were not retried');
+    for (const attempt of entry.attempts) {
+      assert.match(
+        String(attempt.errorDetail),
+        /NOT_FOUND - no exchange/,
+        'the attempt does not say the exchange does not exist',
+      );
+    }
+  });
+
   test('a broker that refuses the credentials fails the attempt in words, and the password stays unseen', async (t) => {
     const consumer = await startConsumer(t, 'k');
     const { session } = await makeSignedInTenant(h);
