@@ -165,6 +165,64 @@ describe('amqp connector (RabbitMQ)', { skip: await rabbitSkipReason() }, () => 
     assertNoLeak(h, [password]);
   });
 
+  test('a test event is published like any event, and a per-key connection keeps publish order', async (t) => {
+    const consumer = await startConsumer(t, 'k');
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeAmqpConnection(session, {
+      exchange: consumer.exchange,
+      routingKey: 'k',
+      ordering: 'per-key',
+    });
+    const tested = await h.request<{ eventId: string }>('POST', `${CONNECTIONS}/${connection.id}/test`, {
+      session,
+      body: {},
+    });
+    assert.equal(tested.status, 202, tested.text);
+    const [first] = await consumer.waitFor(1);
+    assert.equal(first?.properties.messageId, tested.body.eventId, 'the test event was not published');
+    const events = Array.from({ length: 20 }, (_, n) => ({
+      type: 'order.paid',
+      data: { n },
+      orderingKey: 'A',
+    }));
+    const batch = await h.request('POST', '/api/v1/integrations/events/batch', { session, body: { events } });
+    assert.equal(batch.status, 202, batch.text);
+    const messages = await consumer.waitFor(21);
+    assert.deepEqual(
+      messages
+        .slice(1)
+        .map((m) => (JSON.parse(m.content.toString('utf8')) as { data: { n: number } }).data.n),
+      events.map((e) => e.data.n),
+      'messages of one ordering key reached the broker out of publish order',
+    );
+  });
+
+  test('an edit of the exchange takes effect at the next publish; once revoked, nothing is published', async (t) => {
+    const before = await startConsumer(t, 'k');
+    const afterEdit = await startConsumer(t, 'k');
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeAmqpConnection(session, { exchange: before.exchange, routingKey: 'k' });
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 1 } });
+    await before.waitFor(1);
+    const edited = await h.request('PATCH', `${CONNECTIONS}/${connection.id}`, {
+      session,
+      body: { exchange: afterEdit.exchange },
+    });
+    assert.equal(edited.status, 200, edited.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 2 } });
+    const [moved] = await afterEdit.waitFor(1);
+    assert.deepEqual(
+      JSON.parse(moved!.content.toString('utf8')).data,
+      { n: 2 },
+      'the event after the edit did not go to the new exchange',
+    );
+    const revoked = await h.request('POST', `${CONNECTIONS}/${connection.id}/revoke`, { session, body: {} });
+    assert.equal(revoked.status, 200, revoked.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 3 } }, { status: 202 });
+    await waitForDeliveries(h, session, connection.id, { statuses: ['delivered', 'delivered'] });
+    assert.equal(before.received.length + afterEdit.received.length, 2, 'a revoked connection published');
+  });
+
   test('a URL with a user or password in it is refused with 400', async () => {
     const { session } = await makeSignedInTenant(h);
     for (const url of [
