@@ -1,6 +1,6 @@
 import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import type { RenderedPublish } from '../connections/connector.js';
-import type { Budget } from '../deadline.js';
+import { within as withinMs, type Budget } from '../deadline.js';
 import { REDACTED } from '../outbound/redact.js';
 import { classify, resolveChecked, type Resolver, type SendError } from '../outbound/sender.js';
 import { checkAddress, parseIpLiteral, type DestinationPolicy } from '../outbound/ssrf-policy.js';
@@ -54,8 +54,15 @@ async function checkedAddress(host: string, policy: DestinationPolicy, resolve: 
   return host;
 }
 
+/** Where and how long opening a session may take: the attempt's budget left when it starts. */
+interface Opening {
+  policy: DestinationPolicy;
+  resolve: Resolver | undefined;
+  timeoutMs: number;
+}
+
 /** Connects and logs in to the checked address; a refused login says so. */
-async function logIn(publish: RenderedPublish, policy: DestinationPolicy, resolve: Resolver | undefined) {
+async function logIn(publish: RenderedPublish, { policy, resolve, timeoutMs }: Opening) {
   const url = new URL(publish.broker.url);
   const tls = url.protocol === 'amqps:';
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -74,7 +81,12 @@ async function logIn(publish: RenderedPublish, policy: DestinationPolicy, resolv
         heartbeat: 30,
       },
       // TLS checks the certificate against the name in the URL, not the address connected to.
-      tls && !parseIpLiteral(host) ? { servername: host } : {},
+      // The socket's timeout ends a connect or login the broker never answers (amqplib lifts it once
+      // open): a session still opening would otherwise hold every later attempt of the connection.
+      {
+        timeout: Math.max(1, Math.round(timeoutMs)),
+        ...(tls && !parseIpLiteral(host) ? { servername: host } : {}),
+      },
     );
     return { model, address };
   } catch (error) {
@@ -138,19 +150,17 @@ async function closeBounded(model: ChannelModel): Promise<void> {
   if (how === 'late') (model.connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
 }
 
-async function openSession(
-  publish: RenderedPublish,
-  policy: DestinationPolicy,
-  resolve: Resolver | undefined,
-): Promise<AmqpSession> {
-  const { model, address } = await logIn(publish, policy, resolve);
+async function openSession(publish: RenderedPublish, opening: Opening): Promise<AmqpSession> {
+  const started = performance.now();
+  const { model, address } = await logIn(publish, opening);
   let lastWords: string | undefined;
   let open = true;
   model.on('error', (error: unknown) => (lastWords = brokerWords(error)));
   model.on('close', () => (open = false));
   let channel: ConfirmChannel;
   try {
-    channel = await model.createConfirmChannel();
+    const left = Math.max(1, opening.timeoutMs - (performance.now() - started));
+    channel = await withinMs(model.createConfirmChannel(), left, 'opening a confirm channel');
   } catch (error) {
     await closeBounded(model);
     throw error;
@@ -201,14 +211,23 @@ function within<T>(work: Promise<T>, budget: Budget): Promise<T> {
   });
 }
 
-/** An error's words with every secret of the connection taken out. */
-function failed(error: unknown, secrets: readonly string[]): { error: SendError; detail: string } {
+/** An error's words with every secret of the connection taken out; `connected`: the session was open. */
+function failed(
+  error: unknown,
+  secrets: readonly string[],
+  connected: boolean,
+): { error: SendError; detail: string } {
   const known = error instanceof Failure ? { error: error.error, detail: error.detail } : classify(error);
   let { detail } = known;
-  if (known.error === 'timeout') detail = 'no confirm from the broker within DELIVERY_TIMEOUT_MS';
-  else if (!(error instanceof Failure) && detail === 'the connection failed') detail = brokerWords(error);
+  // amqplib's own connect timeout is a plain Error whose message says it.
+  const timedOut = known.error === 'timeout' || /ETIMEDOUT/.test(brokerWords(error));
+  if (timedOut) {
+    detail = connected
+      ? 'no confirm from the broker within DELIVERY_TIMEOUT_MS'
+      : 'the broker did not let hubgate connect and log in within DELIVERY_TIMEOUT_MS';
+  } else if (!(error instanceof Failure) && detail === 'the connection failed') detail = brokerWords(error);
   for (const secret of secrets) detail = detail.split(secret).join(REDACTED);
-  return { error: known.error, detail };
+  return { error: timedOut ? 'timeout' : known.error, detail };
 }
 
 export interface AmqpDestinationOptions {
@@ -217,59 +236,56 @@ export interface AmqpDestinationOptions {
   sessions?: SessionPoolOptions;
 }
 
+/** An attempt's result from what it came to, timed from `started`; a broker has no HTTP status. */
+const resultOf = (
+  started: number,
+  fields: Omit<AttemptResult, 'durationMs' | 'retryAfterSeconds' | 'status'>,
+): AttemptResult => ({
+  ...fields,
+  status: null,
+  retryAfterSeconds: null,
+  durationMs: Math.round(performance.now() - started),
+});
+
+const PLAINTEXT_REFUSED = 'amqp: (no TLS) is refused unless DELIVERY_ALLOW_HTTP=true; use amqps:';
+
 /** The `amqp` connector's destination: publishes with publisher confirms over kept sessions. */
 export function amqpDestination(options: AmqpDestinationOptions): Destination {
   const pool = createSessionPool<AmqpSession>(options.sessions ?? DEFAULT_SESSION_POOL);
+  const { policy, resolve } = options;
   return {
     async send(prepared: PreparedRequest, budget: Budget): Promise<AttemptResult> {
       const started = performance.now();
       const { request } = prepared;
       if (request.method !== 'PUBLISH') throw new Error('an HTTP request reached the AMQP destination');
-      const result = (fields: Omit<AttemptResult, 'durationMs' | 'retryAfterSeconds' | 'status'>) => ({
-        ...fields,
-        status: null,
-        retryAfterSeconds: null,
-        durationMs: Math.round(performance.now() - started),
-      });
-      const url = new URL(request.broker.url);
-      if (url.protocol !== 'amqps:' && !options.policy.allowHttp) {
-        return result({
-          ok: false,
-          remoteAddress: null,
-          error: 'destination_forbidden',
-          errorDetail: 'amqp: (no TLS) is refused unless DELIVERY_ALLOW_HTTP=true; use amqps:',
-          response: null,
-        });
+      const failure = (error: SendError, errorDetail: string, remoteAddress: string | null = null) =>
+        resultOf(started, { ok: false, remoteAddress, error, errorDetail, response: null });
+      if (new URL(request.broker.url).protocol !== 'amqps:' && !policy.allowHttp) {
+        return failure('destination_forbidden', PLAINTEXT_REFUSED);
       }
       const { username, password } = request.broker;
       const fingerprint = sessionFingerprint(request.broker.url, username, password);
+      const open = () => openSession(request, { policy, resolve, timeoutMs: budget.remainingMs() });
       let session: AmqpSession | undefined;
       try {
-        session = await within(
-          pool.acquire(prepared.connectionId, fingerprint, () =>
-            openSession(request, options.policy, options.resolve),
-          ),
-          budget,
-        );
+        session = await within(pool.acquire(prepared.connectionId, fingerprint, open), budget);
         const words = await within(session.publish(request), budget);
-        return result({
+        const response = { headers: {}, body: words, bodyTruncated: false };
+        return resultOf(started, {
           ok: true,
           remoteAddress: session.remoteAddress,
           error: null,
           errorDetail: null,
-          response: { headers: {}, body: words, bodyTruncated: false },
+          response,
         });
       } catch (error) {
-        // A session that failed mid-publish is not used again; a refused message leaves it open.
-        if (session && !session.isOpen()) pool.discard(prepared.connectionId, session);
-        const { error: code, detail } = failed(error, prepared.secrets);
-        return result({
-          ok: false,
-          remoteAddress: session?.remoteAddress ?? null,
-          error: code,
-          errorDetail: detail,
-          response: null,
-        });
+        const { error: code, detail } = failed(error, prepared.secrets, session !== undefined);
+        // A session that failed mid-publish is not used again, nor one that did not confirm in time (a
+        // broker that stopped answering would time out every attempt until its heartbeat ran out); a
+        // refused message leaves it open.
+        if (session && (!session.isOpen() || code === 'timeout'))
+          pool.discard(prepared.connectionId, session);
+        return failure(code, detail, session?.remoteAddress ?? null);
       }
     },
     close: () => pool.close(),

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
@@ -10,6 +11,40 @@ import { startTcpProxy } from '../helpers/tcp-proxy.js';
 // cut and restored), and a hub that allows no plaintext.
 
 const CONNECTIONS = '/api/v1/integrations/connections';
+
+/**
+ * A proxy in front of RabbitMQ that can stop passing on what the broker says (a broker that takes
+ * publishes but no longer answers: no confirm comes), while the client's bytes still reach it.
+ */
+async function startStallingProxy(t: { after(fn: () => unknown): void }) {
+  const state = { stalled: false };
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const broker = connect(5672, '127.0.0.1');
+    for (const socket of [client, broker]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        broker.destroy();
+      });
+    }
+    client.pipe(broker);
+    broker.on('data', (chunk: Buffer) => {
+      if (!state.stalled) client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return { port: (server.address() as AddressInfo).port, state };
+}
 
 async function amqpConnection(h: Harness, session: TestSession, config: Record<string, unknown>) {
   const created = await h.request<{ id: string }>('POST', CONNECTIONS, {
@@ -37,12 +72,62 @@ describe('amqp: a broker that goes away', { skip: await rabbitSkipReason() }, ()
         DELIVERY_ALLOW_HTTP: 'true',
         DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32',
         DELIVERY_RETRY_SCHEDULE: '0,0',
-        DELIVERY_TIMEOUT_MS: '5000',
+        DELIVERY_TIMEOUT_MS: '1500',
       },
       workers: { pollMs: 50 },
     });
   });
   after(() => h.close());
+
+  test('a broker that stops answering: the attempt times out, and the retry gets through on a new session', async (t) => {
+    const consumer = await startConsumer(t, 'k');
+    const proxy = await startStallingProxy(t);
+    const { session } = await makeSignedInTenant(h);
+    const id = await amqpConnection(h, session, {
+      url: `amqp://127.0.0.1:${proxy.port}/`,
+      exchange: consumer.exchange,
+      routingKey: 'k',
+    });
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 1 } });
+    await waitForDeliveries(h, session, id, { statuses: ['delivered'] });
+
+    proxy.state.stalled = true;
+    const stalled = await publishEvent(h, session, { type: 'order.paid', data: { n: 2 } });
+    const log = await waitForDeliveries(
+      h,
+      session,
+      id,
+      (deliveries) => deliveries.some((d) => d.eventId === stalled.body.id && d.attempts.length > 0),
+      { message: 'a timed-out attempt', timeoutMs: 15_000 },
+    );
+    const attempt = log.find((d) => d.eventId === stalled.body.id)?.attempts[0];
+    assert.equal(attempt?.error, 'timeout', 'no confirm within DELIVERY_TIMEOUT_MS is not a timeout');
+    assert.match(
+      String(attempt?.errorDetail),
+      /no confirm from the broker/,
+      'the timeout does not say what was missing',
+    );
+
+    proxy.state.stalled = false;
+    const settled = await waitForDeliveries(h, session, id, { settled: 2 }, { timeoutMs: 15_000 });
+    const entry = settled.find((d) => d.eventId === stalled.body.id);
+    if (entry?.status === 'failed') {
+      const retried = await h.request('POST', `${CONNECTIONS}/${id}/events/${entry.id}/retry`, {
+        session,
+        body: {},
+      });
+      assert.equal(retried.status, 202, retried.text);
+    }
+    await waitForDeliveries(h, session, id, { statuses: ['delivered', 'delivered'] }, { timeoutMs: 15_000 });
+    // At least once: the stalled publish may have reached the queue too, before its retry.
+    const received = consumer.received.map(
+      (m) => (JSON.parse(m.content.toString('utf8')) as { id: string }).id,
+    );
+    assert.ok(
+      received.includes(stalled.body.id),
+      'the event published while the broker stalled never arrived',
+    );
+  });
 
   test('fails the attempts while it is away, and is reconnected to once it is back, without a restart', async (t) => {
     const consumer = await startConsumer(t, 'k');
