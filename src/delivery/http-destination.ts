@@ -27,7 +27,7 @@ export async function send(
 }
 
 /**
- * The HTTP destination (every connector today: webhook, Slack, HTTP): `send` through the outbound
+ * The HTTP destination (every connector that renders an HTTP request): `send` through the outbound
  * sender, keeping `keepBodyBytes` of each answer's body for the log (DELIVERY_RESPONSE_BODY_BYTES).
  */
 export function httpDestination(sender: Pick<Sender, 'send' | 'close'>, keepBodyBytes: number): Destination {

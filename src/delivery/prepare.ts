@@ -63,8 +63,8 @@ export interface PreparedRequest {
   secrets: string[];
 }
 
-// Credential fields that name or locate, not authenticate: the `http` connector's header name, and
-// the token URL, client ID and scope of `oauth2ClientCredentials`. Hiding them would hide ordinary
+// Credential fields that name or locate, not authenticate: the `http` connector's header name, the
+// token URL, client ID and scope of `oauth2ClientCredentials`, and a broker's user name. Hiding them would hide ordinary
 // words of a log (a header name, the client's name) and protect nothing.
 const NOT_SECRET = new Set(['headerName', 'tokenUrl', 'clientId', 'scope', 'username']);
 

@@ -112,7 +112,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const { ctx } = deps;
   const { timeoutMs } = ctx.config.delivery;
   const id = `wrk_${randomBase62(12)}`;
-  // HTTP for webhook, Slack and HTTP connectors; a broker's message to its broker (destinations.ts).
+  // An HTTP request to the HTTP destination, a broker's message to its broker's (destinations.ts).
   const destination = destinationRegistry(
     httpDestination(
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
