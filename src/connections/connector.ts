@@ -24,6 +24,34 @@ export interface RenderedRequest {
   clientCredentials?: ClientCredentialsGrant;
 }
 
+/**
+ * The kinds of message broker a delivery can go to (contract §21): each has one destination in
+ * delivery/ that publishes a `RenderedPublish` of its kind (docs/decisions/0080).
+ */
+export type BrokerKind = 'amqp';
+
+/**
+ * A message a broker connector makes of an event: published by the destination of its `destination`
+ * kind, with `headers` as the message's headers (delivery adds the signature headers to them).
+ */
+export interface RenderedPublish {
+  method: 'PUBLISH';
+  destination: BrokerKind;
+  /** Where it goes, as the event log shows it: the broker URL (no credentials) and the target. */
+  url: string;
+  /** The broker to connect to and how to log in; the password is secret. */
+  broker: { url: string; username?: string; password?: string };
+  /** Where on the broker, in the broker's own terms (AMQP: `exchange`, `routingKey`). */
+  target: Record<string, string>;
+  /** The message's own ID and type, where the broker has properties for them (AMQP `message_id`, `type`). */
+  message: { id: string; type: string };
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What a connector makes of an event: an HTTP request, or a message to a broker. */
+export type RenderedDelivery = RenderedRequest | RenderedPublish;
+
 /** Tokens a connection starts bound with, and what its `authorization` shows of them. */
 export interface InitialAuthorization {
   /** Sealed as the connection's credentials. */
@@ -97,7 +125,7 @@ export interface ConnectorDefinition {
     event: OutboundEvent,
     config: Record<string, unknown>,
     credentials: Record<string, string>,
-  ): RenderedRequest;
+  ): RenderedDelivery;
 }
 
 /**

@@ -17,7 +17,7 @@ import { deferredOutcome, throttleOf, type Throttle } from './throttle.js';
 //   prepare  what to do with it (prepare.ts, `triage`), the `maxPerSecond` gate (throttle.ts), then
 //            the request: decrypt, render, sign (prepare.ts, `prepare`)
 //   send     the destination sends it within the attempt's budget (destination.ts): the one phase a
-//            kind of destination implements, HTTP today (http-destination.ts)
+//            kind of destination implements: HTTP or a broker (destinations.ts)
 //   record   its outcome counted and queued for the next batch of outcome writes (record.ts), which
 //            retries, the automatic pause and ordering follow from (outcomes.ts, worker.ts)
 

@@ -16,7 +16,8 @@ import type { PreparedRequest } from './prepare.js';
 export type AttemptResult = Omit<SendResult, 'error'> & { error: SendError | 'interrupted' | null };
 
 /**
- * Where a delivery goes: HTTP today (http-destination.ts). A destination gets the prepared delivery
+ * Where a delivery goes: HTTP (http-destination.ts) or a broker (amqp-destination.ts), chosen by what
+ * the connector rendered (destinations.ts, docs/decisions/0080). A destination gets the prepared delivery
  * (the connector's rendered and signed request: where, headers, body; the connection's secrets,
  * which what it keeps of an answer must not show) and the attempt's budget, which every call it
  * makes draws on and none outlives (claim.ts, `attemptDeadline`). It touches no database and never

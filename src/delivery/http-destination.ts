@@ -17,13 +17,17 @@ export async function send(
   keepBodyBytes: number,
   budget: Budget,
 ): Promise<AttemptResult> {
+  const { request } = prepared;
+  // The registry (destinations.ts) sends a broker's message to that broker's destination: a bug if not.
+  if (request.method === 'PUBLISH')
+    throw new Error(`a ${request.destination} message reached the HTTP destination`);
   const started = performance.now();
-  const result = await sender.send({ ...prepared.request, keepBodyBytes, redact: prepared.secrets, budget });
+  const result = await sender.send({ ...request, keepBodyBytes, redact: prepared.secrets, budget });
   return { ...result, durationMs: Math.round(performance.now() - started) };
 }
 
 /**
- * The HTTP destination (every connector today: webhook, Slack, HTTP): `send` through the outbound
+ * The HTTP destination (every connector that renders an HTTP request): `send` through the outbound
  * sender, keeping `keepBodyBytes` of each answer's body for the log (DELIVERY_RESPONSE_BODY_BYTES).
  */
 export function httpDestination(sender: Pick<Sender, 'send' | 'close'>, keepBodyBytes: number): Destination {

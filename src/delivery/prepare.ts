@@ -1,5 +1,5 @@
 import type { ConnectorCatalog } from '../connections/catalog.js';
-import type { ConnectorDefinition, OutboundEvent, RenderedRequest } from '../connections/connector.js';
+import type { ConnectorDefinition, OutboundEvent, RenderedDelivery } from '../connections/connector.js';
 import type { Keyring } from '../crypto/keyring.js';
 import { TRACEPARENT_HEADER } from '../outbound/headers.js';
 import { REDACTED } from '../outbound/redact.js';
@@ -51,20 +51,22 @@ export interface RequestRecord {
   headers: Record<string, string>;
 }
 
-/** A delivery ready to send: its connector's request, signed, and when the attempt started. */
+/** A delivery ready to send: its connector's request (or broker message), signed, and when the attempt started. */
 export interface PreparedRequest {
   startedAt: Date;
-  request: RenderedRequest;
+  /** The connection it goes to: a broker destination keeps one session per connection (decision 0080). */
+  connectionId: string;
+  request: RenderedDelivery;
   /** The request as the log keeps it. */
   record: RequestRecord;
   /** The connection's secrets, which the answer the log keeps must not show (`boundSecrets`). */
   secrets: string[];
 }
 
-// Credential fields that name or locate, not authenticate: the `http` connector's header name, and
-// the token URL, client ID and scope of `oauth2ClientCredentials`. Hiding them would hide ordinary
+// Credential fields that name or locate, not authenticate: the `http` connector's header name, the
+// token URL, client ID and scope of `oauth2ClientCredentials`, and a broker's user name. Hiding them would hide ordinary
 // words of a log (a header name, the client's name) and protect nothing.
-const NOT_SECRET = new Set(['headerName', 'tokenUrl', 'clientId', 'scope']);
+const NOT_SECRET = new Set(['headerName', 'tokenUrl', 'clientId', 'scope', 'username']);
 
 /**
  * The secret values of a connection's credentials (docs/api/events.md, Inspection): every string,
@@ -90,7 +92,7 @@ export function boundSecrets(...credentials: ReadonlyArray<Record<string, unknow
  * `http` connector's header, a token a credential was made into) shows `[redacted]` instead of its
  * value. Signatures are not secrets: they are what the receiver checks, and show what was signed.
  */
-export function requestRecord(request: RenderedRequest, secrets: readonly string[]): RequestRecord {
+export function requestRecord(request: RenderedDelivery, secrets: readonly string[]): RequestRecord {
   const carriesSecret = (text: string) => secrets.some((secret) => text.includes(secret));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -192,5 +194,11 @@ export function prepare(
   if (traceparent !== undefined) request.headers[TRACEPARENT_HEADER] = traceparent;
   // The previous credentials too, while they sign: a receiver may echo the secret it checked with.
   const secrets = boundSecrets(credentials, ...previous);
-  return { startedAt: now, request, record: requestRecord(request, secrets), secrets };
+  return {
+    startedAt: now,
+    connectionId: row.connection_id,
+    request,
+    record: requestRecord(request, secrets),
+    secrets,
+  };
 }

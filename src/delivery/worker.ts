@@ -5,11 +5,13 @@ import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver } from '../outbound/sender.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
+import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
 import { claimerFor, leaseDuration, leaseEnd, withDispatchLease, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import type { Destination } from './destination.js';
+import { destinationRegistry } from './destinations.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { httpDestination } from './http-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
@@ -110,10 +112,13 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const { ctx } = deps;
   const { timeoutMs } = ctx.config.delivery;
   const id = `wrk_${randomBase62(12)}`;
-  // Every connector's deliveries go over HTTP today (destination.ts).
-  const destination = httpDestination(
-    createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
-    ctx.config.delivery.responseBodyBytes,
+  // An HTTP request to the HTTP destination, a broker's message to its broker's (destinations.ts).
+  const destination = destinationRegistry(
+    httpDestination(
+      createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
+      ctx.config.delivery.responseBodyBytes,
+    ),
+    { amqp: amqpDestination({ policy: ctx.config.delivery, resolve: options.resolve }) },
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);

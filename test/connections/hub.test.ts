@@ -18,7 +18,7 @@ async function connect(session: TestSession, body: Record<string, unknown>) {
 }
 
 describe('connector catalog', () => {
-  test('lists webhook, slack and http with their fields, read from the definitions', async () => {
+  test('lists amqp, webhook, slack and http with their fields, read from the definitions', async () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('GET', '/api/v1/integration-hub/connectors', { session });
     assert.equal(r.status, 200, 'listing connectors fails');
@@ -26,8 +26,8 @@ describe('connector catalog', () => {
     const byKey = new Map(r.body.data.map((c: { connectorKey: string }) => [c.connectorKey, c]));
     assert.deepEqual(
       [...byKey.keys()],
-      ['http', 'slack', 'webhook'],
-      'the catalog lists other connectors than http, slack and webhook',
+      ['amqp', 'http', 'slack', 'webhook'],
+      'the catalog lists other connectors than amqp, http, slack and webhook',
     );
     const webhook = byKey.get('webhook') as Record<string, unknown>;
     assert.equal(webhook.enabled, true, 'the webhook connector is listed as disabled');
@@ -62,6 +62,32 @@ describe('connector catalog', () => {
         ['oauth2ClientCredentials', false],
       ],
       'the http connector does not ask for a header name and value, or OAuth2 client credentials',
+    );
+    const amqp = byKey.get('amqp') as {
+      configFields: Array<{ name: string; required: boolean }>;
+      credentialFields: Array<{ name: string; generated: boolean }>;
+    };
+    assert.deepEqual(
+      amqp.configFields.map((f) => [f.name, f.required]),
+      [
+        ['url', true],
+        ['exchange', false],
+        ['routingKey', true],
+        ['eventTypes', false],
+        ['filter', false],
+        ['maxPerSecond', false],
+        ['ordering', false],
+      ],
+      'the amqp connector lists other config fields than url, exchange, routingKey and the common ones',
+    );
+    assert.deepEqual(
+      amqp.credentialFields.map((f) => [f.name, f.generated]),
+      [
+        ['username', false],
+        ['password', false],
+        ['signingSecret', true],
+      ],
+      'the amqp connector does not ask for a username and password, with a generated signing secret',
     );
   });
 

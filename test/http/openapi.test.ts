@@ -167,6 +167,7 @@ const bodyOf = (path: string, method: string) =>
 test('request bodies are as strict as validation: per-kind and per-connector named schemas', () => {
   // The connectors of files, chosen by key; a family's (oauth2:*) body beside them (anyOf).
   assertDiscriminated(bodyOf('/api/v1/integrations/connections', 'post').anyOf[0], 'connectorKey', [
+    'amqp',
     'http',
     'slack',
     'webhook',
@@ -182,7 +183,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
   // anyOf: a body may fit several connectors (webhook and http share oauth2ClientCredentials).
   assert.equal(
     credentials.anyOf.length,
-    3,
+    4,
     'the credentials body does not document one branch per connector',
   );
   for (const branch of credentials.anyOf) {
