@@ -201,12 +201,26 @@ function CredentialsFields({ connector, binding }: { connector: Connector; bindi
             value={values[field.name] ?? ''}
             onInput={setValue}
             error={error}
-            secret={field.name === 'headerValue'}
+            secret={SECRET_FIELDS.has(field.name)}
           />
         );
       })}
     </>
   );
+}
+
+/** Credential fields typed as passwords: not shown on screen as they are typed. */
+const SECRET_FIELDS = new Set(['headerValue', 'password', 'token']);
+
+/** What the credentials are for: a signing secret, what is sent to the receiver, or both. */
+function credentialsIntro(connector: Connector): string {
+  const names = formFields(connector).map((f) => f.name);
+  const signs = names.includes('signingSecret');
+  const sent = `hubgate sends ${signs ? 'the others' : 'these'} to ${connector.name} when it connects or delivers; they are stored encrypted and never shown again.`;
+  if (!signs) return sent;
+  const signing =
+    'hubgate signs every delivery with the signing secret, so the receiver can tell it came from hubgate.';
+  return names.length > 1 ? `${signing} ${sent}` : signing;
 }
 
 /** The form that binds (or replaces) a connection's credentials, saying what they are for. */
@@ -237,11 +251,7 @@ function CredentialsForm({
           “{name}” was created. It delivers nothing until its credentials are bound.
         </Notice>
       ) : null}
-      <p class="muted dialog-intro">
-        {connector.connectorKey === 'webhook'
-          ? 'hubgate signs every delivery with this secret, so the receiver can tell it came from hubgate.'
-          : `hubgate sends these with every delivery to ${connector.name}. They are stored encrypted and never shown again.`}
-      </p>
+      <p class="muted dialog-intro">{credentialsIntro(connector)}</p>
       {rebind ? (
         <Notice tone="warning">
           {connector.rebindOverlapSeconds > 0

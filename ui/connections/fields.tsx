@@ -264,6 +264,7 @@ const PATTERN_WORDS: Record<string, string> = {
   headerName: 'A header name has letters, digits and - only (no spaces or colons).',
   headerValue: 'Use visible characters only, with no line breaks.',
   signingSecret: 'Use whsec_ followed by base64, as a Standard Webhooks tool makes it.',
+  url: 'Write the address as scheme://host[:port][/path], without a user name or password in it: bind those as credentials.',
 };
 
 /** What a refusal said about one field, and what the words for it need to know. */

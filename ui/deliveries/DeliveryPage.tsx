@@ -199,13 +199,15 @@ function AttemptExchange({
   );
 }
 
+// A broker's acknowledgement has no HTTP status (docs/api/brokers.md): no error is what delivered means.
 const succeeded = (attempt: DeliveryAttempt): boolean =>
-  attempt.error === null && attempt.responseStatus !== null && attempt.responseStatus < 300;
+  attempt.error === null && (attempt.responseStatus === null || attempt.responseStatus < 300);
 
 /** "Delivered 200", "Refused 503", or why no answer came. */
 function Outcome({ attempt }: { attempt: DeliveryAttempt }) {
   const status = attempt.responseStatus;
-  if (succeeded(attempt)) return <span class="attempt-ok">Delivered · {status}</span>;
+  if (succeeded(attempt))
+    return <span class="attempt-ok">{status === null ? 'Delivered' : `Delivered · ${status}`}</span>;
   if (attempt.error === 'http_status' && status !== null) {
     return <span class="attempt-error">Answered {status}</span>;
   }

@@ -22,8 +22,9 @@ const ERROR_WORDS: Record<string, string> = {
 
 export const attemptErrorText = (code: string): string => ERROR_WORDS[code] ?? `Failed (${code})`;
 
+// A broker's acknowledgement has no HTTP status (docs/api/brokers.md): no error is what delivered means.
 const succeeded = (attempt: Attempt): boolean =>
-  attempt.error === null && attempt.responseStatus !== null && attempt.responseStatus < 300;
+  attempt.error === null && (attempt.responseStatus === null || attempt.responseStatus < 300);
 
 function Outcome({ attempt }: { attempt: Attempt }) {
   if (succeeded(attempt)) return <span class="attempt-ok">Delivered</span>;
