@@ -240,6 +240,31 @@ describe('mqtt connector (MQTT 5, Mosquitto)', { skip: await mosquittoSkipReason
     await waitForDeliveries(h, session, connection.id, { statuses: ['delivered'] });
   });
 
+  test('an edit of the topic takes effect at the next publish; once revoked, nothing is published', async (t) => {
+    const subscriber = await startSubscriber(t);
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeMqttConnection(session, { topic: `${subscriber.prefix}/before` });
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 1 } });
+    await subscriber.waitFor(1);
+    const edited = await h.request('PATCH', `${CONNECTIONS}/${connection.id}`, {
+      session,
+      body: { topic: `${subscriber.prefix}/after` },
+    });
+    assert.equal(edited.status, 200, edited.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 2 } });
+    const [, moved] = await subscriber.waitFor(2);
+    assert.equal(
+      moved?.topic,
+      `${subscriber.prefix}/after`,
+      'the event after the edit did not go to the new topic',
+    );
+    const revoked = await h.request('POST', `${CONNECTIONS}/${connection.id}/revoke`, { session, body: {} });
+    assert.equal(revoked.status, 200, revoked.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 3 } }, { status: 202 });
+    await waitForDeliveries(h, session, connection.id, { statuses: ['delivered', 'delivered'] });
+    assert.equal(subscriber.received.length, 2, 'a revoked connection published');
+  });
+
   test('a URL with a user or password, a topic with a wildcard, or a QoS other than 1 or 2 is refused with 400', async () => {
     const { session } = await makeSignedInTenant(h);
     const bodies: Array<Record<string, unknown>> = [
