@@ -4,6 +4,7 @@ import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver } from '../outbound/sender.js';
+import type { DestinationPolicy } from '../outbound/ssrf-policy.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
@@ -17,6 +18,7 @@ import { httpDestination } from './http-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { createRecorder, type Recorder } from './record.js';
+import { redisDestination } from './redis-destination.js';
 import { purgeExpired } from './retention.js';
 import { createThrottle } from './throttle.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
@@ -103,6 +105,12 @@ function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Rec
   return { ctx, catalog: deps.catalog, destination, recorder, retryScheduleSeconds, timeoutMs, throttle };
 }
 
+/** The destination of each broker kind (destinations.ts): one line per broker. */
+const brokerDestinations = (options: { policy: DestinationPolicy; resolve?: Resolver }) => ({
+  amqp: amqpDestination(options),
+  redis: redisDestination(options),
+});
+
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
  * records the outcome. Any number of workers, in any number of processes, share the table; a worker
@@ -118,7 +126,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
       ctx.config.delivery.responseBodyBytes,
     ),
-    { amqp: amqpDestination({ policy: ctx.config.delivery, resolve: options.resolve }) },
+    brokerDestinations({ policy: ctx.config.delivery, resolve: options.resolve }),
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
