@@ -157,7 +157,7 @@ async function openSession(publish: RenderedPublish, opening: Opening): Promise<
       throw new Failure('connection_error', `the broker refused the credentials: ${words}`);
     }
     if (error instanceof ErrorReply)
-      throw new Failure('connection_error', `the broker refused the login: ${words}`);
+      throw new Failure('connection_error', `the broker refused the connection: ${words}`);
     throw error;
   }
   return {
