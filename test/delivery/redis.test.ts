@@ -194,6 +194,29 @@ describe('redis connector (Redis Streams)', { skip: await redisSkipReason() }, (
     }
   });
 
+  test("the URL's database is the one written to; one Redis does not have fails in its words", async (t) => {
+    const stream = `hubgate-test-db1-${Date.now()}`;
+    const admin = await redisAdmin(t, async (client) => {
+      await client.sendCommand(['SELECT', '1']);
+      await client.del(stream);
+    });
+    const { session } = await makeSignedInTenant(h);
+    const inOne = await makeRedisConnection(session, { url: 'redis://127.0.0.1:6379/1', stream });
+    const missing = await makeRedisConnection(session, { url: 'redis://127.0.0.1:6379/99999', stream });
+    await publishEvent(h, session, { type: 'order.paid', data: {} });
+    await waitForDeliveries(h, session, inOne.id, { statuses: ['delivered'] });
+    assert.equal(await admin.exists(stream), 0, 'the entry went to database 0');
+    await admin.sendCommand(['SELECT', '1']);
+    assert.equal(await admin.xLen(stream), 1, 'the entry is not in database 1');
+    const [entry] = await waitForDeliveries(h, session, missing.id, { statuses: ['failed'] });
+    assert.equal(entry?.attempts[0]?.error, 'connection_error', 'a missing database is not a failed attempt');
+    assert.match(
+      String(entry?.attempts[0]?.errorDetail),
+      /^the broker refused the connection: ERR DB index is out of range/,
+      'the attempt does not say the database does not exist',
+    );
+  });
+
   test('a test event is appended like any event, and a per-key connection keeps publish order', async (t) => {
     const reader = await streamReader(t);
     const { session } = await makeSignedInTenant(h);
