@@ -28,7 +28,7 @@ export interface RenderedRequest {
  * The kinds of message broker a delivery can go to (contract §21): each has one destination in
  * delivery/ that publishes a `RenderedPublish` of its kind (docs/decisions/0080).
  */
-export type BrokerKind = 'amqp' | 'mqtt';
+export type BrokerKind = 'amqp' | 'mqtt' | 'redis';
 
 /**
  * A message a broker connector makes of an event: published by the destination of its `destination`

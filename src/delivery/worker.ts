@@ -20,6 +20,7 @@ import { mqttDestination } from './mqtt-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { createRecorder, type Recorder } from './record.js';
+import { redisDestination } from './redis-destination.js';
 import { purgeExpired } from './retention.js';
 import { createThrottle } from './throttle.js';
 import { DELIVERY_CHANNEL, type Wakeup } from './wakeup.js';
@@ -113,6 +114,7 @@ const brokerDestinations = (options: {
 }): Record<BrokerKind, Destination> => ({
   amqp: amqpDestination(options),
   mqtt: mqttDestination(options),
+  redis: redisDestination(options),
 });
 
 /**

@@ -18,7 +18,7 @@ async function connect(session: TestSession, body: Record<string, unknown>) {
 }
 
 describe('connector catalog', () => {
-  test('lists amqp, mqtt, webhook, slack and http with their fields, read from the definitions', async () => {
+  test('lists amqp, mqtt, redis, webhook, slack and http with their fields, read from the definitions', async () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('GET', '/api/v1/integration-hub/connectors', { session });
     assert.equal(r.status, 200, 'listing connectors fails');
@@ -26,8 +26,8 @@ describe('connector catalog', () => {
     const byKey = new Map(r.body.data.map((c: { connectorKey: string }) => [c.connectorKey, c]));
     assert.deepEqual(
       [...byKey.keys()],
-      ['amqp', 'http', 'mqtt', 'slack', 'webhook'],
-      'the catalog lists other connectors than amqp, http, mqtt, slack and webhook',
+      ['amqp', 'http', 'mqtt', 'redis', 'slack', 'webhook'],
+      'the catalog lists other connectors than amqp, http, mqtt, redis, slack and webhook',
     );
     const webhook = byKey.get('webhook') as Record<string, unknown>;
     assert.equal(webhook.enabled, true, 'the webhook connector is listed as disabled');
@@ -114,6 +114,29 @@ describe('connector catalog', () => {
         ['signingSecret', true],
       ],
       'the mqtt connector does not ask for a username and password, with a generated signing secret',
+    );
+    const redis = byKey.get('redis') as typeof amqp;
+    assert.deepEqual(
+      redis.configFields.map((f) => [f.name, f.required]),
+      [
+        ['url', true],
+        ['stream', true],
+        ['maxLen', false],
+        ['eventTypes', false],
+        ['filter', false],
+        ['maxPerSecond', false],
+        ['ordering', false],
+      ],
+      'the redis connector lists other config fields than url, stream, maxLen and the common ones',
+    );
+    assert.deepEqual(
+      redis.credentialFields.map((f) => [f.name, f.generated]),
+      [
+        ['username', false],
+        ['password', false],
+        ['signingSecret', true],
+      ],
+      'the redis connector does not ask for a username and password, with a generated signing secret',
     );
   });
 

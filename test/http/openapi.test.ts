@@ -170,6 +170,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
     'amqp',
     'http',
     'mqtt',
+    'redis',
     'slack',
     'webhook',
   ]);
@@ -184,7 +185,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
   // anyOf: a body may fit several connectors (webhook and http share oauth2ClientCredentials).
   assert.equal(
     credentials.anyOf.length,
-    5,
+    6,
     'the credentials body does not document one branch per connector',
   );
   for (const branch of credentials.anyOf) {
