@@ -1,9 +1,11 @@
 import type { ConnectorCatalog } from '../connections/catalog.js';
+import type { BrokerKind } from '../connections/connector.js';
 import type { AppContext } from '../context.js';
 import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver } from '../outbound/sender.js';
+import type { DestinationPolicy } from '../outbound/ssrf-policy.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
@@ -14,6 +16,7 @@ import type { Destination } from './destination.js';
 import { destinationRegistry } from './destinations.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { httpDestination } from './http-destination.js';
+import { natsDestination } from './nats-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { createRecorder, type Recorder } from './record.js';
@@ -103,6 +106,17 @@ function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Rec
   return { ctx, catalog: deps.catalog, destination, recorder, retryScheduleSeconds, timeoutMs, throttle };
 }
 
+/** Each broker kind's destination (destinations.ts): one entry per `BrokerKind`. */
+function brokerDestinations(
+  policy: DestinationPolicy,
+  resolve: Resolver | undefined,
+): Record<BrokerKind, Destination> {
+  return {
+    amqp: amqpDestination({ policy, resolve }),
+    nats: natsDestination({ policy, resolve }),
+  };
+}
+
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
  * records the outcome. Any number of workers, in any number of processes, share the table; a worker
@@ -118,7 +132,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
       ctx.config.delivery.responseBodyBytes,
     ),
-    { amqp: amqpDestination({ policy: ctx.config.delivery, resolve: options.resolve }) },
+    brokerDestinations(ctx.config.delivery, options.resolve),
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);

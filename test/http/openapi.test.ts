@@ -169,6 +169,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
   assertDiscriminated(bodyOf('/api/v1/integrations/connections', 'post').anyOf[0], 'connectorKey', [
     'amqp',
     'http',
+    'nats',
     'slack',
     'webhook',
   ]);
@@ -183,7 +184,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
   // anyOf: a body may fit several connectors (webhook and http share oauth2ClientCredentials).
   assert.equal(
     credentials.anyOf.length,
-    4,
+    5,
     'the credentials body does not document one branch per connector',
   );
   for (const branch of credentials.anyOf) {
