@@ -121,15 +121,18 @@ async function openSession(publish: RenderedPublish, { policy, resolve, timeoutM
         });
         return `stream ${ack.stream} seq ${ack.seq}${ack.duplicate ? ' (duplicate)' : ''}`;
       } catch (error) {
-        throw publishFailure(error, subject);
+        throw publishFailure(error, subject, connection.isClosed());
       }
     },
   };
   return session;
 }
 
-/** A publish that got no PubAck, in words: no stream, the stream's refusal, or what the client said. */
-function publishFailure(error: unknown, subject: string): unknown {
+/**
+ * A publish that got no PubAck, in words: no stream, the stream's refusal, the connection that closed
+ * under it (`closed`: a server gone away fails the publishes in flight at once), or what the client said.
+ */
+function publishFailure(error: unknown, subject: string, closed: boolean): unknown {
   // No responders: nothing listens on the subject, which for JetStream means no stream takes it (the
   // client calls that "jetstream is not enabled", an error class it does not export).
   const noResponders =
@@ -148,7 +151,7 @@ function publishFailure(error: unknown, subject: string): unknown {
   if (error instanceof errors.InvalidSubjectError) {
     return new Failure('connection_error', `the subject ${subject} is not a valid NATS subject`);
   }
-  if (error instanceof errors.ClosedConnectionError) {
+  if (closed || error instanceof errors.ClosedConnectionError) {
     return new Failure('connection_error', 'the connection to the broker closed before its PubAck');
   }
   return error;
