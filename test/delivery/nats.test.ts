@@ -156,7 +156,44 @@ describe('nats connector (JetStream)', { skip: await natsSkipReason() }, () => {
       /no JetStream stream takes the subject orders/,
       'the right password was not taken',
     );
-    assertNoLeak(h, [wrong, password]);
+    // A token is a login too: one the server does not take is refused in the same words.
+    const token = `token-${Date.now()}-secret`;
+    const byToken = await makeNatsConnection(session, { url: server.url, subject: 'orders' }, { token });
+    await publishEvent(h, session, { type: 'order.refunded', data: {} });
+    const [tokenEntry] = await waitForDeliveries(h, session, byToken.id, { statuses: ['failed'] });
+    assert.match(
+      String(tokenEntry?.attempts[0]?.errorDetail),
+      /the broker refused the credentials/,
+      'a refused token is not said to be refused',
+    );
+    const both = await h.request<{ code: string }>('PUT', `${CONNECTIONS}/${byToken.id}/credentials`, {
+      session,
+      body: { username: 'hubgate', token },
+    });
+    assert.equal(both.status, 400, 'a token with a username was bound');
+    assertNoLeak(h, [wrong, password, token]);
+  });
+
+  test('tls: to a server that offers no TLS fails the attempt in words, and publishes nothing', async (t) => {
+    const consumer = await startStream(t);
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeNatsConnection(session, {
+      url: NATS_URL.replace('nats:', 'tls:'),
+      subject: `${consumer.prefix}.k`,
+    });
+    await publishEvent(h, session, { type: 'order.paid', data: {} });
+    const [entry] = await waitForDeliveries(h, session, connection.id, { statuses: ['failed'] });
+    assert.equal(
+      entry?.attempts[0]?.error,
+      'connection_error',
+      'TLS that did not happen is not a failed attempt',
+    );
+    assert.equal(
+      entry?.attempts[0]?.errorDetail,
+      "server does not support 'tls'",
+      'the attempt does not say the server has no TLS',
+    );
+    assert.equal(consumer.received.length, 0, 'a message went without TLS');
   });
 
   test('a test event is published like any event, and a per-key connection keeps publish order', async (t) => {
