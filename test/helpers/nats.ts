@@ -51,16 +51,19 @@ export interface StreamConsumer {
  */
 export async function startStream(t: Cleanup): Promise<StreamConsumer> {
   const connection = await connect({ servers: `127.0.0.1:${NATS_PORT}` });
-  t.after(() => connection.close().catch(() => undefined));
   const manager = await jetstreamManager(connection);
   const id = randomBase62(8);
   const stream = `hubgate-test-${id}`;
   const prefix = `hubgate.test.${id}`;
   await manager.streams.add({ name: stream, subjects: [`${prefix}.>`] });
-  t.after(() => manager.streams.delete(stream).catch(() => undefined));
   const consumer = await jetstream(connection).consumers.get(stream);
   const messages = await consumer.consume();
-  t.after(() => messages.stop());
+  // One hook, in this order: the stream is deleted while the connection that deletes it is open.
+  t.after(async () => {
+    await messages.close().catch(() => undefined);
+    await manager.streams.delete(stream).catch(() => undefined);
+    await connection.close().catch(() => undefined);
+  });
   const received: JsMsg[] = [];
   void (async () => {
     for await (const message of messages) received.push(message);
@@ -98,7 +101,10 @@ export async function startAuthNats(
   user: string,
   password: string,
 ): Promise<{ url: string } | undefined> {
-  if (!NATS_SERVER) return undefined;
+  if (!NATS_SERVER) {
+    if (brokersRequired) throw new Error('HUBGATE_REQUIRE_BROKERS=1, and no nats-server binary is installed');
+    return undefined;
+  }
   const port = await freePort();
   const server = spawn(
     NATS_SERVER,
