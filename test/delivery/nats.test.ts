@@ -229,6 +229,28 @@ describe('nats connector (JetStream)', { skip: await natsSkipReason() }, () => {
     );
   });
 
+  test('an edit of the subject takes effect at the next publish; once revoked, nothing is published', async (t) => {
+    const beforeEdit = await startStream(t);
+    const afterEdit = await startStream(t);
+    const { session } = await makeSignedInTenant(h);
+    const connection = await makeNatsConnection(session, { subject: `${beforeEdit.prefix}.k` });
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 1 } });
+    await beforeEdit.waitFor(1);
+    const edited = await h.request('PATCH', `${CONNECTIONS}/${connection.id}`, {
+      session,
+      body: { subject: `${afterEdit.prefix}.k` },
+    });
+    assert.equal(edited.status, 200, edited.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 2 } });
+    const [moved] = await afterEdit.waitFor(1);
+    assert.deepEqual(dataOf(moved!), { n: 2 }, 'the event after the edit did not go to the new subject');
+    const revoked = await h.request('POST', `${CONNECTIONS}/${connection.id}/revoke`, { session, body: {} });
+    assert.equal(revoked.status, 200, revoked.text);
+    await publishEvent(h, session, { type: 'order.paid', data: { n: 3 } }, { status: 202 });
+    await waitForDeliveries(h, session, connection.id, { statuses: ['delivered', 'delivered'] });
+    assert.equal(beforeEdit.received.length + afterEdit.received.length, 2, 'a revoked connection published');
+  });
+
   test('a URL with a user, password or token in it, or a subject with a wildcard, is refused with 400', async () => {
     const { session } = await makeSignedInTenant(h);
     const bodies = [
