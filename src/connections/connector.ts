@@ -28,7 +28,7 @@ export interface RenderedRequest {
  * The kinds of message broker a delivery can go to (contract §21): each has one destination in
  * delivery/ that publishes a `RenderedPublish` of its kind (docs/decisions/0080).
  */
-export type BrokerKind = 'amqp' | 'mqtt' | 'redis';
+export type BrokerKind = 'amqp' | 'mqtt' | 'nats' | 'redis';
 
 /**
  * A message a broker connector makes of an event: published by the destination of its `destination`
@@ -40,7 +40,7 @@ export interface RenderedPublish {
   /** Where it goes, as the event log shows it: the broker URL (no credentials) and the target. */
   url: string;
   /** The broker to connect to and how to log in; the password is secret. */
-  broker: { url: string; username?: string; password?: string };
+  broker: { url: string; username?: string; password?: string; token?: string };
   /** Where on the broker, in the broker's own terms (AMQP: `exchange`, `routingKey`). */
   target: Record<string, string>;
   /** The message's own ID and type, where the broker has properties for them (AMQP `message_id`, `type`). */

@@ -17,6 +17,7 @@ import { destinationRegistry } from './destinations.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { httpDestination } from './http-destination.js';
 import { mqttDestination } from './mqtt-destination.js';
+import { natsDestination } from './nats-destination.js';
 import { ENDED_STATUSES } from './ordering.js';
 import { createOutcomeWriter, type Outcome, type OutcomeWriter } from './outcomes.js';
 import { createRecorder, type Recorder } from './record.js';
@@ -114,6 +115,7 @@ const brokerDestinations = (options: {
 }): Record<BrokerKind, Destination> => ({
   amqp: amqpDestination(options),
   mqtt: mqttDestination(options),
+  nats: natsDestination(options),
   redis: redisDestination(options),
 });
 

@@ -18,7 +18,7 @@ async function connect(session: TestSession, body: Record<string, unknown>) {
 }
 
 describe('connector catalog', () => {
-  test('lists amqp, mqtt, redis, webhook, slack and http with their fields, read from the definitions', async () => {
+  test('lists amqp, mqtt, nats, redis, webhook, slack and http with their fields, read from the definitions', async () => {
     const { session } = await makeSignedInTenant(h);
     const r = await h.request('GET', '/api/v1/integration-hub/connectors', { session });
     assert.equal(r.status, 200, 'listing connectors fails');
@@ -26,8 +26,8 @@ describe('connector catalog', () => {
     const byKey = new Map(r.body.data.map((c: { connectorKey: string }) => [c.connectorKey, c]));
     assert.deepEqual(
       [...byKey.keys()],
-      ['amqp', 'http', 'mqtt', 'redis', 'slack', 'webhook'],
-      'the catalog lists other connectors than amqp, http, mqtt, redis, slack and webhook',
+      ['amqp', 'http', 'mqtt', 'nats', 'redis', 'slack', 'webhook'],
+      'the catalog lists other connectors than amqp, http, mqtt, nats, redis, slack and webhook',
     );
     const webhook = byKey.get('webhook') as Record<string, unknown>;
     assert.equal(webhook.enabled, true, 'the webhook connector is listed as disabled');
@@ -137,6 +137,29 @@ describe('connector catalog', () => {
         ['signingSecret', true],
       ],
       'the redis connector does not ask for a username and password, with a generated signing secret',
+    );
+    const nats = byKey.get('nats') as typeof amqp;
+    assert.deepEqual(
+      nats.configFields.map((f) => [f.name, f.required]),
+      [
+        ['url', true],
+        ['subject', true],
+        ['eventTypes', false],
+        ['filter', false],
+        ['maxPerSecond', false],
+        ['ordering', false],
+      ],
+      'the nats connector lists other config fields than url, subject and the common ones',
+    );
+    assert.deepEqual(
+      nats.credentialFields.map((f) => [f.name, f.generated]),
+      [
+        ['username', false],
+        ['password', false],
+        ['token', false],
+        ['signingSecret', true],
+      ],
+      'the nats connector does not ask for a username and password or a token, with a generated signing secret',
     );
   });
 

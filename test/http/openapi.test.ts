@@ -170,6 +170,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
     'amqp',
     'http',
     'mqtt',
+    'nats',
     'redis',
     'slack',
     'webhook',
@@ -185,7 +186,7 @@ test('request bodies are as strict as validation: per-kind and per-connector nam
   // anyOf: a body may fit several connectors (webhook and http share oauth2ClientCredentials).
   assert.equal(
     credentials.anyOf.length,
-    6,
+    7,
     'the credentials body does not document one branch per connector',
   );
   for (const branch of credentials.anyOf) {
