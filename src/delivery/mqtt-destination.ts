@@ -1,19 +1,18 @@
 import mqtt, { type IClientOptions, type MqttClient, type Packet } from 'mqtt';
 import type { RenderedPublish } from '../connections/connector.js';
 import { randomBase62 } from '../crypto/base62.js';
-import type { Budget } from '../deadline.js';
-import { REDACTED } from '../outbound/redact.js';
-import { classify, resolveChecked, type Resolver, type SendError } from '../outbound/sender.js';
-import { checkAddress, parseIpLiteral, type DestinationPolicy } from '../outbound/ssrf-policy.js';
+import { classify } from '../outbound/sender.js';
+import { parseIpLiteral } from '../outbound/ssrf-policy.js';
 import {
-  createSessionPool,
-  DEFAULT_SESSION_POOL,
-  sessionFingerprint,
-  type BrokerSession,
-  type SessionPoolOptions,
-} from './broker-sessions.js';
-import type { AttemptResult, Destination } from './destination.js';
-import type { PreparedRequest } from './prepare.js';
+  brokerDestination,
+  BrokerFailure,
+  checkedAddress,
+  hostOf,
+  type BrokerDestinationOptions,
+  type Opening,
+  type PublishSession,
+} from './broker-destination.js';
+import type { Destination } from './destination.js';
 
 // MQTT 5 brokers (contract §21, docs/decisions/0084): one client per hubgate connection and process
 // (broker-sessions.ts), a clean session with a client ID of its own. A message is delivered once the
@@ -21,18 +20,8 @@ import type { PreparedRequest } from './prepare.js';
 // reason code (0x87 not authorized…), a refused CONNECT, a broker that disconnects or goes away with the
 // acknowledgement outstanding fail the attempt, and each says why in words.
 
-class Failure extends Error {
-  constructor(
-    readonly error: SendError,
-    readonly detail: string,
-  ) {
-    super(detail);
-  }
-}
-
 /** One open client of a broker. */
-interface MqttSession extends BrokerSession {
-  readonly remoteAddress: string;
+interface MqttSession extends PublishSession {
   publish(message: RenderedPublish): Promise<string>;
 }
 
@@ -44,32 +33,11 @@ const reasonWords = (code: number, name: string | undefined) =>
 const reasonName = (error: unknown) =>
   (error as { message?: string } | undefined)?.message?.replace(/^[^:]*:\s*/, '') || undefined;
 
-/**
- * §8 on the broker's address itself, at every connect: a literal is judged as it is, a name by each
- * of its addresses, and the one checked is the one connected to (a second answer cannot rebind).
- */
-async function checkedAddress(host: string, policy: DestinationPolicy, resolve: Resolver | undefined) {
-  if (!parseIpLiteral(host)) return (await resolveChecked(host, policy.allowedCidrs, resolve)).address;
-  const verdict = checkAddress(host, policy.allowedCidrs);
-  if (!verdict.allowed) {
-    throw new Failure('destination_forbidden', `address ${host} is in a refused range: ${verdict.range}`);
-  }
-  return host;
-}
-
-/** Where and how long opening a session may take: the attempt's budget left when it starts. */
-interface Opening {
-  connectionId: string;
-  policy: DestinationPolicy;
-  resolve: Resolver | undefined;
-  timeoutMs: number;
-}
-
 /** The client's options: a clean MQTT 5 session of its own at the checked address, within `timeoutMs`. */
 function clientOptions(publish: RenderedPublish, connectionId: string, address: string, timeoutMs: number) {
   const url = new URL(publish.broker.url);
   const tls = url.protocol === 'mqtts:';
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = hostOf(url);
   const { username, password } = publish.broker;
   const options: IClientOptions = {
     protocol: tls ? 'mqtts' : 'mqtt',
@@ -102,7 +70,7 @@ function connectFailure(lastError: unknown): Error {
     // A CONNACK with a failure reason code: bad user name or password, not authorized, banned….
     const words = reasonWords(code, reasonName(lastError));
     const credentials = code === 0x86 || code === 0x87 || code === 0x04 || code === 0x05;
-    return new Failure(
+    return new BrokerFailure(
       'connection_error',
       credentials
         ? `the broker refused the credentials: CONNACK ${words}`
@@ -110,7 +78,7 @@ function connectFailure(lastError: unknown): Error {
     );
   }
   if (lastError) return lastError as Error;
-  return new Failure(
+  return new BrokerFailure(
     'timeout',
     'the broker did not let hubgate connect and log in within DELIVERY_TIMEOUT_MS',
   );
@@ -119,7 +87,7 @@ function connectFailure(lastError: unknown): Error {
 /** Connects to the checked address and waits for the CONNACK; a refused one says so. */
 async function connectClient(publish: RenderedPublish, opening: Opening) {
   const started = performance.now();
-  const host = new URL(publish.broker.url).hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = hostOf(new URL(publish.broker.url));
   const address = await checkedAddress(host, opening.policy, opening.resolve);
   const timeoutMs = opening.timeoutMs - (performance.now() - started);
   const client = mqtt.connect(clientOptions(publish, opening.connectionId, address, timeoutMs));
@@ -164,7 +132,7 @@ interface ClientState {
    * Publishes waiting for their acknowledgement: failed when the connection ends (mqtt.js would keep
    * them for a reconnect that, with reconnectPeriod 0, never comes).
    */
-  waiting: Set<(failure: Failure) => void>;
+  waiting: Set<(failure: BrokerFailure) => void>;
 }
 
 /** Follows the client: its acks, a DISCONNECT's reason, an error, and its end, which fails what waits. */
@@ -185,7 +153,7 @@ function watch(client: MqttClient): ClientState {
   });
   client.on('close', () => {
     state.open = false;
-    const failure = new Failure(
+    const failure = new BrokerFailure(
       'connection_error',
       state.lastWords ?? 'the connection to the broker closed before it acknowledged the message',
     );
@@ -202,11 +170,13 @@ function publishOn(client: MqttClient, state: ClientState) {
   return (message: RenderedPublish) =>
     new Promise<string>((resolvePublish, reject) => {
       if (!state.open) {
-        reject(new Failure('connection_error', state.lastWords ?? 'the connection to the broker closed'));
+        reject(
+          new BrokerFailure('connection_error', state.lastWords ?? 'the connection to the broker closed'),
+        );
         return;
       }
       const qos = message.target.qos === '2' ? 2 : 1;
-      const fail = (failure: Failure) => reject(failure);
+      const fail = (failure: BrokerFailure) => reject(failure);
       state.waiting.add(fail);
       const properties = {
         contentType: message.headers['content-type'] ?? 'application/json',
@@ -224,7 +194,7 @@ function publishOn(client: MqttClient, state: ClientState) {
         if (error && typeof code === 'number') {
           const by = (answer?.cmd ?? (qos === 2 ? 'pubrec' : 'puback')).toUpperCase();
           const words = reasonWords(code, reasonName(error));
-          reject(new Failure('connection_error', `the broker refused the message: ${by} ${words}`));
+          reject(new BrokerFailure('connection_error', `the broker refused the message: ${by} ${words}`));
         } else if (error) reject(error);
         else {
           // 0x10: the broker took it and no subscriber matched; still a success reason code.
@@ -271,103 +241,19 @@ const DISCONNECT_NAMES: Record<number, string> = {
   0x9b: 'QoS not supported',
 };
 
-/** Settles as `work` does, or rejects with a TimeoutError once the budget is spent. */
-function within<T>(work: Promise<T>, budget: Budget): Promise<T> {
-  if (budget.signal.aborted) return Promise.reject(budget.signal.reason as Error);
-  return new Promise<T>((resolveWork, reject) => {
-    const onAbort = () => reject(budget.signal.reason as Error);
-    budget.signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        budget.signal.removeEventListener('abort', onAbort);
-        resolveWork(value);
-      },
-      (error: unknown) => {
-        budget.signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
-
-/** An error's words with every secret of the connection taken out; `connected`: the session was open. */
-function failed(
-  error: unknown,
-  secrets: readonly string[],
-  connected: boolean,
-): { error: SendError; detail: string } {
-  const known = error instanceof Failure ? { error: error.error, detail: error.detail } : classify(error);
-  let { detail } = known;
-  if (known.error === 'timeout' && !(error instanceof Failure)) {
-    detail = connected
-      ? 'no acknowledgement from the broker within DELIVERY_TIMEOUT_MS'
-      : 'the broker did not let hubgate connect and log in within DELIVERY_TIMEOUT_MS';
-  } else if (!(error instanceof Failure) && detail === 'the connection failed') {
-    detail = (error as { message?: string } | undefined)?.message ?? detail;
-  }
-  for (const secret of secrets) detail = detail.split(secret).join(REDACTED);
-  return { error: known.error, detail };
-}
-
-export interface MqttDestinationOptions {
-  policy: DestinationPolicy;
-  resolve?: Resolver;
-  sessions?: SessionPoolOptions;
-}
-
-/** An attempt's result from what it came to, timed from `started`; a broker has no HTTP status. */
-const resultOf = (
-  started: number,
-  fields: Omit<AttemptResult, 'durationMs' | 'retryAfterSeconds' | 'status'>,
-): AttemptResult => ({
-  ...fields,
-  status: null,
-  retryAfterSeconds: null,
-  durationMs: Math.round(performance.now() - started),
-});
-
 const PLAINTEXT_REFUSED = 'mqtt: (no TLS) is refused unless DELIVERY_ALLOW_HTTP=true; use mqtts:';
 
 /** The `mqtt` connector's destination: publishes at QoS 1 or 2 over kept clients. */
-export function mqttDestination(options: MqttDestinationOptions): Destination {
-  const pool = createSessionPool<MqttSession>(options.sessions ?? DEFAULT_SESSION_POOL);
-  const { policy, resolve } = options;
-  return {
-    async send(prepared: PreparedRequest, budget: Budget): Promise<AttemptResult> {
-      const started = performance.now();
-      const { request } = prepared;
-      if (request.method !== 'PUBLISH') throw new Error('an HTTP request reached the MQTT destination');
-      const failure = (error: SendError, errorDetail: string, remoteAddress: string | null = null) =>
-        resultOf(started, { ok: false, remoteAddress, error, errorDetail, response: null });
-      if (new URL(request.broker.url).protocol !== 'mqtts:' && !policy.allowHttp) {
-        return failure('destination_forbidden', PLAINTEXT_REFUSED);
-      }
-      const { username, password } = request.broker;
-      const fingerprint = sessionFingerprint(request.broker.url, username, password);
-      const { connectionId } = prepared;
-      const open = () =>
-        openSession(request, { connectionId, policy, resolve, timeoutMs: budget.remainingMs() });
-      let session: MqttSession | undefined;
-      try {
-        session = await within(pool.acquire(connectionId, fingerprint, open), budget);
-        const words = await within(session.publish(request), budget);
-        const response = { headers: {}, body: words, bodyTruncated: false };
-        return resultOf(started, {
-          ok: true,
-          remoteAddress: session.remoteAddress,
-          error: null,
-          errorDetail: null,
-          response,
-        });
-      } catch (error) {
-        const { error: code, detail } = failed(error, prepared.secrets, session !== undefined);
-        // A session that ended mid-publish is not used again, nor one that did not acknowledge in time
-        // (a broker that stopped answering would time out every attempt until keepalive noticed); a
-        // refused message leaves it open.
-        if (session && (!session.isOpen() || code === 'timeout')) pool.discard(connectionId, session);
-        return failure(code, detail, session?.remoteAddress ?? null);
-      }
+export function mqttDestination(options: BrokerDestinationOptions): Destination {
+  return brokerDestination(
+    {
+      name: 'MQTT',
+      tlsProtocol: 'mqtts:',
+      plaintextRefused: PLAINTEXT_REFUSED,
+      openSession,
+      noAnswer: 'no acknowledgement from the broker',
+      wordsOf: (error) => (error as { message?: string } | undefined)?.message,
     },
-    close: () => pool.close(),
-  };
+    options,
+  );
 }

@@ -1,18 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
+import {
+  brokerBinding,
+  brokerCredentials,
+  brokerLogin,
+  brokerSecret,
+  brokerUrlPattern,
+  brokerUser,
+} from '../broker-fields.js';
 import { connectorConfig, eventJson, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
-const SECRET_PREFIX = 'whsec_';
-// The webhook connector's rule for a signing secret (webhook.ts): whsec_ and the padded base64 of 24–64 bytes.
-const B64 = '[A-Za-z0-9+/]';
-const SIGNING_SECRET_PATTERN = `^${SECRET_PREFIX}(?:(?:${B64}{4}){8,21}(?:${B64}{2}==)?|(?:${B64}{4}){8,20}${B64}{3}=)$`;
-
 // amqp[s]://host[:port][/vhost] with no user info: no `@` before the path, so no user or password can
 // be written into it (credentials are bound, never configured, contract §21).
-const BROKER_URL_PATTERN =
-  '^amqps?://(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?(?:/[^\\s/?#@]*)?$';
+const BROKER_URL_PATTERN = brokerUrlPattern('amqps?', '(?:/[^\\s/?#@]*)?');
 
 /** The broker URL as the event log shows it: never with credentials (it has none), always with a path. */
 function shownUrl(raw: string): string {
@@ -49,28 +50,12 @@ const amqp: ConnectorDefinition = {
     }),
     eventTypes: Type.Optional(EventTypePatterns),
   }),
-  credentials: Type.Object({
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'the broker user' })),
-    password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: "the broker user's password; secret" }),
-    ),
-    signingSecret: Type.Optional(
-      Type.String({
-        pattern: SIGNING_SECRET_PATTERN,
-        maxLength: 100,
-        description: 'whsec_ + base64 (padded) of 24–64 bytes; leave out to have one generated',
-      }),
-    ),
+  credentials: brokerCredentials({
+    username: brokerUser('the broker user'),
+    password: brokerSecret("the broker user's password; secret"),
   }),
-  // §8 is applied to the broker's address at every connect (amqp-destination.ts), not by URL rules
-  // made for http(s).
-  urlFields: [],
   // The user and password go to the broker: a new host unbinds them.
-  credentialsSentTo: (credentials) => (credentials.username || credentials.password ? 'url' : undefined),
-  generated: { signingSecret: () => SECRET_PREFIX + randomBytes(32).toString('base64') },
-  rebindOverlapSeconds: 24 * 60 * 60,
-  signingSecretField: 'signingSecret',
-  acceptedEventTypes: ['*'],
+  ...brokerBinding('username', 'password'),
   checkCredentials: (credentials) => {
     if (credentials.password !== undefined && credentials.username === undefined) {
       throw fieldProblem('username', 'is required with a password');
@@ -80,16 +65,11 @@ const amqp: ConnectorDefinition = {
     const url = String(config.url);
     const exchange = typeof config.exchange === 'string' ? config.exchange : '';
     const routingKey = String(config.routingKey).replaceAll('{type}', event.type);
-    const { username, password } = credentials;
     return {
       method: 'PUBLISH',
       destination: 'amqp',
       url: `${shownUrl(url)} exchange=${exchange === '' ? '""' : exchange} routingKey=${routingKey}`,
-      broker: {
-        url,
-        ...(username === undefined ? {} : { username }),
-        ...(password === undefined ? {} : { password }),
-      },
+      broker: brokerLogin(url, credentials),
       target: { exchange, routingKey },
       message: { id: event.id, type: event.type },
       headers: { 'content-type': 'application/json' },

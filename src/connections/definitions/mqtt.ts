@@ -1,16 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
+import {
+  brokerBinding,
+  brokerCredentials,
+  brokerLogin,
+  brokerSecret,
+  brokerUrlPattern,
+  brokerUser,
+} from '../broker-fields.js';
 import { connectorConfig, eventJson, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
-const SECRET_PREFIX = 'whsec_';
-// The webhook connector's rule for a signing secret (webhook.ts): whsec_ and the padded base64 of 24–64 bytes.
-const B64 = '[A-Za-z0-9+/]';
-const SIGNING_SECRET_PATTERN = `^${SECRET_PREFIX}(?:(?:${B64}{4}){8,21}(?:${B64}{2}==)?|(?:${B64}{4}){8,20}${B64}{3}=)$`;
-
 // mqtt[s]://host[:port] with no user info (no `@` can be written into it: credentials are bound,
 // never configured, contract §21) and no path: MQTT has nothing a path would name.
-const BROKER_URL_PATTERN = '^mqtts?://(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?/?$';
+const BROKER_URL_PATTERN = brokerUrlPattern('mqtts?', '/?');
 
 // A topic name a publish may use: no wildcards (`+`, `#` are for subscriptions, and a broker drops a
 // client that publishes to one) and no NUL (MQTT 5 §4.7.3). `{type}` adds only [a-z0-9_.-].
@@ -52,42 +54,21 @@ const mqtt: ConnectorDefinition = {
     ),
     eventTypes: Type.Optional(EventTypePatterns),
   }),
-  credentials: Type.Object({
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'the broker user' })),
-    password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: "the broker user's password; secret" }),
-    ),
-    signingSecret: Type.Optional(
-      Type.String({
-        pattern: SIGNING_SECRET_PATTERN,
-        maxLength: 100,
-        description: 'whsec_ + base64 (padded) of 24–64 bytes; leave out to have one generated',
-      }),
-    ),
+  credentials: brokerCredentials({
+    username: brokerUser('the broker user'),
+    password: brokerSecret("the broker user's password; secret"),
   }),
-  // §8 is applied to the broker's address at every connect (mqtt-destination.ts), not by URL rules
-  // made for http(s).
-  urlFields: [],
   // The user and password go to the broker: a new host unbinds them.
-  credentialsSentTo: (credentials) => (credentials.username || credentials.password ? 'url' : undefined),
-  generated: { signingSecret: () => SECRET_PREFIX + randomBytes(32).toString('base64') },
-  rebindOverlapSeconds: 24 * 60 * 60,
-  signingSecretField: 'signingSecret',
-  acceptedEventTypes: ['*'],
+  ...brokerBinding('username', 'password'),
   render: (event, config, credentials) => {
     const url = String(config.url);
     const topic = String(config.topic).replaceAll('{type}', event.type);
     const qos = config.qos === 2 ? '2' : '1';
-    const { username, password } = credentials;
     return {
       method: 'PUBLISH',
       destination: 'mqtt',
       url: `${shownUrl(url)} topic=${topic} qos=${qos}`,
-      broker: {
-        url,
-        ...(username === undefined ? {} : { username }),
-        ...(password === undefined ? {} : { password }),
-      },
+      broker: brokerLogin(url, credentials),
       target: { topic, qos },
       message: { id: event.id, type: event.type },
       headers: { 'content-type': 'application/json' },

@@ -1,17 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
+import {
+  brokerBinding,
+  brokerCredentials,
+  brokerLogin,
+  brokerSecret,
+  brokerUrlPattern,
+  brokerUser,
+} from '../broker-fields.js';
 import { connectorConfig, eventJson, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
-const SECRET_PREFIX = 'whsec_';
-// The webhook connector's rule for a signing secret (webhook.ts): whsec_ and the padded base64 of 24–64 bytes.
-const B64 = '[A-Za-z0-9+/]';
-const SIGNING_SECRET_PATTERN = `^${SECRET_PREFIX}(?:(?:${B64}{4}){8,21}(?:${B64}{2}==)?|(?:${B64}{4}){8,20}${B64}{3}=)$`;
-
 // nats://host[:port] or tls://host[:port] with no user info and no path: there is no room for a user,
 // password or token in it (credentials are bound, never configured, contract §21).
-const BROKER_URL_PATTERN = '^(?:nats|tls)://(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?/?$';
+const BROKER_URL_PATTERN = brokerUrlPattern('(?:nats|tls)', '/?');
 
 // A subject to publish to: tokens separated by dots, none empty, no whitespace and no wildcard (`*`,
 // `>`); `{type}` is a token's text like any other until the event type replaces it.
@@ -48,36 +50,13 @@ const nats: ConnectorDefinition = {
     }),
     eventTypes: Type.Optional(EventTypePatterns),
   }),
-  credentials: Type.Object({
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'the NATS user' })),
-    password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: "the NATS user's password; secret" }),
-    ),
-    token: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1000,
-        description: 'a NATS authentication token, instead of a user and password; secret',
-      }),
-    ),
-    signingSecret: Type.Optional(
-      Type.String({
-        pattern: SIGNING_SECRET_PATTERN,
-        maxLength: 100,
-        description: 'whsec_ + base64 (padded) of 24–64 bytes; leave out to have one generated',
-      }),
-    ),
+  credentials: brokerCredentials({
+    username: brokerUser('the NATS user'),
+    password: brokerSecret("the NATS user's password; secret"),
+    token: brokerSecret('a NATS authentication token, instead of a user and password; secret'),
   }),
-  // §8 is applied to the broker's address at every connect (nats-destination.ts), not by URL rules
-  // made for http(s).
-  urlFields: [],
   // The login goes to the broker: a new host unbinds it.
-  credentialsSentTo: (credentials) =>
-    credentials.username || credentials.password || credentials.token ? 'url' : undefined,
-  generated: { signingSecret: () => SECRET_PREFIX + randomBytes(32).toString('base64') },
-  rebindOverlapSeconds: 24 * 60 * 60,
-  signingSecretField: 'signingSecret',
-  acceptedEventTypes: ['*'],
+  ...brokerBinding('username', 'password', 'token'),
   checkCredentials: (credentials) => {
     if (credentials.password !== undefined && credentials.username === undefined) {
       throw fieldProblem('username', 'is required with a password');
@@ -89,17 +68,12 @@ const nats: ConnectorDefinition = {
   render: (event, config, credentials) => {
     const url = String(config.url);
     const subject = String(config.subject).replaceAll('{type}', event.type);
-    const { username, password, token } = credentials;
+    const { token } = credentials;
     return {
       method: 'PUBLISH',
       destination: 'nats',
       url: `${shownUrl(url)} subject=${subject}`,
-      broker: {
-        url,
-        ...(username === undefined ? {} : { username }),
-        ...(password === undefined ? {} : { password }),
-        ...(token === undefined ? {} : { token }),
-      },
+      broker: { ...brokerLogin(url, credentials), ...(token === undefined ? {} : { token }) },
       target: { subject },
       message: { id: event.id, type: event.type },
       // JetStream de-duplicates by Nats-Msg-Id within the stream's window: a retry of a publish whose

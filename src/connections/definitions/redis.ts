@@ -1,18 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { fieldProblem } from '../../http/problem.js';
+import {
+  brokerBinding,
+  brokerCredentials,
+  brokerLogin,
+  brokerSecret,
+  brokerUrlPattern,
+  brokerUser,
+} from '../broker-fields.js';
 import { connectorConfig, eventJson, type ConnectorDefinition } from '../connector.js';
 import { EventTypePatterns } from '../event-types.js';
 
-const SECRET_PREFIX = 'whsec_';
-// The webhook connector's rule for a signing secret (webhook.ts): whsec_ and the padded base64 of 24–64 bytes.
-const B64 = '[A-Za-z0-9+/]';
-const SIGNING_SECRET_PATTERN = `^${SECRET_PREFIX}(?:(?:${B64}{4}){8,21}(?:${B64}{2}==)?|(?:${B64}{4}){8,20}${B64}{3}=)$`;
-
 // redis[s]://host[:port][/db] with no user info: no `@` can be written into it, so no user or password
 // (credentials are bound, never configured, contract §21). The path is a database number or nothing.
-const BROKER_URL_PATTERN =
-  '^rediss?://(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?(?:/(?:[0-9]{1,5})?)?$';
+const BROKER_URL_PATTERN = brokerUrlPattern('rediss?', '(?:/(?:[0-9]{1,5})?)?');
 
 /** The database a URL names: its path's number, or 0 (Redis's default) without one. */
 function databaseOf(raw: string): number {
@@ -57,34 +58,14 @@ const redis: ConnectorDefinition = {
     ),
     eventTypes: Type.Optional(EventTypePatterns),
   }),
-  credentials: Type.Object({
-    username: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 255, description: 'the Redis ACL user (Redis 6+)' }),
-    ),
-    password: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1000,
-        description: "the user's password, or without a username the default user's (requirepass); secret",
-      }),
-    ),
-    signingSecret: Type.Optional(
-      Type.String({
-        pattern: SIGNING_SECRET_PATTERN,
-        maxLength: 100,
-        description: 'whsec_ + base64 (padded) of 24–64 bytes; leave out to have one generated',
-      }),
+  credentials: brokerCredentials({
+    username: brokerUser('the Redis ACL user (Redis 6+)'),
+    password: brokerSecret(
+      "the user's password, or without a username the default user's (requirepass); secret",
     ),
   }),
-  // §8 is applied to the broker's address at every connect (redis-destination.ts), not by URL rules
-  // made for http(s).
-  urlFields: [],
   // The user and password go to the broker: a new host unbinds them.
-  credentialsSentTo: (credentials) => (credentials.username || credentials.password ? 'url' : undefined),
-  generated: { signingSecret: () => SECRET_PREFIX + randomBytes(32).toString('base64') },
-  rebindOverlapSeconds: 24 * 60 * 60,
-  signingSecretField: 'signingSecret',
-  acceptedEventTypes: ['*'],
+  ...brokerBinding('username', 'password'),
   checkCredentials: (credentials) => {
     // A user logs in with AUTH user password; without a password the client would not log in at all and
     // the connection would act as the default user, which is not who the tenant named.
@@ -96,16 +77,11 @@ const redis: ConnectorDefinition = {
     const url = String(config.url);
     const stream = String(config.stream);
     const maxLen = typeof config.maxLen === 'number' ? String(config.maxLen) : undefined;
-    const { username, password } = credentials;
     return {
       method: 'PUBLISH',
       destination: 'redis',
       url: `${shownUrl(url)} stream=${stream}${maxLen === undefined ? '' : ` maxLen~${maxLen}`}`,
-      broker: {
-        url,
-        ...(username === undefined ? {} : { username }),
-        ...(password === undefined ? {} : { password }),
-      },
+      broker: brokerLogin(url, credentials),
       target: { stream, ...(maxLen === undefined ? {} : { maxLen }) },
       message: { id: event.id, type: event.type },
       headers: { 'content-type': 'application/json' },
