@@ -8,7 +8,7 @@ import { listPage, type Page, type PageQuery } from '../http/pagination.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import { isoOrNull } from '../http/schemas.js';
 import { bodyValidator } from '../http/validation.js';
-import { checkUrl } from '../outbound/ssrf-policy.js';
+import { checkBrokerUrl, checkUrl, type UrlVerdict } from '../outbound/ssrf-policy.js';
 import type { ConnectorCatalog } from './catalog.js';
 import type { ConnectorDefinition } from './connector.js';
 import { checkFilter } from './filter.js';
@@ -159,13 +159,19 @@ export function checkUrlFields(deps: ConnectionDeps, definition: ConnectorDefini
       .split('.')
       .reduce<unknown>((at, name) => (at as Record<string, unknown> | undefined)?.[name], values);
     if (typeof value !== 'string') continue;
-    const verdict = checkUrl(value, policy);
-    if (!verdict.allowed) {
-      throw new HttpProblem(verdict.code, `${field}: ${verdict.message}`, {
-        errors: [{ path: field, message: verdict.message }],
-      });
-    }
+    refuseUnless(field, checkUrl(value, policy));
   }
+  for (const { field, plaintextSchemes } of definition.brokerUrlFields ?? []) {
+    const value = (values as Record<string, unknown>)[field];
+    if (typeof value === 'string') refuseUnless(field, checkBrokerUrl(value, plaintextSchemes, policy));
+  }
+}
+
+function refuseUnless(field: string, verdict: UrlVerdict): void {
+  if (verdict.allowed) return;
+  throw new HttpProblem(verdict.code, `${field}: ${verdict.message}`, {
+    errors: [{ path: field, message: verdict.message }],
+  });
 }
 
 /** The scope's connection with this ID, or the 404 of any unknown, malformed or foreign ID. */

@@ -76,6 +76,12 @@ export interface ConnectorDefinition {
   /** Fields, of either object, holding URLs that must pass the SSRF policy (docs/api/connections.md). */
   urlFields: readonly string[];
   /**
+   * Config fields holding a broker's URL (contract §21), with the schemes that carry no TLS: checked
+   * when a connection is created or edited (`checkBrokerUrl`), and again by the destination at every
+   * connect on the resolved address.
+   */
+  brokerUrlFields?: readonly { field: string; plaintextSchemes: readonly string[] }[];
+  /**
    * The config field whose URL receives the bound credentials themselves (the `http` connector's
    * header): when an edit changes that URL's host, the credentials are unbound (docs/api/connections.md), so a
    * secret is never sent to a host it was not given for. A function when that depends on what is

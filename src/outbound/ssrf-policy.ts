@@ -196,6 +196,29 @@ export function checkUrl(raw: string, policy: DestinationPolicy): UrlVerdict {
 }
 
 /**
+ * Verdict for a broker's URL (contract §21) when a connection is created or edited: a scheme without
+ * TLS (`plaintextSchemes`) only with DELIVERY_ALLOW_HTTP=true, and its host judged as a URL's host is
+ * (`checkHost`: address ranges, other IPv4 notations, local names). The destination judges the resolved
+ * address again at every connect; this answers the person at once instead of a failed attempt later.
+ */
+export function checkBrokerUrl(
+  raw: string,
+  plaintextSchemes: readonly string[],
+  policy: DestinationPolicy,
+): UrlVerdict {
+  if (!URL.canParse(raw)) return refuse('validation_failed', 'must be an absolute URL');
+  const url = new URL(raw);
+  if (plaintextSchemes.includes(url.protocol) && !policy.allowHttp) {
+    return refuse(
+      'destination_forbidden',
+      `${url.protocol} (no TLS) is refused unless DELIVERY_ALLOW_HTTP=true`,
+    );
+  }
+  const verdict = checkHost(url.hostname, policy);
+  return verdict.allowed ? { allowed: true, url, address: verdict.address } : verdict;
+}
+
+/**
  * Verdict for a bare host, as an SMTP server is given: an address literal (bracketed or not) by its
  * range, a name by the rules of a URL's host (local names; other IPv4 notations are the address
  * they stand for).

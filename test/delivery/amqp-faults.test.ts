@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { madeBeforeThePolicy } from '../helpers/broker-policy.js';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -183,11 +184,14 @@ describe('amqp: a hub without plaintext', { skip: await rabbitSkipReason() }, ()
   test('refuses amqp: (no TLS) unless DELIVERY_ALLOW_HTTP=true, and publishes nothing', async (t) => {
     const consumer = await startConsumer(t, 'k');
     const { session } = await makeSignedInTenant(h);
-    const id = await amqpConnection(h, session, {
-      url: 'amqp://127.0.0.1:5672/',
-      exchange: consumer.exchange,
-      routingKey: 'k',
-    });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'amqp',
+      { url: 'amqp://127.0.0.1:5672/', exchange: consumer.exchange, routingKey: 'k' },
+      'amqps://127.0.0.1:5671/',
+      (body) => amqpConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.ok(entry, 'the log shows no delivery');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { madeBeforeThePolicy } from '../helpers/broker-policy.js';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -221,10 +222,14 @@ describe('mqtt: a hub without plaintext', { skip: await mosquittoSkipReason() },
   test('refuses mqtt: (no TLS) unless DELIVERY_ALLOW_HTTP=true, and publishes nothing', async (t) => {
     const subscriber = await startSubscriber(t);
     const { session } = await makeSignedInTenant(h);
-    const id = await mqttConnection(h, session, {
-      url: 'mqtt://127.0.0.1:1883',
-      topic: `${subscriber.prefix}/k`,
-    });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'mqtt',
+      { url: 'mqtt://127.0.0.1:1883', topic: `${subscriber.prefix}/k` },
+      'mqtts://127.0.0.1:8883',
+      (body) => mqttConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.ok(entry, 'the log shows no delivery');
@@ -239,7 +244,14 @@ describe('mqtt: a hub without plaintext', { skip: await mosquittoSkipReason() },
 
   test('refuses a broker in a refused range (§8) at connect, before any byte is sent', async () => {
     const { session } = await makeSignedInTenant(h);
-    const id = await mqttConnection(h, session, { url: 'mqtts://10.0.0.1:8883', topic: 't' });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'mqtt',
+      { url: 'mqtts://10.0.0.1:8883', topic: 't' },
+      'mqtts://127.0.0.1:8883',
+      (body) => mqttConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.equal(entry?.attempts[0]?.error, 'destination_forbidden', 'a private address was not refused');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { madeBeforeThePolicy } from '../helpers/broker-policy.js';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -248,10 +249,14 @@ describe('nats: a hub without plaintext', { skip: await natsSkipReason() }, () =
   test('refuses nats: (no TLS) unless DELIVERY_ALLOW_HTTP=true, and publishes nothing', async (t) => {
     const consumer = await startStream(t);
     const { session } = await makeSignedInTenant(h);
-    const id = await natsConnection(h, session, {
-      url: `nats://127.0.0.1:${NATS_PORT}`,
-      subject: `${consumer.prefix}.k`,
-    });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'nats',
+      { url: `nats://127.0.0.1:${NATS_PORT}`, subject: `${consumer.prefix}.k` },
+      `tls://127.0.0.1:${NATS_PORT}`,
+      (body) => natsConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.ok(entry, 'the log shows no delivery');
@@ -267,10 +272,14 @@ describe('nats: a hub without plaintext', { skip: await natsSkipReason() }, () =
   test('a broker address outside DELIVERY_ALLOWED_CIDRS is refused at connect', async (t) => {
     const consumer = await startStream(t);
     const { session } = await makeSignedInTenant(h);
-    const id = await natsConnection(h, session, {
-      url: `tls://127.0.0.2:${NATS_PORT}`,
-      subject: `${consumer.prefix}.k`,
-    });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'nats',
+      { url: `tls://127.0.0.2:${NATS_PORT}`, subject: `${consumer.prefix}.k` },
+      `tls://127.0.0.1:${NATS_PORT}`,
+      (body) => natsConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.equal(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { madeBeforeThePolicy } from '../helpers/broker-policy.js';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { assertNoLeak, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
@@ -251,7 +252,14 @@ describe('redis: a hub without plaintext', { skip: await redisSkipReason() }, ()
   test('refuses redis: (no TLS) unless DELIVERY_ALLOW_HTTP=true, and appends nothing', async (t) => {
     const reader = await streamReader(t);
     const { session } = await makeSignedInTenant(h);
-    const id = await redisConnection(h, session, { url: 'redis://127.0.0.1:6379/0', stream: reader.stream });
+    const id = await madeBeforeThePolicy(
+      h,
+      session,
+      'redis',
+      { url: 'redis://127.0.0.1:6379/0', stream: reader.stream },
+      'rediss://127.0.0.1:6379/0',
+      (body) => redisConnection(h, session, body),
+    );
     await publishEvent(h, session, { type: 'order.paid', data: {} });
     const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
     assert.ok(entry, 'the log shows no delivery');
@@ -279,7 +287,14 @@ describe('redis: a hub without an exemption for loopback', { skip: await redisSk
     const reader = await streamReader(t);
     const { session } = await makeSignedInTenant(h);
     for (const url of ['redis://127.0.0.1:6379', 'redis://localhost:6379/0']) {
-      const id = await redisConnection(h, session, { url, stream: reader.stream });
+      const id = await madeBeforeThePolicy(
+        h,
+        session,
+        'redis',
+        { url, stream: reader.stream },
+        'redis://broker.example.com:6379/0',
+        (body) => redisConnection(h, session, body),
+      );
       await publishEvent(h, session, { type: 'order.paid', data: {} });
       const [entry] = await waitForDeliveries(h, session, id, { statuses: ['failed'] });
       assert.equal(entry?.attempts[0]?.error, 'destination_forbidden', `${url} was not refused by §8`);

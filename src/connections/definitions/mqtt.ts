@@ -60,6 +60,7 @@ const mqtt: ConnectorDefinition = {
   }),
   // The user and password go to the broker: a new host unbinds them.
   ...brokerBinding('username', 'password'),
+  brokerUrlFields: [{ field: 'url', plaintextSchemes: ['mqtt:'] }],
   render: (event, config, credentials) => {
     const url = String(config.url);
     const topic = String(config.topic).replaceAll('{type}', event.type);
