@@ -55,3 +55,54 @@ export async function startDatabaseProxy(url: string): Promise<{ proxy: TcpProxy
   target.port = String(proxy.port);
   return { proxy, url: target.toString() };
 }
+
+/**
+ * A TCP pass-through on 127.0.0.1 that can withhold what the server says while the client's bytes
+ * still reach it: a broker that takes publishes but sends no confirm, so the client holds them in
+ * flight. `flow()` passes on what was withheld and everything after.
+ */
+export interface StallingProxy {
+  port: number;
+  stall(): void;
+  flow(): void;
+  close(): Promise<void>;
+}
+
+export async function startStallingProxy(targetHost: string, targetPort: number): Promise<StallingProxy> {
+  let stalled = false;
+  const held: Array<{ client: Socket; chunk: Buffer }> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, targetHost);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (stalled) held.push({ client, chunk });
+      else client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    stall: () => {
+      stalled = true;
+    },
+    flow: () => {
+      stalled = false;
+      for (const { client, chunk } of held.splice(0)) if (!client.destroyed) client.write(chunk);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
