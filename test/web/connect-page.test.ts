@@ -354,6 +354,8 @@ describe('connect page', () => {
         await visible(heading(page, 'Connect Test IdP'));
         await page.getByRole('button', { name: 'Connect', exact: true }).click();
         await eventually(() => assert.ok(atProvider, 'the page did not go to the provider'));
+        // Its navigation there ends first: a goto started before would be interrupted by it.
+        await page.waitForURL((url) => url.href.startsWith(idp.issuer));
         const refused = await idp.authorize(atProvider, { deny: true });
         await page.goto(refused.href);
         await page.waitForURL(
@@ -367,6 +369,7 @@ describe('connect page', () => {
         atProvider = '';
         await page.getByRole('button', { name: 'Try again' }).click();
         await eventually(() => assert.ok(atProvider, 'Try again did not go to the provider'));
+        await page.waitForURL((url) => url.href.startsWith(idp.issuer));
         const granted = await idp.authorize(atProvider);
         await page.unroute(`${idp.issuer}/**`);
         await page.goto(granted.href);
