@@ -322,6 +322,20 @@ describe('broker connections in the UI', () => {
       );
       const answer = await page.getByRole('region', { name: 'Response body of attempt 1' }).innerText();
       assert.equal(answer.trim(), entryId, 'the answer shown is not the ID of the entry Redis made');
+
+      // Editing names the broker's fields as the create page does.
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { level: 1, name }).waitFor();
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      const edit = page.getByRole('dialog', { name: `Edit “${name}”` });
+      assert.equal(
+        await edit.getByLabel(/^Broker URL$/).inputValue(),
+        'redis://127.0.0.1:6379',
+        'the edit dialog does not show the broker URL as "Broker URL"',
+      );
+      await edit.getByLabel('Stream length (optional)').waitFor();
+      await page.keyboard.press('Escape');
+      await edit.waitFor({ state: 'hidden' });
     },
   );
 
