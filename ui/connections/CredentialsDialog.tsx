@@ -69,6 +69,9 @@ function useCredentialsBinding(
     for (const field of fields) {
       if (field.generated && !own[field.name]) continue;
       const value = values[field.name] ?? '';
+      // An optional field left empty is left out (a broker's username and password: the broker's default
+      // login); sent as "", the API refuses it as empty.
+      if (!field.required && value === '') continue;
       sent[field.name] = TRIMMED.has(field.name) ? value.trim() : value;
     }
     try {

@@ -107,7 +107,8 @@ function EditFields({ connector, state }: { connector: Connector; state: EditCon
           onInput={(value) => state.setValue(field.name, value)}
           words={
             field.name === 'url' && SENDS_CREDENTIALS(connector)
-              ? URL_WORDS
+              ? // A broker's URL keeps its own label ("Broker URL"), with what a new host does.
+                { ...URL_WORDS, label: connectorWords(connector, 'url')?.label ?? URL_WORDS.label }
               : connectorWords(connector, field.name)
           }
         />

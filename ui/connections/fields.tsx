@@ -221,6 +221,10 @@ const WORDS: Record<string, FieldWords> = {
     label: 'Deliveries per second',
     hint: 'At most this many deliveries start each second (1 to 1000); the others wait their turn. Leave empty for no limit.',
   },
+  // MQTT's quality of service (mqtt): its catalog text says what 1 and 2 mean.
+  qos: { label: 'Quality of service (QoS)' },
+  // A Redis stream's trim (redis): the catalog text says how.
+  maxLen: { label: 'Stream length' },
   webhookUrl: {
     label: 'Slack webhook URL',
     hint: 'The incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…).',
@@ -235,9 +239,24 @@ const OAUTH_WORDS: Record<string, FieldWords> = {
   },
 };
 
-/** Words of a field that differ by connector (an OAuth2 connector's throttle), if any. */
-export const connectorWords = (connector: Pick<Connector, 'connectorKey'>, name: string) =>
-  connector.connectorKey.startsWith('oauth2:') ? OAUTH_WORDS[name] : undefined;
+/** The broker connectors (docs/api/brokers.md): their `url` is a broker's, not a receiver's. */
+const BROKERS = new Set(['amqp', 'nats', 'redis', 'mqtt']);
+
+/**
+ * A broker's URL is hinted by its catalog text (which schemes, the default port, vhost or database, the
+ * login bound rather than written in it): "Receiver URL … starting with https://" would be wrong.
+ */
+const BROKER_URL_WORDS: FieldWords = { label: 'Broker URL' };
+
+/** Words of a field that differ by connector (an OAuth2 connector's throttle, a broker's URL), if any. */
+export function connectorWords(
+  connector: Pick<Connector, 'connectorKey'>,
+  name: string,
+): FieldWords | undefined {
+  if (connector.connectorKey.startsWith('oauth2:')) return OAUTH_WORDS[name];
+  if (BROKERS.has(connector.connectorKey) && name === 'url') return BROKER_URL_WORDS;
+  return undefined;
+}
 
 /** `someField` → "Some field", for a field hubgate's UI has no words for yet. */
 function fromName(name: string): string {
@@ -247,16 +266,24 @@ function fromName(name: string): string {
 
 export const fieldLabel = (name: string): string => WORDS[name]?.label ?? fromName(name);
 
-const sentence = (text: string): string => {
+function sentence(text: string): string {
   const trimmed = text.trim();
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
-};
+}
+
+/** The text with a capital first letter, unless it starts with a URL (`amqps://…` stays as typed). */
+function capitalized(text: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(text)) return text;
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The catalog's description of a field as a sentence. */
+const describedHint = (field: Pick<CatalogField, 'description'>): string | undefined =>
+  field.description ? sentence(capitalized(field.description)) : undefined;
 
 function fieldHint(field: Pick<CatalogField, 'name' | 'description'>): ComponentChildren {
   const known = WORDS[field.name];
-  if (known) return known.hint;
-  if (!field.description) return undefined;
-  return sentence(field.description.charAt(0).toUpperCase() + field.description.slice(1));
+  return known?.hint !== undefined ? known.hint : describedHint(field);
 }
 
 const PATTERN_WORDS: Record<string, string> = {
@@ -302,7 +329,8 @@ const SCHEMA_WORDS: Array<[RegExp, (match: RegExpExecArray, refusal: Refusal) =>
   ],
   [
     /must be equal to constant|must match a schema in anyOf|must be equal to one of/,
-    () => 'Choose one of the options.',
+    // MQTT's QoS is typed, not chosen: it is one of two numbers.
+    (_, { name }) => (name === 'qos' ? 'Enter 1 or 2.' : 'Choose one of the options.'),
   ],
 ];
 
@@ -365,7 +393,7 @@ export function ConnectionField({
   const name = words?.label ?? fieldLabel(field.name);
   const label = field.required ? name : `${name} (optional)`;
   return (
-    <Field label={label} hint={words ? words.hint : fieldHint(field)} error={error}>
+    <Field label={label} hint={words ? (words.hint ?? describedHint(field)) : fieldHint(field)} error={error}>
       {(ids) => (
         <ConnectionFieldControl field={field} value={value} onInput={onInput} secret={secret} ids={ids} />
       )}
