@@ -3,6 +3,7 @@
 const name = process.argv[2];
 const available = [
   'access',
+  'brokers',
   'delivery',
   'embedded',
   'event-log',
