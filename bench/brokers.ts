@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -31,6 +32,9 @@ import {
  * Each case publishes for SECONDS (after WARMUP_SECONDS not counted), then waits until every accepted
  * event has reached the consumer; its rate is the events accepted over the time from the first publish
  * to the last receipt. The consumer is our own, on a second connection, and counts webhook-ids.
+ * Each case also counts the CPU time it cost per event (from /proc): `serve`, PostgreSQL's processes,
+ * the broker's server and this process (publishers and consumer), since the ratio says little
+ * without it: on 2 cores, every process of a case shares the same 2 CPU-seconds per second.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
@@ -56,6 +60,8 @@ interface RawPublisher {
 interface Broker {
   name: string;
   connector: string;
+  /** The broker server's process name (/proc/PID/comm), for its CPU time; none for the webhook. */
+  server?: string;
   config: Record<string, unknown>;
   credentials: Record<string, string>;
   /** Starts our consumer; answers what stops it and deletes what the benchmark made on the broker. */
@@ -75,6 +81,7 @@ const rabbit: Broker = (() => {
   return {
     name: 'RabbitMQ',
     connector: 'amqp',
+    server: 'beam.smp',
     config: { url: 'amqp://127.0.0.1:5672', exchange: '', routingKey: queue },
     credentials: { username: 'guest', password: 'guest' },
     async consume(onReceipt) {
@@ -131,6 +138,7 @@ const nats: Broker = (() => {
   return {
     name: 'NATS JetStream',
     connector: 'nats',
+    server: 'nats-server',
     config: { url: 'nats://127.0.0.1:4222', subject },
     credentials: {},
     async consume(onReceipt) {
@@ -178,6 +186,7 @@ const redis: Broker = (() => {
   return {
     name: 'Redis Streams',
     connector: 'redis',
+    server: 'redis-server',
     config: { url, stream },
     credentials: {},
     async consume(onReceipt) {
@@ -246,6 +255,7 @@ const mosquitto: Broker = (() => {
   return {
     name: 'MQTT (Mosquitto)',
     connector: 'mqtt',
+    server: 'mosquitto',
     config: { url, topic, qos: 1 },
     credentials: {},
     async consume(onReceipt) {
@@ -346,10 +356,65 @@ const onReceipt: Receipt = (id, first) => {
   else firstSeen.set(id, performance.now());
 };
 
+/** CPU milliseconds so far (user + system) of the processes whose /proc/PID/comm is `name`. */
+function cpuOfNamed(name: string): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== name) continue;
+      ticks += ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8'), true);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks * 10;
+}
+/**
+ * utime + stime of a /proc/PID/stat line (fields 14 and 15, after the parenthesised name), in ticks of
+ * 10 ms; with `reaped`, also cutime + cstime (16, 17): PostgreSQL's backends that ended during a case
+ * are gone from /proc, and their time is counted in the postmaster's.
+ */
+function ticksOf(stat: string, reaped = false): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const own = (fields[11] ?? 0) + (fields[12] ?? 0);
+  return reaped ? own + (fields[13] ?? 0) + (fields[14] ?? 0) : own;
+}
+const cpuOfPid = (pid: number | undefined): number => {
+  if (pid === undefined) return 0;
+  try {
+    return ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) * 10;
+  } catch {
+    return 0;
+  }
+};
+const cpuOfSelf = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+/** Where a case's CPU went: ms per event delivered, by process. */
+interface CpuPerEvent {
+  serve: number;
+  postgres: number;
+  broker: number;
+  bench: number;
+}
+/** What `timed` reads the CPU of: set per broker. */
+const measured: { servePid?: number; broker?: string } = {};
+function cpuNow(): CpuPerEvent {
+  return {
+    serve: cpuOfPid(measured.servePid),
+    postgres: cpuOfNamed('postgres'),
+    broker: measured.broker ? cpuOfNamed(measured.broker) : 0,
+    bench: cpuOfSelf(),
+  };
+}
+
 interface Result {
   events: number;
   rate: number;
   duplicates: number;
+  cpu: CpuPerEvent;
 }
 
 /**
@@ -364,6 +429,7 @@ async function timed(
   firstSeen.clear();
   duplicates = 0;
   const accepted: string[] = [];
+  const cpuBefore = cpuNow();
   const start = performance.now();
   const end = start + seconds * 1000;
   await Promise.all(
@@ -383,9 +449,17 @@ async function timed(
     missing = now;
     await new Promise((r) => setTimeout(r, 50));
   }
+  const cpuAfter = cpuNow();
+  const perEvent = (key: keyof CpuPerEvent) => (cpuAfter[key] - cpuBefore[key]) / accepted.length;
+  const cpu = {
+    serve: perEvent('serve'),
+    postgres: perEvent('postgres'),
+    broker: perEvent('broker'),
+    bench: perEvent('bench'),
+  };
   let last = start;
   for (const id of accepted) last = Math.max(last, firstSeen.get(id)!);
-  return { events: accepted.length, rate: accepted.length / ((last - start) / 1000), duplicates };
+  return { events: accepted.length, rate: accepted.length / ((last - start) / 1000), duplicates, cpu };
 }
 
 buildHubgate();
@@ -435,8 +509,10 @@ try {
       }
       return items.map((item) => item.id!);
     };
+    measured.servePid = server.child.pid;
     for (const broker of brokers) {
       sample = undefined;
+      measured.broker = broker.server;
       const stop = await broker.consume(onReceipt);
       // One connection at a time: an event goes to every active connection of the tenant.
       const created = await httpJson('POST', `${server.baseUrl}/api/v1/integrations/connections`, session, {
@@ -501,4 +577,16 @@ for (const { broker, single, batch, raw, bytes } of rows) {
       `${(single.rate / raw.rate).toFixed(2)} | ${(batch.rate / raw.rate).toFixed(2)} | ` +
       `${single.duplicates + batch.duplicates + raw.duplicates} |`,
   );
+}
+// CPU per event: what each case cost the machine, process by process (PostgreSQL: all its processes,
+// so other work on the machine's PostgreSQL during the run counts too).
+const ms = (value: number) => value.toFixed(3);
+const total = (cpu: CpuPerEvent) => cpu.serve + cpu.postgres + cpu.broker + cpu.bench;
+console.log('\nCPU per event, ms (serve · PostgreSQL · broker · benchmark process = total)');
+console.log('| broker | hubgate single | hubgate batch-50 | raw |');
+console.log('|---|---|---|---|');
+const cpuCell = (cpu: CpuPerEvent) =>
+  `${ms(cpu.serve)} · ${ms(cpu.postgres)} · ${ms(cpu.broker)} · ${ms(cpu.bench)} = **${ms(total(cpu))}**`;
+for (const { broker, single, batch, raw } of rows) {
+  console.log(`| ${broker.name} | ${cpuCell(single.cpu)} | ${cpuCell(batch.cpu)} | ${cpuCell(raw.cpu)} |`);
 }

@@ -39,7 +39,8 @@ import {
  * BENCH_PREVIOUS (default 718a4d8, empty to skip) names the earlier commit: it is exported with
  * `git archive`, installed and built once into the temporary folder and run the same way, on the
  * same Node.
- * BENCH_SYSTEMS (default `previous,pglite,postgres`) picks the systems.
+ * BENCH_SYSTEMS (default `previous,pglite,postgres`) picks the systems; `previous-postgres` runs the
+ * earlier build on PostgreSQL.
  */
 const SINGLE_EVENTS = Number(process.env.BENCH_SINGLE_EVENTS ?? 3_000);
 const BATCH_EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
@@ -83,7 +84,9 @@ interface Hub {
 }
 
 async function startHub(system: string): Promise<Hub> {
-  const cwd = system === 'previous' ? buildOfCommit(PREVIOUS) : ROOT;
+  // `previous` runs the earlier build on PGlite, `previous-postgres` on PostgreSQL.
+  const previous = system.startsWith('previous');
+  const cwd = previous ? buildOfCommit(PREVIOUS) : ROOT;
   const base = {
     HUBGATE_SECRET_KEY: randomBytes(32).toString('base64'),
     DELIVERY_ALLOW_HTTP: 'true',
@@ -91,7 +94,7 @@ async function startHub(system: string): Promise<Hub> {
   };
   let env: Record<string, string>;
   let cleanup: () => Promise<void>;
-  if (system === 'postgres') {
+  if (system.endsWith('postgres')) {
     const db = await freshDatabase();
     env = { ...base, DATABASE_URL: db.url };
     cleanup = db.drop;
@@ -134,8 +137,8 @@ async function startHub(system: string): Promise<Hub> {
     `${server.baseUrl}/api/v1/integrations/connections/${connectionId}/pause`,
     {},
   );
-  const label =
-    system === 'previous' ? `${PREVIOUS}, PGlite` : system === 'postgres' ? 'now, PostgreSQL' : 'now, PGlite';
+  const engine = system.endsWith('postgres') ? 'PostgreSQL' : 'PGlite';
+  const label = `${previous ? PREVIOUS : 'now'}, ${engine}`;
   return {
     label,
     server,
