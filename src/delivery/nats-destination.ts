@@ -36,6 +36,16 @@ async function closeBounded(connection: NatsConnection): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * Node's TLS options, which the client passes on (its type names only its own). The client starts TLS
+ * on its open socket, where Node checks the certificate against `servername`, else `host`, else
+ * "localhost": an IP literal (no SNI) must be given as `host`, or its certificate never matches.
+ */
+const tlsOptionsFor = (host: string) => ({
+  rejectUnauthorized: true,
+  ...(parseIpLiteral(host) ? { host } : { servername: host, host }),
+});
+
 /** Connects and logs in to the checked address; a refused login says so. */
 async function openSession(publish: RenderedPublish, { policy, resolve, timeoutMs }: Opening) {
   const url = new URL(publish.broker.url);
@@ -44,8 +54,7 @@ async function openSession(publish: RenderedPublish, { policy, resolve, timeoutM
   const address = await checkedAddress(host, policy, resolve);
   const port = url.port ? Number(url.port) : DEFAULT_PORT;
   const { username, password, token } = publish.broker;
-  // Node's TLS options, which the client passes on (its type names only its own).
-  const nodeTls = { rejectUnauthorized: true, servername: parseIpLiteral(host) ? undefined : host };
+  const nodeTls = tlsOptionsFor(host);
   let connection: NatsConnection;
   try {
     connection = await connect({

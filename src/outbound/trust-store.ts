@@ -1,0 +1,23 @@
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
+
+/**
+ * Makes every outbound TLS connection of this process (webhook receivers over undici, brokers,
+ * OAuth providers, the mail server) trust the operating system's certificate store as well as
+ * Node's bundled Mozilla list and NODE_EXTRA_CA_CERTS. An operator whose brokers or receivers carry
+ * certificates of a private CA adds that CA to the system store (`update-ca-certificates`) as for
+ * any other program of the host; Node alone would trust only its bundled list
+ * (docs/decisions/0085-outbound-tls-trusts-the-system-store.md). Called once by `serve` and
+ * `worker` before anything connects; the list holds certificates only, so a second call is harmless.
+ * Answers how many certificates are trusted.
+ */
+export function trustSystemStore(): number {
+  const trusted = [
+    ...new Set([
+      ...getCACertificates('bundled'),
+      ...getCACertificates('system'),
+      ...getCACertificates('extra'),
+    ]),
+  ];
+  setDefaultCACertificates(trusted);
+  return trusted.length;
+}
