@@ -95,7 +95,7 @@ describe('broker connections in the UI', () => {
    */
   const wordsBesideChoices = (locator: ReturnType<Page['locator']>) =>
     locator.evaluate((element) => {
-      const copy = element.cloneNode(true) as HTMLElement;
+      const copy = element.cloneNode(true) as typeof element;
       for (const select of copy.querySelectorAll('select')) select.remove();
       return (copy.textContent ?? '').replace(/\s+/g, ' ');
     });
