@@ -97,6 +97,13 @@ export interface ConnectorDefinition {
   rebindOverlapSeconds: number;
   /** Credential field whose values sign deliveries (Standard Webhooks), current and previous. */
   signingSecretField?: string;
+  /**
+   * A message broker connector (contract §21): its connections deliver to a broker, and
+   * `signatureCarrier` names, in words, where each message carries `webhook-signature` for a consumer to
+   * verify (`AMQP header`, `MQTT 5 user property`…). The catalog lists it, so the UI words a broker's
+   * connection (its URL, its signing secret, its failures) from this rather than from its key.
+   */
+  broker?: { signatureCarrier: string };
   /** Event types the connector can carry at all (patterns); a connection narrows it with `eventTypes`. */
   acceptedEventTypes: readonly string[];
   /**

@@ -32,8 +32,12 @@ export function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
       description?: string;
       default?: unknown;
     };
-    // A union of constants (the http connector's method) is a choice among those values.
-    const options = p.anyOf?.map((branch) => branch.const).filter((v): v is string => typeof v === 'string');
+    // A union of constants (the http connector's method, MQTT's QoS) is a choice among those values,
+    // listed as text: `type` says a number's (qos: 1 or 2) is sent as a number.
+    const options = p.anyOf
+      ?.map((branch) => branch.const)
+      .filter((v) => typeof v === 'string' || typeof v === 'number')
+      .map(String);
     return {
       name,
       // A value or null (maxPerSecond) is of the value's type.
@@ -43,7 +47,7 @@ export function fieldsOf(schema: ConnectorDefinition['config']): FieldInfo[] {
       description: p.description ?? null,
       format: p.format ?? null,
       options: options && options.length > 0 ? options : null,
-      default: typeof p.default === 'string' ? p.default : null,
+      default: typeof p.default === 'string' || typeof p.default === 'number' ? String(p.default) : null,
     };
   });
 }
@@ -69,6 +73,7 @@ export async function describeConnectors(deps: ConnectionDeps) {
     eventTypes: [...definition.acceptedEventTypes],
     rebindOverlapSeconds: definition.rebindOverlapSeconds,
     ...(definition.authorization ? { oauth2: { grant: definition.authorization.grant } } : {}),
+    ...(definition.broker ? { broker: { signatureCarrier: definition.broker.signatureCarrier } } : {}),
   }));
 }
 

@@ -4,6 +4,7 @@ import { requestScope } from '../access/scope.js';
 import { Nullable, PageOf } from '../http/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { credentialReadiness, describeConnectors, hubOverview } from './hub.js';
+import { BrokerSchema } from './schemas.js';
 
 const Field = Type.Object({
   name: Type.String(),
@@ -11,8 +12,14 @@ const Field = Type.Object({
   required: Type.Boolean(),
   description: Nullable(Type.String()),
   format: Nullable(Type.String({ description: 'e.g. uri' })),
-  options: Nullable(Type.Array(Type.String(), { description: 'the values allowed, when they are few' })),
-  default: Nullable(Type.String({ description: 'what an optional field means when left out' })),
+  options: Nullable(
+    Type.Array(Type.String(), {
+      description: 'the values allowed, when they are few, as text (a number field takes them as numbers)',
+    }),
+  ),
+  default: Nullable(
+    Type.String({ description: 'what an optional field means when left out, as text (as options)' }),
+  ),
 });
 
 export const ConnectorSchema = Type.Object({
@@ -36,6 +43,7 @@ export const ConnectorSchema = Type.Object({
       },
     ),
   ),
+  broker: Type.Optional(BrokerSchema),
 });
 
 const Count = Type.Integer({ minimum: 0 });

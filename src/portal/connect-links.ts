@@ -296,7 +296,12 @@ export async function connectSessionView(deps: ConnectDeps, throttleKey: string,
   ];
   return {
     tenant: { name: tenant.name },
-    connector: { key: definition.key, name: definition.name, fields },
+    connector: {
+      key: definition.key,
+      name: definition.name,
+      fields,
+      ...(definition.broker ? { broker: { signatureCarrier: definition.broker.signatureCarrier } } : {}),
+    },
     displayName: row.display_name,
     expiresAt: new Date(row.expires_at).toISOString(),
     branding: await connectBrandingOf(deps, row.tenant_id),

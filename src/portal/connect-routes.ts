@@ -6,6 +6,7 @@ import { platformRule, publicRule, tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
 import { IdParams, NoContent, Nullable, PageOf, StrictObject, Timestamp } from '../http/schemas.js';
+import { BrokerSchema } from '../hub/schemas.js';
 import type { RoutePlugin } from '../services.js';
 import { platformScopeFor } from '../tenants/tenants.js';
 import {
@@ -91,6 +92,7 @@ const ConnectView = Type.Object({
     key: Type.String(),
     name: Type.String(),
     fields: Type.Array(Field, { description: "the connector's fields the link did not fix" }),
+    broker: Type.Optional(BrokerSchema),
   }),
   displayName: Nullable(Type.String({ description: 'as the link proposes it' })),
   expiresAt: Timestamp,

@@ -106,6 +106,29 @@ describe('connector catalog', () => {
       ],
       'the mqtt connector lists other config fields than url, topic, qos and the common ones',
     );
+    // QoS is a choice of two numbers: listed as options in text (as every option is), typed a number.
+    const qos = (mqtt.configFields as Array<Record<string, unknown>>).find((f) => f.name === 'qos');
+    assert.deepEqual(
+      { type: qos?.type, options: qos?.options, default: qos?.default },
+      { type: 'number', options: ['1', '2'], default: '1' },
+      "the mqtt connector's qos is not listed as a number with the options 1 and 2, 1 by default",
+    );
+    // A broker connector says so, with where each message carries its signature (contract §21).
+    assert.deepEqual(
+      Object.fromEntries(
+        [...byKey.entries()].map(([key, c]) => [key, (c as { broker?: unknown }).broker ?? null]),
+      ),
+      {
+        amqp: { signatureCarrier: 'AMQP header' },
+        http: null,
+        mqtt: { signatureCarrier: 'MQTT 5 user property' },
+        nats: { signatureCarrier: 'NATS header' },
+        redis: { signatureCarrier: 'Redis stream field' },
+        slack: null,
+        webhook: null,
+      },
+      'the catalog does not mark exactly the broker connectors as brokers, with where a message carries its signature',
+    );
     assert.deepEqual(
       mqtt.credentialFields.map((f) => [f.name, f.generated]),
       [

@@ -57,6 +57,7 @@ describe('broker connections in the UI', () => {
   let tp: TestPage;
   let page: Page;
   let publishToken = '';
+  let apiSession: Awaited<ReturnType<typeof signIn>>;
 
   before(async () => {
     if (skipBrowser) return;
@@ -68,6 +69,7 @@ describe('broker connections in the UI', () => {
     });
     const admin = await makeUser(h, tenant.id, { role: 'COMPANY_IT_ADMIN' });
     const api = await signIn(h, admin);
+    apiSession = api;
     publishToken = (await makeKey(h, api, { scopes: ['integrations:OPERATOR'], name: 'publisher' })).secret;
     tp = await newPage(browser);
     page = tp.page;
@@ -83,22 +85,44 @@ describe('broker connections in the UI', () => {
 
   const row = (text: string) => page.getByRole('row').filter({ hasText: text });
 
+  /** The text of `locator` as read, its spaces and line breaks as single spaces. */
+  const textOf = async (locator: ReturnType<Page['locator']>) =>
+    (await locator.innerText()).replace(/\s+/g, ' ').trim();
+
+  /**
+   * The words of `locator` but its lists of choices: the event log's filter by HTTP status class ("4xx
+   * refused by the receiver") is about HTTP answers, whichever the connection.
+   */
+  const wordsBesideChoices = (locator: ReturnType<Page['locator']>) =>
+    locator.evaluate((element) => {
+      const copy = element.cloneNode(true) as typeof element;
+      for (const select of copy.querySelectorAll('select')) select.remove();
+      return (copy.textContent ?? '').replace(/\s+/g, ' ');
+    });
+
   /**
    * Creates a connection on the New connection page as a person does: picks `connector` by name, fills
-   * the display name and each of `fields` (by its label), creates it and binds credentials in the dialog
-   * that opens, keeping the generated signing secret. Returns the secret, as copied from the page.
+   * the display name and each of `fields` (by its label; a choice is chosen by its value), creates it and
+   * binds credentials in the dialog that opens, keeping the generated signing secret. The dialogs must say
+   * the secret signs each message and the consumer verifies `webhook-signature` where the message carries
+   * it (`carrier`), never a receiver. Returns the secret, as copied from the page.
    */
   async function createThroughUi(
     connector: string,
     name: string,
     fields: Array<[label: RegExp, value: string]>,
+    carrier: string,
     look?: string,
   ): Promise<string> {
     await page.goto(`${h.uiUrl}/connections/new`);
     await page.getByRole('heading', { level: 1, name: 'Create a connection' }).waitFor();
     await page.getByRole('radio', { name: connector, exact: true }).check();
     await page.getByLabel('Display name').fill(name);
-    for (const [label, value] of fields) await page.getByLabel(label).fill(value);
+    for (const [label, value] of fields) {
+      const control = page.getByLabel(label);
+      if ((await control.evaluate((e) => e.tagName)) === 'SELECT') await control.selectOption(value);
+      else await control.fill(value);
+    }
     if (look) {
       await assertNoSeriousViolations(page, `create ${look} connection`);
       await screenshot(page, `${look}-create`);
@@ -119,6 +143,13 @@ describe('broker connections in the UI', () => {
       'password',
       `${connector}: the broker password is shown in clear as it is typed`,
     );
+    const intro = await textOf(dialog.locator('.dialog-intro'));
+    assert.match(
+      intro,
+      /^hubgate signs every message with the signing secret, so its consumer can tell it came from hubgate\./,
+      `${connector}: the credentials dialog does not say the secret signs each message for its consumer`,
+    );
+    assert.doesNotMatch(await textOf(dialog), /receiver/i, `${connector}: the dialog speaks of a receiver`);
     await dialog.getByRole('button', { name: 'Bind credentials' }).click();
 
     const shown = page.getByRole('dialog', { name: `Signing secret of “${name}”` });
@@ -131,6 +162,16 @@ describe('broker connections in the UI', () => {
       `${connector}: the generated secret is not a whsec_ one`,
     );
     await shown.getByText('This is the only time it is shown.').waitFor();
+    assert.equal(
+      await textOf(shown.locator('.credentials-secret p').last()),
+      `hubgate signs each message with it. Give it to the consumer: it verifies the webhook-signature ${carrier} of each message with it (Standard Webhooks).`,
+      `${connector}: the secret's note does not say the consumer verifies each message's ${carrier}`,
+    );
+    assert.doesNotMatch(
+      await textOf(shown),
+      /receiver/i,
+      `${connector}: the secret's note speaks of a receiver`,
+    );
     await shown.getByRole('button', { name: 'Copy' }).click();
     await shown.getByRole('button', { name: 'Copied' }).waitFor();
     assert.equal(
@@ -237,6 +278,7 @@ describe('broker connections in the UI', () => {
           [/^Routing key$/, '{type}'],
           [/^Event types/, 'amqp.*'],
         ],
+        'AMQP header',
         'broker-amqp',
       );
       await publishAndSee(
@@ -267,11 +309,16 @@ describe('broker connections in the UI', () => {
     async (t) => {
       const stream = await startStream(t);
       const name = 'Orders subject';
-      const secret = await createThroughUi('NATS JetStream', name, [
-        [/^Broker URL$/, 'nats://127.0.0.1:4222'],
-        [/^Subject$/, `${stream.prefix}.{type}`],
-        [/^Event types/, 'nats.*'],
-      ]);
+      const secret = await createThroughUi(
+        'NATS JetStream',
+        name,
+        [
+          [/^Broker URL$/, 'nats://127.0.0.1:4222'],
+          [/^Subject$/, `${stream.prefix}.{type}`],
+          [/^Event types/, 'nats.*'],
+        ],
+        'NATS header',
+      );
       await publishAndSee(
         name,
         'nats.order.paid',
@@ -299,11 +346,16 @@ describe('broker connections in the UI', () => {
     async (t) => {
       const reader = await streamReader(t);
       const name = 'Orders stream';
-      const secret = await createThroughUi('Redis Streams', name, [
-        [/^Broker URL$/, 'redis://127.0.0.1:6379'],
-        [/^Stream$/, reader.stream],
-        [/^Event types/, 'redis.*'],
-      ]);
+      const secret = await createThroughUi(
+        'Redis Streams',
+        name,
+        [
+          [/^Broker URL$/, 'redis://127.0.0.1:6379'],
+          [/^Stream$/, reader.stream],
+          [/^Event types/, 'redis.*'],
+        ],
+        'Redis stream field',
+      );
       let entryId = '';
       await publishAndSee(
         name,
@@ -333,6 +385,17 @@ describe('broker connections in the UI', () => {
         'redis://127.0.0.1:6379',
         'the edit dialog does not show the broker URL as "Broker URL"',
       );
+      // Its hint is the broker URL's (the schemes, no login in it) and what a new host does: no https.
+      const describedBy = await edit.getByLabel(/^Broker URL$/).getAttribute('aria-describedby');
+      assert.ok(describedBy, 'the broker URL has no hint');
+      const hint = await textOf(edit.locator(`[id="${describedBy.split(' ')[0]}"]`));
+      assert.match(
+        hint,
+        /rediss:\/\/host\[:port\]\[\/db\] \(redis:\/\/ only where the hub allows plaintext\); no user or password: bind them as credentials\./,
+        'the edit dialog does not hint the broker URL by its schemes, without a login',
+      );
+      assert.match(hint, /go to the broker when hubgate connects, so a new host unbinds them/, hint);
+      assert.doesNotMatch(await textOf(edit), /receiver|https/i, 'the edit dialog hints a receiver or https');
       await edit.getByLabel('Stream length (optional)').waitFor();
       await page.keyboard.press('Escape');
       await edit.waitFor({ state: 'hidden' });
@@ -348,25 +411,38 @@ describe('broker connections in the UI', () => {
     async (t) => {
       const subscriber = await startSubscriber(t);
       const name = 'Orders topic';
-      // The QoS field takes 1 or 2 and says so when given anything else.
+      // The QoS is a choice of 1 (the default) or 2, each said with what it means.
       await page.goto(`${h.uiUrl}/connections/new`);
       await page.getByRole('radio', { name: 'MQTT 5', exact: true }).check();
-      const qos = page.getByLabel(/^Quality of service \(QoS\)/);
+      const qos = page.getByRole('combobox', { name: /^Quality of service \(QoS\)/ });
       await qos.waitFor();
-      await page.getByLabel('Display name').fill(name);
-      await page.getByLabel(/^Broker URL$/).fill('mqtt://127.0.0.1:1883');
-      await page.getByLabel(/^Topic$/).fill(`${subscriber.prefix}/{type}`);
-      await qos.fill('3');
-      await page.getByRole('button', { name: 'Create connection' }).click();
-      await page.getByText('Enter 1 or 2.').waitFor();
-      assert.equal(await qos.getAttribute('aria-invalid'), 'true', 'the refused QoS is not marked invalid');
+      assert.deepEqual(
+        (await qos.locator('option').allInnerTexts()).map((text) => text.trim()),
+        ['1: at least once (PUBACK)', '2: exactly once (PUBCOMP)'],
+        'the QoS is not a choice of 1 or 2',
+      );
+      assert.equal(await qos.inputValue(), '1', 'the QoS does not start at its default, 1');
 
-      const secret = await createThroughUi('MQTT 5', name, [
-        [/^Broker URL$/, 'mqtt://127.0.0.1:1883'],
-        [/^Topic$/, `${subscriber.prefix}/{type}`],
-        [/^Quality of service/, '2'],
-        [/^Event types/, 'mqtt.*'],
-      ]);
+      const secret = await createThroughUi(
+        'MQTT 5',
+        name,
+        [
+          [/^Broker URL$/, 'mqtt://127.0.0.1:1883'],
+          [/^Topic$/, `${subscriber.prefix}/{type}`],
+          [/^Quality of service/, '2'],
+          [/^Event types/, 'mqtt.*'],
+        ],
+        'MQTT 5 user property',
+      );
+      // Chosen in the form, stored as the API's number.
+      const list = await h.request('GET', '/api/v1/integrations/connections?limit=100', {
+        session: apiSession,
+      });
+      assert.equal(list.status, 200, list.text);
+      const created = (
+        list.body.data as Array<{ displayName: string; config: Record<string, unknown> }>
+      ).find((c) => c.displayName === name);
+      assert.strictEqual(created?.config.qos, 2, 'the connection was not created with qos 2, a number');
       await publishAndSee(
         name,
         'mqtt.order.paid',
@@ -382,6 +458,96 @@ describe('broker connections in the UI', () => {
           answer: /^PUBCOMP success$/,
         },
       );
+    },
+  );
+  test(
+    'a broker not reached: the attempt, the delivery page and the paused connection say so, not a receiver',
+    { skip: skipBrowser, timeout: 120_000 },
+    async () => {
+      // Nothing listens on port 1: each connect is refused at once (ECONNREFUSED), a connection_error.
+      const name = 'Stream down';
+      const made = await h.request('POST', '/api/v1/integrations/connections', {
+        session: apiSession,
+        body: {
+          connectorKey: 'redis',
+          displayName: name,
+          url: 'redis://127.0.0.1:1',
+          stream: 'orders',
+          eventTypes: ['down.*'],
+        },
+      });
+      assert.equal(made.status, 201, made.text);
+      const id = String(made.body.id);
+      const bound = await h.request('PUT', `/api/v1/integrations/connections/${id}/credentials`, {
+        session: apiSession,
+        body: {},
+      });
+      assert.equal(bound.status, 200, bound.text);
+      const event = (await publishEvent(h, { token: publishToken }, { type: 'down.order.paid' })).body;
+
+      await page.goto(`${h.uiUrl}/connections/${id}/events`);
+      await page.getByRole('heading', { level: 1, name }).waitFor();
+      const delivery = page
+        .getByRole('row')
+        .filter({ has: page.getByRole('button', { name: `Show attempts of ${event.id}`, exact: true }) });
+      await eventually(async () => {
+        if (!(await delivery.getByText('Retrying').isVisible())) {
+          await page.getByRole('button', { name: /^Refresh/ }).click();
+          assert.fail(`the delivery of ${event.id} is not shown as retrying`);
+        }
+      });
+      await delivery.getByRole('button', { name: `Show attempts of ${event.id}` }).click();
+      const attempts = page.getByRole('table', { name: `Attempts of ${event.id}` });
+      await attempts.getByText('The broker was not reached, or did not acknowledge the message').waitFor();
+      assert.match(
+        await textOf(page.locator('main')),
+        /with what was sent and what the broker answered\./,
+        'the event log does not say it shows what the broker answered',
+      );
+      assert.doesNotMatch(
+        await wordsBesideChoices(page.locator('main')),
+        /receiver/i,
+        'the event log speaks of a receiver',
+      );
+
+      await delivery.getByRole('link', { name: /^Details of evt_/ }).click();
+      await page.getByRole('heading', { level: 1, name: 'down.order.paid' }).waitFor();
+      const attempt = page.locator('details.attempt-card').first();
+      await attempt
+        .locator('summary')
+        .getByText('The broker was not reached, or did not acknowledge the message')
+        .waitFor();
+      await page
+        .getByRole('region', { name: 'Response of attempt 1' })
+        .getByText('No acknowledgement: the broker was not reached, or did not acknowledge the message.')
+        .waitFor();
+      assert.doesNotMatch(
+        await wordsBesideChoices(page.locator('main')),
+        /receiver/i,
+        'the delivery page speaks of a receiver',
+      );
+
+      // Paused, the connection's banner and summary speak of the broker.
+      const paused = await h.request('POST', `/api/v1/integrations/connections/${id}/pause`, {
+        session: apiSession,
+      });
+      assert.equal(paused.status, 200, paused.text);
+      await page.goto(`${h.uiUrl}/connections/${id}/events`);
+      await page.getByRole('heading', { level: 2, name: 'Deliveries are paused' }).waitFor();
+      await page.getByText('Resume it when the broker is ready again.').waitFor();
+      const summary = page.getByRole('region', { name: 'Connection' });
+      assert.equal(
+        await textOf(summary.locator('dt', { hasText: 'URL' })),
+        'Broker URL',
+        'the connection summary does not call its URL the broker URL',
+      );
+      assert.doesNotMatch(
+        await wordsBesideChoices(page.locator('main')),
+        /receiver/i,
+        'the paused page speaks of a receiver',
+      );
+      const errors = tp.errors.filter((e) => !/^request failed: .*net::ERR_ABORTED$/.test(e));
+      assert.deepEqual(errors, [], 'the pages reported errors');
     },
   );
 });

@@ -150,7 +150,7 @@ function OpenField({
       words={
         generated
           ? generatedWords(field, brand)
-          : connectorWords({ connectorKey: view.connector.key }, field.name)
+          : connectorWords({ connectorKey: view.connector.key, broker: view.connector.broker }, field.name)
       }
     />
   );

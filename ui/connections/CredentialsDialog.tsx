@@ -10,6 +10,7 @@ import { useAction } from '../common/hooks.js';
 import { ErrorNotice, Notice } from '../common/Notice.js';
 import { routes, type Connection, type Connector } from '../common/routes.js';
 import { SecretOnce } from '../common/SecretOnce.js';
+import { destinationOf, type Destination } from './destination.js';
 import { ConnectionField, fieldErrorText, fieldLabel, namesAnyField, type CatalogField } from './fields.js';
 
 /**
@@ -215,14 +216,23 @@ function CredentialsFields({ connector, binding }: { connector: Connector; bindi
 /** Credential fields typed as passwords: not shown on screen as they are typed. */
 const SECRET_FIELDS = new Set(['headerValue', 'password', 'token']);
 
-/** What the credentials are for: a signing secret, what is sent to the receiver, or both. */
+/**
+ * Who checks the signing secret: the receiver of each request, or the consumer of each message a broker
+ * connector (destination.ts) publishes.
+ */
+const VERIFIER: Record<Destination, { what: string; who: string }> = {
+  receiver: { what: 'delivery', who: 'the receiver' },
+  broker: { what: 'message', who: 'its consumer' },
+};
+
+/** What the credentials are for: a signing secret, what is sent to the receiver or broker, or both. */
 function credentialsIntro(connector: Connector): string {
   const names = formFields(connector).map((f) => f.name);
   const signs = names.includes('signingSecret');
   const sent = `hubgate sends ${signs ? 'the others' : 'these'} to ${connector.name} when it connects or delivers; they are stored encrypted and never shown again.`;
   if (!signs) return sent;
-  const signing =
-    'hubgate signs every delivery with the signing secret, so the receiver can tell it came from hubgate.';
+  const { what, who } = VERIFIER[destinationOf(connector)];
+  const signing = `hubgate signs every ${what} with the signing secret, so ${who} can tell it came from hubgate.`;
   return names.length > 1 ? `${signing} ${sent}` : signing;
 }
 
@@ -258,7 +268,7 @@ function CredentialsForm({
       {rebind ? (
         <Notice tone="warning">
           {connector.rebindOverlapSeconds > 0
-            ? `The current credentials keep working for ${overlapText(connector.rebindOverlapSeconds)} next to the new ones, so the receiver has time to switch.`
+            ? `The current credentials keep working for ${overlapText(connector.rebindOverlapSeconds)} next to the new ones, so ${VERIFIER[destinationOf(connector)].who} has time to switch.`
             : 'The new credentials replace the current ones at once.'}
         </Notice>
       ) : null}
@@ -300,15 +310,30 @@ function CredentialsLeaveWarning({ onBack, onClose }: { onBack: () => void; onCl
   );
 }
 
-/** What a generated secret is for, said under it. */
-function secretUse(name: string, overlapSeconds: number) {
+/**
+ * What a generated secret is for, said under it: a receiver checks each request's header; a broker's
+ * consumer verifies each message's `webhook-signature` where the catalog says the message carries it
+ * (an AMQP header, an MQTT 5 user property…, contract §21).
+ */
+function secretUse(name: string, overlapSeconds: number, connector: Connector | undefined) {
   if (name !== 'signingSecret') return null;
+  const carrier = connector?.broker?.signatureCarrier;
+  const what = carrier ? 'message' : 'delivery';
   return (
     <p>
-      Give it to the receiver: it checks the <code>webhook-signature</code> header of each delivery with it
-      (Standard Webhooks).
+      {carrier ? (
+        <>
+          hubgate signs each message with it. Give it to the consumer: it verifies the{' '}
+          <code>webhook-signature</code> {carrier} of each message with it (Standard Webhooks).
+        </>
+      ) : (
+        <>
+          Give it to the receiver: it checks the <code>webhook-signature</code> header of each delivery with
+          it (Standard Webhooks).
+        </>
+      )}
       {overlapSeconds > 0
-        ? ` The previous secret keeps working for ${overlapText(overlapSeconds)}, so each delivery carries both signatures until then.`
+        ? ` The previous secret keeps working for ${overlapText(overlapSeconds)}, so each ${what} carries both signatures until then.`
         : ''}
     </p>
   );
@@ -317,6 +342,7 @@ function secretUse(name: string, overlapSeconds: number) {
 /** The secrets hubgate generated for a binding, each shown once, and how the dialog is left. */
 function CredentialsSecrets({
   name,
+  connector,
   secrets,
   overlapSeconds,
   confirming,
@@ -326,6 +352,8 @@ function CredentialsSecrets({
   onClose,
 }: {
   name: string;
+  /** Its connector in the catalog: what the signing secret signs, and who verifies it. */
+  connector: Connector | undefined;
   secrets: Record<string, string>;
   /** How long the previous secret keeps working: 0 for a first binding. */
   overlapSeconds: number;
@@ -347,7 +375,7 @@ function CredentialsSecrets({
               kept="encrypted"
               onCopied={() => onCopied(key)}
             />
-            {secretUse(key, overlapSeconds)}
+            {secretUse(key, overlapSeconds, connector)}
           </div>
         ))}
       </div>
@@ -424,6 +452,7 @@ export function CredentialsDialog({
         {secrets ? (
           <CredentialsSecrets
             name={name}
+            connector={connector}
             secrets={secrets}
             overlapSeconds={rebind ? (connector?.rebindOverlapSeconds ?? 0) : 0}
             confirming={confirming}

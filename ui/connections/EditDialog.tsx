@@ -7,10 +7,13 @@ import { Dialog, FormActions } from '../common/Dialog.js';
 import { useAction } from '../common/hooks.js';
 import { ErrorNotice, Notice } from '../common/Notice.js';
 import { routes, type Connection, type Connector } from '../common/routes.js';
+import { destinationOf } from './destination.js';
 import {
+  BROKER_URL_LABEL,
   changesOf,
   ConnectionField,
   connectorWords,
+  describedHint,
   DisplayNameField,
   fieldErrorText,
   fieldLabel,
@@ -18,6 +21,7 @@ import {
   namesAnyField,
   splitList,
   valuesOf,
+  type CatalogField,
   type FieldWords,
 } from './fields.js';
 import { isOAuthConnection, withApplicableFields } from './status.js';
@@ -63,28 +67,56 @@ function useEditConnection(
 
 type EditConnection = ReturnType<typeof useEditConnection>;
 
-/** What a new host does, beside the URL of a connector whose credentials go to the receiver. */
-const URL_WORDS: FieldWords = {
-  label: fieldLabel('url'),
-  hint: (
-    <>
-      The address each event is sent to. Its credentials go with every request, so a new host unbinds them,
-      and the deliveries already queued are kept as <strong>skipped</strong>: bind the credentials again, then
-      use “Recover failed deliveries” with the skipped ones to send them.
-    </>
-  ),
-};
+/** What happens to what was queued when a new host unbinds the credentials, said beside the URL. */
+const QUEUED_SKIPPED = (
+  <>
+    the deliveries already queued are kept as <strong>skipped</strong>: bind the credentials again, then use
+    “Recover failed deliveries” with the skipped ones to send them.
+  </>
+);
 
-/** The warning, as the URL is typed, that a new host unbinds credentials sent to the receiver. */
-function UnbindWarning({ state }: { state: EditConnection }) {
+/**
+ * The URL of a connector whose credentials go to where it delivers, and what a new host does: a receiver
+ * gets them with every request; a broker (destination.ts) gets its bound login when hubgate connects, and
+ * its URL is described by the catalog (its schemes; no login in it).
+ */
+function urlWords(connector: Connector, field: CatalogField): FieldWords {
+  if (destinationOf(connector) === 'broker') {
+    return {
+      label: BROKER_URL_LABEL,
+      hint: (
+        <>
+          {describedHint(field)} A user and password bound to it go to the broker when hubgate connects, so a
+          new host unbinds them, and {QUEUED_SKIPPED}
+        </>
+      ),
+    };
+  }
+  return {
+    label: fieldLabel('url'),
+    hint: (
+      <>
+        The address each event is sent to. Its credentials go with every request, so a new host unbinds them,
+        and {QUEUED_SKIPPED}
+      </>
+    ),
+  };
+}
+
+/** The warning, as the URL is typed, that a new host unbinds credentials sent to the receiver or broker. */
+function UnbindWarning({ connector, state }: { connector: Connector; state: EditConnection }) {
   if (!state.unbinds) return null;
+  const broker = destinationOf(connector) === 'broker';
   return (
     <Notice tone="warning">
-      The receiver moves from <span class="mono">{state.before}</span> to{' '}
-      <span class="mono">{state.after}</span>. Its credentials are sent with every delivery, so hubgate
-      unbinds them: nothing is delivered until you bind them again. The deliveries already queued are kept as
-      skipped; once the credentials are bound, “Recover failed deliveries” with the skipped ones sends them to
-      the new host.
+      The {broker ? 'broker' : 'receiver'} moves from <span class="mono">{state.before}</span> to{' '}
+      <span class="mono">{state.after}</span>.{' '}
+      {broker
+        ? 'A bound user or password goes to the broker when hubgate connects, so hubgate unbinds the credentials'
+        : 'Its credentials are sent with every delivery, so hubgate unbinds them'}
+      : nothing is delivered until you bind them again. The deliveries already queued are kept as skipped;
+      once the credentials are bound, “Recover failed deliveries” with the skipped ones sends them to the new
+      host.
     </Notice>
   );
 }
@@ -107,8 +139,7 @@ function EditFields({ connector, state }: { connector: Connector; state: EditCon
           onInput={(value) => state.setValue(field.name, value)}
           words={
             field.name === 'url' && SENDS_CREDENTIALS(connector)
-              ? // A broker's URL keeps its own label ("Broker URL"), with what a new host does.
-                { ...URL_WORDS, label: connectorWords(connector, 'url')?.label ?? URL_WORDS.label }
+              ? urlWords(connector, field)
               : connectorWords(connector, field.name)
           }
         />
@@ -151,7 +182,7 @@ export function EditDialog({
             : `A ${connector.name} connection. Deliveries already queued go to the new settings from their next attempt on.`}
         </p>
         <EditFields connector={applicable} state={state} />
-        <UnbindWarning state={state} />
+        <UnbindWarning connector={applicable} state={state} />
         {save.error && namesAnyField(save.error, names) ? (
           <div class="notice notice-error" role="alert">
             The changes were not saved. Correct the marked field above, then try again.

@@ -34,8 +34,7 @@ function RevokeWords({ connection }: { connection: Connection }) {
         to be retried are cancelled.
       </p>
       <p class="muted">
-        This cannot be undone: to deliver to this receiver again, create a new connection. Its event log stays
-        readable.
+        This cannot be undone: to deliver there again, create a new connection. Its event log stays readable.
       </p>
     </>
   );

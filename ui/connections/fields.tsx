@@ -6,6 +6,7 @@ import type { ApiError } from '../common/api.js';
 import { Field } from '../common/Field.js';
 import type { Connection, Connector } from '../common/routes.js';
 import { EventTypeInput } from '../event-types/EventTypeInput.js';
+import { destinationOf } from './destination.js';
 import { filterErrorText, filterTextOf, filterValueOf } from './filter-text.js';
 import { FilterEditor } from './FilterEditor.js';
 
@@ -60,7 +61,8 @@ export function changesOf(
     const before = connection.config[field.name];
     const after = valueOf(field, values[field.name] ?? '');
     if (JSON.stringify(after ?? null) === JSON.stringify(before ?? null)) continue;
-    if (before === undefined && field.options && after === initialValue(field)) continue;
+    // A choice never made, left at its default, stays unsent (compared as the API takes it: qos's 1).
+    if (before === undefined && field.options && after === valueOf(field, initialValue(field))) continue;
     body[field.name] = after === undefined ? null : after;
   }
   return body;
@@ -76,16 +78,17 @@ export function hostOf(url: unknown): string | null {
   }
 }
 
-/** Options of catalog fields in words, by the value the API takes (`ordering`). */
-export const OPTION_WORDS: Record<string, string> = {
-  none: 'Not ordered',
-  'per-key': 'In order per ordering key',
+/** Options of catalog fields in words, by field and the value the API takes (`ordering`, MQTT's `qos`). */
+export const OPTION_WORDS: Record<string, Record<string, string>> = {
+  ordering: { none: 'Not ordered', 'per-key': 'In order per ordering key' },
+  qos: { '1': '1: at least once (PUBACK)', '2': '2: exactly once (PUBCOMP)' },
 };
 
 /** A catalog field with options, as a `<select>` of them; `common` wires it to its label. */
 function ConnectionFieldSelect({
   common,
   options,
+  words,
   value,
   onInput,
 }: {
@@ -96,6 +99,7 @@ function ConnectionFieldSelect({
     'aria-invalid': true | undefined;
   };
   options: string[];
+  words: Record<string, string> | undefined;
   value: string;
   onInput: (value: string) => void;
 }) {
@@ -103,7 +107,7 @@ function ConnectionFieldSelect({
     <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
       {options.map((option) => (
         <option key={option} value={option}>
-          {OPTION_WORDS[option] ?? option}
+          {words?.[option] ?? option}
         </option>
       ))}
     </select>
@@ -131,7 +135,15 @@ function ConnectionFieldControl({
     'aria-invalid': invalid || undefined,
   };
   if (field.options) {
-    return <ConnectionFieldSelect common={common} options={field.options} value={value} onInput={onInput} />;
+    return (
+      <ConnectionFieldSelect
+        common={common}
+        options={field.options}
+        words={OPTION_WORDS[field.name]}
+        value={value}
+        onInput={onInput}
+      />
+    );
   }
   if (secret) {
     return (
@@ -221,7 +233,7 @@ const WORDS: Record<string, FieldWords> = {
     label: 'Deliveries per second',
     hint: 'At most this many deliveries start each second (1 to 1000); the others wait their turn. Leave empty for no limit.',
   },
-  // MQTT's quality of service (mqtt): its catalog text says what 1 and 2 mean.
+  // MQTT's quality of service (mqtt), a choice of 1 or 2: its catalog text says what each means.
   qos: { label: 'Quality of service (QoS)' },
   // A Redis stream's trim (redis): the catalog text says how.
   maxLen: { label: 'Stream length' },
@@ -239,22 +251,20 @@ const OAUTH_WORDS: Record<string, FieldWords> = {
   },
 };
 
-/** The broker connectors (docs/api/brokers.md): their `url` is a broker's, not a receiver's. */
-const BROKERS = new Set(['amqp', 'nats', 'redis', 'mqtt']);
-
 /**
- * A broker's URL is hinted by its catalog text (which schemes, the default port, vhost or database, the
- * login bound rather than written in it): "Receiver URL … starting with https://" would be wrong.
+ * A broker's URL (a connector the catalog marks `broker`, docs/api/brokers.md) is hinted by its catalog
+ * text (which schemes, the default port, vhost or database, the login bound rather than written in it):
+ * "Receiver URL … starting with https://" would be wrong.
  */
-const BROKER_URL_WORDS: FieldWords = { label: 'Broker URL' };
+export const BROKER_URL_LABEL = 'Broker URL';
 
 /** Words of a field that differ by connector (an OAuth2 connector's throttle, a broker's URL), if any. */
 export function connectorWords(
-  connector: Pick<Connector, 'connectorKey'>,
+  connector: Pick<Connector, 'connectorKey' | 'broker'>,
   name: string,
 ): FieldWords | undefined {
   if (connector.connectorKey.startsWith('oauth2:')) return OAUTH_WORDS[name];
-  if (BROKERS.has(connector.connectorKey) && name === 'url') return BROKER_URL_WORDS;
+  if (destinationOf(connector) === 'broker' && name === 'url') return { label: BROKER_URL_LABEL };
   return undefined;
 }
 
@@ -278,7 +288,7 @@ function capitalized(text: string): string {
 }
 
 /** The catalog's description of a field as a sentence. */
-const describedHint = (field: Pick<CatalogField, 'description'>): string | undefined =>
+export const describedHint = (field: Pick<CatalogField, 'description'>): string | undefined =>
   field.description ? sentence(capitalized(field.description)) : undefined;
 
 function fieldHint(field: Pick<CatalogField, 'name' | 'description'>): ComponentChildren {
@@ -329,8 +339,7 @@ const SCHEMA_WORDS: Array<[RegExp, (match: RegExpExecArray, refusal: Refusal) =>
   ],
   [
     /must be equal to constant|must match a schema in anyOf|must be equal to one of/,
-    // MQTT's QoS is typed, not chosen: it is one of two numbers.
-    (_, { name }) => (name === 'qos' ? 'Enter 1 or 2.' : 'Choose one of the options.'),
+    () => 'Choose one of the options.',
   ],
 ];
 

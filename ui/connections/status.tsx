@@ -5,7 +5,8 @@ import { Time } from '../common/format.js';
 import { StatusBadge } from '../common/Notice.js';
 import type { Connection, ConnectionStatus, Connector, PausedReason } from '../common/routes.js';
 import { pageUrl } from '../common/viewer.js';
-import { OPTION_WORDS } from './fields.js';
+import type { Destination } from './destination.js';
+import { BROKER_URL_LABEL, fieldLabel, OPTION_WORDS } from './fields.js';
 
 export const CONNECTION_STATUS_WORDS: Record<ConnectionStatus, string> = {
   active: 'Active',
@@ -97,14 +98,17 @@ function ConnectionDeliveryFact({ connection, onBind }: { connection: Connection
   );
 }
 
-/** What a connection is, above its event log: connector, status, delivery, receiver, event types. */
+/** What a connection is, above its event log: connector, status, delivery, its URL, event types. */
 export function ConnectionSummary({
   connection,
   connector,
+  destination = 'receiver',
   onBind,
 }: {
   connection: Connection;
   connector: string;
+  /** Whom it delivers to: a broker's URL is called so (destination.ts). */
+  destination?: Destination;
   /** Binds credentials here, in a dialog; without it, "Bind credentials" leads to the list. */
   onBind?: () => void;
 }) {
@@ -141,7 +145,7 @@ export function ConnectionSummary({
         </div>
         {url ? (
           <div class="connection-fact-wide">
-            <dt>Receiver URL</dt>
+            <dt>{destination === 'broker' ? BROKER_URL_LABEL : fieldLabel('url')}</dt>
             <dd class="mono break">{url}</dd>
           </div>
         ) : null}
@@ -160,7 +164,7 @@ export function ConnectionSummary({
         {connection.config.ordering === 'per-key' ? (
           <div>
             <dt>Delivery order</dt>
-            <dd>{OPTION_WORDS['per-key']}</dd>
+            <dd>{OPTION_WORDS.ordering?.['per-key']}</dd>
           </div>
         ) : null}
         <div>

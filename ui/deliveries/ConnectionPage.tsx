@@ -17,6 +17,7 @@ import {
 } from '../common/routes.js';
 import { mayManage, mayOperate, pageUrl } from '../common/viewer.js';
 import { CredentialsDialog } from '../connections/CredentialsDialog.js';
+import { destinationOf, type Destination } from '../connections/destination.js';
 import { EditDialog } from '../connections/EditDialog.js';
 import { isOAuthConnection, OAuthConnectionView } from '../connections/OAuthConnection.js';
 import { ConnectionSummary } from '../connections/status.js';
@@ -109,11 +110,11 @@ const recoveredText = (queued: number): string =>
  * The connection page's state around its log: the dialog open, what just happened, the test event,
  * and the count of deliveries skipped while paused. Each change loads the connection and the log again.
  */
-function useConnectionPage(id: string, connection: Resource<Connection>, reloadLog: () => void) {
+function useConnectionPage(id: string, connection: Resource<Connection>, reload: () => void) {
   const [open, setOpenState] = useState<Opened>(null);
   const [round, setRound] = useState(0);
   const { done: notice, setDone: setNotice, ref } = useDoneNotice(id);
-  const test = useTestEvent(id, reloadLog);
+  const test = useTestEvent(id, reload);
   const current = connection.data;
   const paused = current?.status === 'paused';
   const skipped = useDeliveryCount(id, paused ? { status: 'skipped' } : null, round);
@@ -131,7 +132,7 @@ function useConnectionPage(id: string, connection: Resource<Connection>, reloadL
   ) => {
     setOpenState(null);
     connection.reload();
-    reloadLog();
+    reload();
     setNotice({ tone, text, action });
   };
   const name = current ? `“${current.displayName}”` : 'the connection';
@@ -144,7 +145,7 @@ function useConnectionPage(id: string, connection: Resource<Connection>, reloadL
     if (!saved) return setOpenState(null);
     if (current?.credentialsBound && !saved.credentialsBound) {
       return changed(
-        `Saved. The receiver’s host changed, so the credentials of “${saved.displayName}” were unbound: nothing is delivered until you bind them again.`,
+        `Saved. The URL’s host changed, so the credentials of “${saved.displayName}” were unbound: nothing is delivered until you bind them again.`,
         'warning',
         { label: 'Bind credentials', run: () => setOpen('bind') },
       );
@@ -175,12 +176,20 @@ const PAUSED_WORDS: Record<PausedReason, string> = {
   gone: 'paused because the receiver answered 410 Gone',
 };
 
-/** What to do about it, for each reason. */
-const ADVICE: Record<PausedReason, string> = {
-  manual: 'Resume it when the receiver is ready again.',
-  failing:
-    'Look at the last attempts of a failed delivery to see what the receiver answered, fix the receiver, then resume.',
-  gone: 'The receiver said it no longer wants these events. Resume only once it accepts them again.',
+/** What to do about it, for each reason, by whom it delivers to (a broker never answers 410 Gone). */
+const ADVICE: Record<Destination, Record<PausedReason, string>> = {
+  receiver: {
+    manual: 'Resume it when the receiver is ready again.',
+    failing:
+      'Look at the last attempts of a failed delivery to see what the receiver answered, fix the receiver, then resume.',
+    gone: 'The receiver said it no longer wants these events. Resume only once it accepts them again.',
+  },
+  broker: {
+    manual: 'Resume it when the broker is ready again.',
+    failing:
+      'Look at the last attempts of a failed delivery to see why the broker was not reached or did not acknowledge the messages, fix that, then resume.',
+    gone: 'The receiver said it no longer wants these events. Resume only once it accepts them again.',
+  },
 };
 
 /** " on Nov 27, 2026, 7:05 AM (3 minutes ago)". */
@@ -203,6 +212,7 @@ function SkippedSoFar({ skipped }: { skipped: DeliveryCount | null | undefined }
 /** The paused connection's banner: why and since when, what happens meanwhile, and what to do. */
 function PausedBanner({
   connection,
+  to,
   skipped,
   canOperate,
   onResume,
@@ -210,6 +220,7 @@ function PausedBanner({
   failedHref,
 }: {
   connection: Connection;
+  to: Destination;
   skipped: DeliveryCount | null | undefined;
   canOperate: boolean;
   onResume: () => void;
@@ -229,7 +240,7 @@ function PausedBanner({
           paused: events for it are kept as skipped deliveries.
           <SkippedSoFar skipped={skipped} />
         </p>
-        <p class="muted">{ADVICE[reason]}</p>
+        <p class="muted">{ADVICE[to][reason]}</p>
       </div>
       <div class="paused-actions">
         {canOperate ? (
@@ -260,12 +271,14 @@ function ConnectionStatusArea({
   page,
   connection,
   connectorName,
+  to,
   canOperate,
   detailHref,
 }: {
   page: ConnectionPage;
   connection: Connection;
   connectorName: string;
+  to: Destination;
   canOperate: boolean;
   detailHref: (deliveryId: string) => string;
 }) {
@@ -276,6 +289,7 @@ function ConnectionStatusArea({
       {connection.status === 'paused' ? (
         <PausedBanner
           connection={connection}
+          to={to}
           skipped={page.skipped.data}
           canOperate={canOperate}
           onResume={() => page.setOpen('resume')}
@@ -286,6 +300,7 @@ function ConnectionStatusArea({
       <ConnectionSummary
         connection={connection}
         connector={connectorName}
+        destination={to}
         onBind={mayManage() ? () => page.setOpen('bind') : undefined}
       />
     </>
@@ -429,7 +444,7 @@ function useConnectionWithConnector(id: string) {
   const catalog = useCatalog();
   const key = connection.data?.connectorKey ?? '';
   const connector = catalog.data?.data.find((c) => c.connectorKey === key);
-  return { connection, connector, connectorName: connector?.name ?? key };
+  return { connection, connector, connectorName: connector?.name ?? key, to: destinationOf(connector) };
 }
 
 /**
@@ -441,12 +456,15 @@ function DeliveringConnectionPage({
   connection,
   connector,
   connectorName,
+  to,
   canOperate,
 }: {
   /** Loaded: its data is there. */
   connection: Resource<Connection>;
   connector: Connector | undefined;
   connectorName: string;
+  /** Whom it delivers to (destination.ts): the words for its URL, its failures, its pauses. */
+  to: Destination;
   canOperate: boolean;
 }) {
   const { query } = useLocation();
@@ -476,7 +494,7 @@ function DeliveringConnectionPage({
     <>
       <PageHeader
         title={current.displayName}
-        description={`${connectorName} connection: every delivery, newest first, with what was sent and what the receiver answered.`}
+        description={`${connectorName} connection: every delivery, newest first, with what was sent and what the ${to} answered.`}
         back={{ href: pageUrl('/connections'), label: 'Connections' }}
         actions={
           canOperate ? (
@@ -495,6 +513,7 @@ function DeliveringConnectionPage({
         page={page}
         connection={current}
         connectorName={connectorName}
+        to={to}
         canOperate={canOperate}
         detailHref={(deliveryId) => deliveryPage(id, deliveryId)}
       />
@@ -524,7 +543,7 @@ function DeliveringConnectionPage({
 export function ConnectionEventsPage() {
   const { params } = useRoute();
   const canOperate = mayOperate();
-  const { connection, connector, connectorName } = useConnectionWithConnector(params.id ?? '');
+  const { connection, connector, connectorName, to } = useConnectionWithConnector(params.id ?? '');
   // Once shown, a failed read again keeps the page on screen with a notice (DeliveringConnectionPage).
   if (!connection.data || connection.error?.code === 'not_found')
     return <ConnectionEventsFallback error={connection.error} />;
@@ -537,6 +556,7 @@ export function ConnectionEventsPage() {
       connection={connection}
       connector={connector}
       connectorName={connectorName}
+      to={to}
       canOperate={canOperate}
     />
   );

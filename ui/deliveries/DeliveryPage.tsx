@@ -16,6 +16,7 @@ import {
   type DeliveryDetail,
 } from '../common/routes.js';
 import { mayOperate, pageUrl } from '../common/viewer.js';
+import { attemptDestination, type Destination } from '../connections/destination.js';
 import { attemptErrorText, DeliveryRetryButton, useDeliveryRetry } from './attempts.js';
 import { DELIVERY_STATUS_WORDS, deliveryPage } from './log.js';
 
@@ -135,14 +136,22 @@ function RequestPart({ request, number }: { request: AttemptRequest | null; numb
   );
 }
 
+/** Said when an attempt got no answer: a receiver answers a request, a broker acknowledges a message. */
+const NO_ANSWER: Record<Destination, string> = {
+  receiver: 'No answer: the receiver was not reached, or did not answer.',
+  broker: 'No acknowledgement: the broker was not reached, or did not acknowledge the message.',
+};
+
 function ResponsePart({
   response,
   status,
   number,
+  to,
 }: {
   response: AttemptResponse | null;
   status: number | null;
   number: number;
+  to: Destination;
 }) {
   return (
     <section class="exchange-part" aria-label={`Response of attempt ${number}`}>
@@ -173,7 +182,7 @@ function ResponsePart({
           ) : null}
         </>
       ) : (
-        <p class="muted">No answer: the receiver was not reached, or did not answer.</p>
+        <p class="muted">{NO_ANSWER[to]}</p>
       )}
     </section>
   );
@@ -185,16 +194,18 @@ function AttemptExchange({
   response,
   status,
   number,
+  to,
 }: {
   request: AttemptRequest | null;
   response: AttemptResponse | null;
   status: number | null;
   number: number;
+  to: Destination;
 }) {
   return (
     <div class="exchange">
       <RequestPart request={request} number={number} />
-      <ResponsePart response={response} status={status} number={number} />
+      <ResponsePart response={response} status={status} number={number} to={to} />
     </div>
   );
 }
@@ -213,7 +224,7 @@ function Outcome({ attempt }: { attempt: DeliveryAttempt }) {
   }
   return (
     <span class="attempt-error">
-      {attempt.error ? attemptErrorText(attempt.error) : 'Failed'}
+      {attempt.error ? attemptErrorText(attempt.error, attemptDestination(attempt)) : 'Failed'}
       {status !== null ? ` · ${status}` : ''}
     </span>
   );
@@ -249,6 +260,7 @@ function Attempt({ attempt, open }: { attempt: DeliveryAttempt; open: boolean })
             response={attempt.response}
             status={attempt.responseStatus}
             number={attempt.number}
+            to={attemptDestination(attempt)}
           />
         </div>
       </details>
@@ -256,7 +268,7 @@ function Attempt({ attempt, open }: { attempt: DeliveryAttempt; open: boolean })
   );
 }
 
-/** Every attempt, newest first; the newest is open, since it is what the receiver says now. */
+/** Every attempt, newest first; the newest is open, since it is what the receiver (or broker) says now. */
 function AttemptList({ delivery }: { delivery: DeliveryDetail }) {
   const id = useId();
   const attempts = [...delivery.attempts].sort((a, b) => b.number - a.number);

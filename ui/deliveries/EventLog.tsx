@@ -430,7 +430,7 @@ function DeliveryLogEmpty({
           'Events appear here once they are sent to it'
         )}
         {connection.credentialsBound ? '.' : ' and this connection has credentials (it has none yet).'}
-        {connection.deliveryEnabled && canOperate ? ' “Send test event” tries the receiver now.' : ''}
+        {connection.deliveryEnabled && canOperate ? ' “Send test event” tries it now.' : ''}
       </p>
       {bind ? (
         <button type="button" class="button button-primary" onClick={onBind}>

@@ -43,8 +43,8 @@ export function PauseDialog({
       error={<ErrorNotice error={pause.error} title="Deliveries were not paused." />}
     >
       <p>
-        hubgate stops sending to this receiver. Deliveries waiting to be sent or retried, and every event
-        published while it is paused, are kept as <strong>skipped</strong>.
+        hubgate stops delivering through this connection. Deliveries waiting to be sent or retried, and every
+        event published while it is paused, are kept as <strong>skipped</strong>.
       </p>
       <p class="muted">
         When you resume, you choose whether the skipped deliveries are sent then, oldest first.
@@ -117,7 +117,7 @@ export function ResumeDialog({
         }}
       >
         <div class="dialog-body stack-tight">
-          <p>hubgate sends new events to this receiver again.</p>
+          <p>hubgate delivers new events through this connection again.</p>
           <ErrorNotice error={countError} title="The skipped deliveries could not be counted." />
           {countError ? null : <ReplayChoice skipped={skipped} replay={replay} onReplay={setReplay} />}
         </div>
@@ -369,8 +369,9 @@ export function RecoverDialog({
         }}
       >
         <p class="dialog-lead">
-          Once the receiver is fixed, send again what failed: each delivery keeps its ID and its earlier
-          attempts, and goes to the connection’s current URL.
+          Once what made them fail is fixed (the receiver or broker, or the connection’s settings), send again
+          what failed: each delivery keeps its ID and its earlier attempts, and goes to the connection’s
+          current URL.
         </p>
         <RecoverFields state={state} />
         <RecoverCount state={state} />

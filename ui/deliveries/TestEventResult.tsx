@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Answer } from '../common/api.js';
 import { Due } from '../common/format.js';
 import { routes, type Delivery } from '../common/routes.js';
+import { attemptDestination, type Destination } from '../connections/destination.js';
 import { attemptErrorText } from './attempts.js';
 
 type TestEventAnswer = Answer<typeof routes.deliveries.test>;
@@ -109,14 +110,15 @@ export function useTestEvent(id: string, onLanded: () => void) {
 function AttemptSummary({ delivery }: { delivery: Delivery }) {
   const last = delivery.attempts[delivery.attempts.length - 1];
   if (!last) return null;
+  const to = attemptDestination(last);
   const answered = last.responseStatus === null ? null : `The receiver answered ${last.responseStatus}`;
-  const error = last.error && last.error !== 'http_status' ? attemptErrorText(last.error) : null;
+  const error = last.error && last.error !== 'http_status' ? attemptErrorText(last.error, to) : null;
   const body = delivery.status === 'delivered' ? null : last.response?.body;
   return (
     <>
       <p>
-        {[answered, error].filter(Boolean).join('. ') || 'No answer'} in {last.durationMs.toLocaleString()}{' '}
-        ms.
+        {[answered, error].filter(Boolean).join('. ') || (to === 'broker' ? 'Acknowledged' : 'No answer')} in{' '}
+        {last.durationMs.toLocaleString()} ms.
       </p>
       {last.errorDetail && last.error !== 'http_status' ? (
         <p class="mono attempt-detail">{last.errorDetail}</p>
@@ -139,11 +141,26 @@ const HEADLINES: Record<string, string> = {
   skipped: 'The test event was skipped: the connection is paused.',
 };
 
+/** A broker's failure is as often one not reached as one that refused (docs/api/brokers.md). */
+const BROKER_HEADLINES: Record<string, string> = {
+  retrying: 'The test event was not delivered yet: the broker was not reached, or did not acknowledge it.',
+};
+
+function headline(delivery: Delivery): string {
+  const last = delivery.attempts[delivery.attempts.length - 1];
+  const to: Destination = last ? attemptDestination(last) : 'receiver';
+  return (
+    (to === 'broker' ? BROKER_HEADLINES[delivery.status] : undefined) ??
+    HEADLINES[delivery.status] ??
+    'The test event is on its way.'
+  );
+}
+
 function Landed({ delivery, detailHref }: { delivery: Delivery; detailHref: string }) {
   return (
     <>
       <p class="test-headline">
-        <strong>{HEADLINES[delivery.status] ?? 'The test event is on its way.'}</strong>
+        <strong>{headline(delivery)}</strong>
       </p>
       <AttemptSummary delivery={delivery} />
       {delivery.status === 'retrying' && delivery.nextAttemptAt ? (
@@ -169,9 +186,7 @@ function describe(
       body: (
         <p class="loading-inline">
           <span class="spinner" aria-hidden="true" />
-          {state.phase === 'sending'
-            ? 'Sending a test event…'
-            : 'Test event sent; waiting for the receiver’s answer…'}
+          {state.phase === 'sending' ? 'Sending a test event…' : 'Test event sent; waiting for its outcome…'}
         </p>
       ),
     };

@@ -5,10 +5,11 @@ import { api, ApiError } from '../common/api.js';
 import { formatPreciseDate } from '../common/format.js';
 import { useAction } from '../common/hooks.js';
 import { routes, type Delivery } from '../common/routes.js';
+import { attemptDestination, type Destination } from '../connections/destination.js';
 
 type Attempt = Delivery['attempts'][number];
 
-/** The `error` codes of an attempt (docs/api/events.md), in words. */
+/** The `error` codes of an attempt (docs/api/events.md), in words: a request to a receiver. */
 const ERROR_WORDS: Record<string, string> = {
   timeout: 'The receiver did not answer in time',
   connection_error: 'The connection to the receiver failed',
@@ -20,7 +21,21 @@ const ERROR_WORDS: Record<string, string> = {
   http_status: 'The receiver answered with an error status',
 };
 
-export const attemptErrorText = (code: string): string => ERROR_WORDS[code] ?? `Failed (${code})`;
+/**
+ * The codes a message to a broker fails with (contract §21, docs/api/brokers.md), where they differ: no
+ * HTTP, and `connection_error` is as much a broker that refused or did not acknowledge the message as one
+ * not reached (`errorDetail` says which).
+ */
+const BROKER_ERROR_WORDS: Record<string, string> = {
+  timeout: 'The broker did not acknowledge the message in time',
+  connection_error: 'The broker was not reached, or did not acknowledge the message',
+  dns_failure: 'The broker’s host name could not be resolved',
+  tls_error: 'The secure (TLS) connection to the broker failed',
+};
+
+/** An attempt's error code in words, for where it was sent (destination.ts). */
+export const attemptErrorText = (code: string, to: Destination = 'receiver'): string =>
+  (to === 'broker' ? BROKER_ERROR_WORDS[code] : undefined) ?? ERROR_WORDS[code] ?? `Failed (${code})`;
 
 // A broker's acknowledgement has no HTTP status (docs/api/brokers.md): no error is what delivered means.
 const succeeded = (attempt: Attempt): boolean =>
@@ -30,7 +45,9 @@ function Outcome({ attempt }: { attempt: Attempt }) {
   if (succeeded(attempt)) return <span class="attempt-ok">Delivered</span>;
   return (
     <>
-      <span class="attempt-error">{attempt.error ? attemptErrorText(attempt.error) : 'Failed'}</span>
+      <span class="attempt-error">
+        {attempt.error ? attemptErrorText(attempt.error, attemptDestination(attempt)) : 'Failed'}
+      </span>
       {attempt.errorDetail ? <span class="attempt-detail mono">{attempt.errorDetail}</span> : null}
     </>
   );

@@ -233,7 +233,7 @@ function OverviewBody({ hub, tenant }: { hub: Resource<Hub>; tenant: string }) {
         <EmptyState title="No connections yet">
           <p>
             A connection sends <bdi>{tenant}</bdi>’s events to a system you choose: a webhook endpoint, Slack,
-            or any HTTP endpoint.
+            any HTTP endpoint, or a message broker.
           </p>
           <a class="button button-primary" href="/connections/new">
             Create your first connection

@@ -57,6 +57,7 @@ const amqp: ConnectorDefinition = {
   // The user and password go to the broker: a new host unbinds them.
   ...brokerBinding('username', 'password'),
   brokerUrlFields: [{ field: 'url', plaintextSchemes: ['amqp:'] }],
+  broker: { signatureCarrier: 'AMQP header' },
   checkCredentials: (credentials) => {
     if (credentials.password !== undefined && credentials.username === undefined) {
       throw fieldProblem('username', 'is required with a password');

@@ -61,6 +61,7 @@ const mqtt: ConnectorDefinition = {
   // The user and password go to the broker: a new host unbinds them.
   ...brokerBinding('username', 'password'),
   brokerUrlFields: [{ field: 'url', plaintextSchemes: ['mqtt:'] }],
+  broker: { signatureCarrier: 'MQTT 5 user property' },
   render: (event, config, credentials) => {
     const url = String(config.url);
     const topic = String(config.topic).replaceAll('{type}', event.type);

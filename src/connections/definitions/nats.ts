@@ -58,6 +58,7 @@ const nats: ConnectorDefinition = {
   // The login goes to the broker: a new host unbinds it.
   ...brokerBinding('username', 'password', 'token'),
   brokerUrlFields: [{ field: 'url', plaintextSchemes: ['nats:'] }],
+  broker: { signatureCarrier: 'NATS header' },
   checkCredentials: (credentials) => {
     if (credentials.password !== undefined && credentials.username === undefined) {
       throw fieldProblem('username', 'is required with a password');

@@ -67,6 +67,7 @@ const redis: ConnectorDefinition = {
   // The user and password go to the broker: a new host unbinds them.
   ...brokerBinding('username', 'password'),
   brokerUrlFields: [{ field: 'url', plaintextSchemes: ['redis:'] }],
+  broker: { signatureCarrier: 'Redis stream field' },
   checkCredentials: (credentials) => {
     // A user logs in with AUTH user password; without a password the client would not log in at all and
     // the connection would act as the default user, which is not who the tenant named.
