@@ -376,7 +376,10 @@ function cpuOfNamed(name: string): number {
  * are gone from /proc, and their time is counted in the postmaster's.
  */
 function ticksOf(stat: string, reaped = false): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
   const own = (fields[11] ?? 0) + (fields[12] ?? 0);
   return reaped ? own + (fields[13] ?? 0) + (fields[14] ?? 0) : own;
 }
