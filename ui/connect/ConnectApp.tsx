@@ -9,7 +9,7 @@ import { api, ApiError } from '../common/api.js';
 import { setTitleOwner, useAction } from '../common/hooks.js';
 import { ErrorNotice, Loading, Notice } from '../common/Notice.js';
 import { routes, type ConnectCompleted, type ConnectView } from '../common/routes.js';
-import { accentProperties, shownLogo } from './branding.js';
+import { accentProperties, shownLogo } from '../common/branding.js';
 import { ConnectForm, type Sent } from './ConnectForm.js';
 import { callbackReturnOf, codeOf, tenantIdOf, type Shown, type StoredLink } from './link.js';
 import { forgetStored, keepStored, readStored } from './stored.js';
@@ -110,7 +110,7 @@ function ConnectFrame({ shown, children }: { shown: Shown | null; children: Comp
   return (
     <main
       id="main"
-      class={accent ? 'bare connect-page connect-branded' : 'bare connect-page'}
+      class={accent ? 'bare connect-page branded' : 'bare connect-page'}
       tabIndex={-1}
       style={accent ?? undefined}
     >

@@ -6,7 +6,7 @@
 import type { AnyComponent, ComponentChildren } from 'preact';
 import { Route, Router, useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
-import { accentStyle } from '../common/branding.js';
+import { accentProperties, shownLogo } from '../common/branding.js';
 import { Time } from '../common/format.js';
 import { useTitle } from '../common/hooks.js';
 import { ErrorNotice, Loading } from '../common/Notice.js';
@@ -24,15 +24,17 @@ const NO_BRANDING: Branding = { name: null, logoUrl: null, accentColor: null };
 function PortalFrame({ view, children }: { view: PortalSessionView | null; children: ComponentChildren }) {
   const branding = view?.branding ?? NO_BRANDING;
   const name = branding.name ?? view?.tenant.name ?? null;
+  const accent = accentProperties(branding.accentColor);
+  const logo = shownLogo(branding.logoUrl);
   return (
-    <div class="portal-shell" style={accentStyle(branding)}>
+    <div class={accent ? 'portal-shell branded' : 'portal-shell'} style={accent ?? {}}>
       <a class="skip-link" href="#main">
         Skip to content
       </a>
       <header class="portal-bar">
         <span class="portal-brand">
           {/* The name beside it says who it is: the logo itself is decoration. */}
-          {branding.logoUrl ? <img class="portal-logo" src={branding.logoUrl} alt="" /> : null}
+          {logo ? <img class="portal-logo" src={logo} alt="" /> : null}
           {name ? <bdi>{name}</bdi> : null}
         </span>
         {view ? (
