@@ -5,6 +5,7 @@ import {
   assertNoPageErrors,
   assertNoSeriousViolations,
   browserSkipReason,
+  gone,
   launchBrowser,
   newPage,
   screenshot,
@@ -17,13 +18,15 @@ import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.
 import { framingSite } from '../helpers/framing-site.js';
 import type { TestSession } from '../helpers/harness.js';
 import { registerProvider, startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { CONNECTIONS, pause, readConnection, resume } from '../helpers/operate.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // The portal page (docs/api/portal.md) as the platform's customer sees it: framed by the platform's
 // own site on another origin, in a browser that blocks third-party cookies, with the tenant's
 // branding and the session's connections only, and nothing else of hubgate; what its access allows
-// and no more; phone width; its end said in words, on the open page, when the session is ended
-// elsewhere. Real app, real receiver, Chromium; the framing site is a second server on 127.0.0.1.
+// and no more; phone width; what changes elsewhere (the tenant's API, hubgate itself) and its end
+// said on the open page, with no reload, when the session is ended elsewhere. Real app, real receiver, Chromium; the framing site is a second server on 127.0.0.1.
 const skip = browserSkipReason();
 const ENV = { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32' };
 const PHONE = { width: 390, height: 844 };
@@ -205,6 +208,90 @@ describe('the portal page', () => {
           .click();
         await shown(frame.getByRole('heading', { level: 1, name: 'This session has ended' }));
         await assertNoSeriousViolations(page, 'the ended portal');
+      } finally {
+        await tp.close();
+      }
+    },
+  );
+
+  test(
+    'the open portal follows what changes elsewhere: a pause by the API, an automatic pause, a revoke, its end',
+    { skip, timeout: 180_000 },
+    async (t) => {
+      // The receiver of "Gone hook" has gone away for good: its first delivery answers 410.
+      const goneReceiver = await startReceiver(t, (_request, _index, response) => {
+        response.statusCode = 410;
+        response.end('gone');
+      });
+      const paused = await makeWebhookConnection(h, admin, receiver.url('/paused'), {
+        displayName: 'Paused hook',
+      });
+      const goneHook = await makeWebhookConnection(h, admin, goneReceiver.url('/gone'), {
+        displayName: 'Gone hook',
+      });
+      const session = await mint({ access: 'operate', connectionIds: [paused.id, goneHook.id] });
+      const tp = await newPage(browser);
+      const { page } = tp;
+      page.setDefaultTimeout(WAIT_MS);
+      const rowOf = (name: string) => page.getByRole('row').filter({ hasText: name });
+      try {
+        await page.goto(session.url);
+        await shown(page.getByRole('heading', { level: 1, name: 'Connections' }));
+        await shown(rowOf('Paused hook').getByText('Delivery enabled'));
+        await shown(rowOf('Gone hook').getByText('Delivery enabled'));
+        // Marks this document: a reload would make a new one without the mark.
+        await page.evaluate('window.__sameDocument = true');
+
+        // Paused by the tenant through the API, not on this page: the list shows it by itself.
+        await pause(h, admin, paused.id);
+        await shown(rowOf('Paused hook').getByText('Paused by hand'));
+        await shown(rowOf('Paused hook').getByText('Paused', { exact: true }));
+
+        // Paused by hubgate itself: the receiver answered 410 to the event's delivery.
+        await publishEvent(h, admin, { type: 'order.created', data: { order: 2 } });
+        await waitUntil(async () => (await readConnection(h, admin, goneHook.id)).pausedReason === 'gone', {
+          message: 'the connection to be paused after the 410',
+          timeoutMs: WAIT_MS,
+        });
+        await shown(rowOf('Gone hook').getByText('Receiver answered 410 Gone'));
+        assert.equal(
+          await page.evaluate('window.__sameDocument === true'),
+          true,
+          'the page was reloaded to show the pauses',
+        );
+        await assertNoSeriousViolations(page, 'the portal list with connections paused while open');
+        await screenshot(page, 'portal-paused-while-open');
+
+        // A connection's page follows too: resumed, then revoked, through the API.
+        await page.getByRole('link', { name: /Events of Paused hook/ }).click();
+        await shown(page.getByRole('heading', { level: 1, name: 'Paused hook' }));
+        const banner = page.getByRole('region', { name: 'Deliveries are paused' });
+        await shown(banner);
+        await page.evaluate('window.__sameDocument = true');
+        await resume(h, admin, paused.id);
+        await gone(banner);
+        await shown(page.getByRole('button', { name: 'Pause deliveries', exact: true }));
+        const revoked = await h.request('POST', `${CONNECTIONS}/${paused.id}/revoke`, { session: admin });
+        assert.equal(revoked.status, 200, revoked.text);
+        await shown(page.getByRole('definition').filter({ hasText: 'Revoked' }));
+        await gone(page.getByRole('button', { name: 'Pause deliveries', exact: true }));
+        assert.equal(
+          await page.evaluate('window.__sameDocument === true'),
+          true,
+          'the page was reloaded to show the resume and the revoke',
+        );
+
+        // Back on the list, the session ended by the platform: the page says so by itself, no click.
+        await page.getByRole('link', { name: 'Connections' }).first().click();
+        await shown(rowOf('Paused hook').getByText('Revoked', { exact: true }));
+        const ended = await h.request(
+          'DELETE',
+          `/api/v1/platform/tenants/${tenantId}/portal-sessions/${session.id}`,
+          { token: h.platformToken },
+        );
+        assert.equal(ended.status, 204, ended.text);
+        await shown(page.getByRole('heading', { level: 1, name: 'This session has ended' }));
+        assertNoPageErrors(tp, 'the portal following changes made elsewhere');
       } finally {
         await tp.close();
       }

@@ -1,5 +1,6 @@
-// The hooks every page uses: the tab's title, a resource loaded (and abandoned when replaced), an
-// action's busy and error, a link's fragment token, and focus on the first invalid field.
+// The hooks every page uses: the tab's title, a resource loaded (and abandoned when replaced) and
+// followed while the tab is visible, an action's busy and error, a link's fragment token, and focus on
+// the first invalid field.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
@@ -58,6 +59,45 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, key: s
 
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return { data, error, loading, reload };
+}
+
+/** Whether the tab is visible now; follows the browser's visibility changes. */
+export function useTabVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
+  useEffect(() => {
+    const update = () => setVisible(document.visibilityState === 'visible');
+    document.addEventListener('visibilitychange', update);
+    return () => document.removeEventListener('visibilitychange', update);
+  }, []);
+  return visible;
+}
+
+/** How often a page reads again what the system may change by itself. */
+export const FOLLOW_MS = 5000;
+
+/**
+ * Reads `resource` again every `everyMs` while the tab is visible, for what changes without the page
+ * (the worker pauses a failing connection, another person or an API call changes it): what is shown
+ * follows without a reload. The next read is timed from the end of the last, so reads never overlap;
+ * a hidden tab asks nothing, and reads at once when it is shown again. A page that is gone asks
+ * nothing more: a portal session that ended takes its pages, and so their reads, away.
+ */
+export function useFollow(resource: Pick<Resource<unknown>, 'loading' | 'reload'>, everyMs = FOLLOW_MS) {
+  const visible = useTabVisible();
+  const { loading, reload } = resource;
+  useEffect(() => {
+    if (loading || !visible) return;
+    const timer = setTimeout(reload, everyMs);
+    return () => clearTimeout(timer);
+  }, [loading, visible, reload, everyMs]);
+  const hidden = useRef(false);
+  useEffect(() => {
+    if (!visible) hidden.current = true;
+    else if (hidden.current) {
+      hidden.current = false;
+      reload();
+    }
+  }, [visible]);
 }
 
 /** A form submission: `busy` while it runs, the error it ended with, if any. */

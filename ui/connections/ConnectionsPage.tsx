@@ -1,11 +1,11 @@
 // The connections page (docs/operators/web-ui.md): the list (status and delivery in one column, so it fits
-// 1280 px), paging, bind credentials and revoke from each row, and the credentials dialog opened
-// right after a connection is created (`?bind=`).
+// 1280 px, read again every few seconds while the tab is visible), paging, bind credentials and revoke
+// from each row, and the credentials dialog opened right after a connection is created (`?bind=`).
 import { useLocation } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, withQuery } from '../common/api.js';
 import { Time } from '../common/format.js';
-import { useResource, type Resource } from '../common/hooks.js';
+import { useFollow, useResource, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import {
   DoneNotice,
@@ -184,8 +184,10 @@ function ConnectionsBody({
       </Notice>
     );
   }
-  if (list.error) return <ErrorNotice error={list.error} title="The connections could not be loaded." />;
-  if (!list.data) return <Loading what="Loading the connections" />;
+  if (!list.data) {
+    if (list.error) return <ErrorNotice error={list.error} title="The connections could not be loaded." />;
+    return <Loading what="Loading the connections" />;
+  }
   if (list.data.data.length === 0 && !cursor) {
     return (
       <EmptyState title="No connections yet">
@@ -204,6 +206,8 @@ function ConnectionsBody({
   }
   return (
     <>
+      {/* A failed read again keeps the list shown, and says so; the next read may clear it. */}
+      <ErrorNotice error={list.error} title="The connections could not be read again." />
       <ConnectionTable
         connections={list.data.data}
         connectorName={connectorName}
@@ -322,6 +326,9 @@ export function ConnectionsPage() {
     (signal) => api(routes.connections.list, { query: { cursor }, signal }),
     `connections ${cursor ?? ''}`,
   );
+  // The system changes connections by itself (an automatic pause), and so do other people, API calls
+  // and portal sessions: the list follows them while it is on screen.
+  useFollow(list);
   const catalog = useResource((signal) => api(routes.hub.connectors, { signal }), 'catalog');
   const connectors = new Map((catalog.data?.data ?? []).map((c) => [c.connectorKey, c]));
   useBindFromUrl(query.bind, cursor, canOperate, setOpen, setOpenError);

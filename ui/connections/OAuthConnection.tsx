@@ -7,7 +7,7 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, routeUrl, withQuery } from '../common/api.js';
 import { ConfirmDialog } from '../common/Dialog.js';
 import { Time } from '../common/format.js';
-import { useAction, type Resource } from '../common/hooks.js';
+import { useAction, useFollow, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { DoneNotice, ErrorNotice, StatusBadge, useDoneNotice } from '../common/Notice.js';
 import { routes, type Connection, type Connector, type OAuthGrant } from '../common/routes.js';
@@ -478,6 +478,8 @@ export function OAuthConnectionView({
   canOperate: boolean;
 }) {
   const page = useOAuthConnectionPage(connection);
+  // Its authorization expires, another person pauses or revokes it: the page follows.
+  useFollow(connection);
   const current = connection.data;
   if (!current) return null;
   const provider: Provider = {
@@ -506,6 +508,8 @@ export function OAuthConnectionView({
         stillAuthorized={current.authorization?.status === 'authorized'}
       />
       <DoneNotice done={page.done} noticeRef={page.doneRef} onDismiss={() => page.setDone(null)} />
+      {/* A failed read again keeps what was shown, and says so; the next read may clear it. */}
+      <ErrorNotice error={connection.error} title="The connection could not be read again." />
       <ErrorNotice
         error={page.authorize.error}
         title={`hubgate could not start connecting to ${provider.name}.`}

@@ -5,7 +5,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, type ApiError } from '../common/api.js';
 import { plural, Time } from '../common/format.js';
-import { useResource, type Resource } from '../common/hooks.js';
+import { FOLLOW_MS, useResource, useTabVisible, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { DoneNotice, ErrorNotice, Loading, useDoneNotice } from '../common/Notice.js';
 import {
@@ -383,20 +383,6 @@ function ConnectionEventsFallback({ error }: { error: ApiError | undefined }) {
   );
 }
 
-/** While the page is open and its tab visible, the connection is read again this often. */
-const FOLLOW_MS = 5000;
-
-/** Whether the tab is visible now; follows the browser's visibility changes. */
-function useTabVisible(): boolean {
-  const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
-  useEffect(() => {
-    const update = () => setVisible(document.visibilityState === 'visible');
-    document.addEventListener('visibilitychange', update);
-    return () => document.removeEventListener('visibilitychange', update);
-  }, []);
-  return visible;
-}
-
 /** What of a connection changes by itself (an automatic pause) and changes the log with it. */
 const stateOf = (c: Connection | undefined): string =>
   c ? [c.status, c.pausedReason, c.pausedAt, c.deliveryEnabled, c.credentialsBound].join(' ') : '';
@@ -548,7 +534,6 @@ export function ConnectionEventsPage() {
   if (!connection.data || connection.error?.code === 'not_found')
     return <ConnectionEventsFallback error={connection.error} />;
   if (isOAuthConnection(connection.data)) {
-    if (connection.error) return <ConnectionEventsFallback error={connection.error} />;
     return <OAuthConnectionView connection={connection} connector={connector} canOperate={canOperate} />;
   }
   return (
