@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { madeBeforeThePolicy } from './broker-policy.js';
 import { EVENT_TYPE, type BrokerCase, type BrokerMessage } from './brokers.js';
+import type { Cleanup } from './cleanup.js';
 import { publishEvent, waitForDeliveries } from './events.js';
 import { assertNoLeak, makeSignedInTenant } from './factories.js';
 import { startHarness, type Harness, type TestSession } from './harness.js';
@@ -326,6 +327,26 @@ export async function brokerSuite<M>(
   });
 }
 
+/**
+ * A connection of a new tenant to a target of the test's own on `broker`, reached through a proxy
+ * listening on `proxyPort`, with a first event delivered through it.
+ */
+async function deliveringThrough<M>(t: Cleanup, ctx: SuiteContext, broker: BrokerCase<M>, proxyPort: number) {
+  const h = ctx.harness();
+  const target = await broker.startTarget(t, 'k');
+  const login = await broker.login(t);
+  const { session } = await makeSignedInTenant(h);
+  const { id } = await ctx.connect(
+    session,
+    { url: broker.urlAt(`127.0.0.1:${proxyPort}`), ...target.config },
+    login.credentials,
+  );
+  await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 1 } });
+  await target.waitFor(1);
+  await waitForDeliveries(h, session, id, { statuses: ['delivered'] });
+  return { h, session, id, target, login };
+}
+
 /** What the fault suites add to their blocks, each with the block's hub. */
 export interface FaultExtras {
   /** To the block of a broker that goes away (DELIVERY_TIMEOUT_MS=1500). */
@@ -347,23 +368,10 @@ export async function brokerFaultSuites<M>(broker: BrokerCase<M>, extras: FaultE
     broker,
     { ...BROKER_ENV, DELIVERY_TIMEOUT_MS: '1500' },
     (ctx) => {
-      const { harness: hub, connect } = ctx;
-
       test('fails the attempts while it is away, and is reconnected to once it is back, without a restart', async (t) => {
-        const h = hub();
-        const target = await broker.startTarget(t, 'k');
-        const login = await broker.login(t);
         const proxy = await startTcpProxy('127.0.0.1', broker.port);
         t.after(() => proxy.close());
-        const { session } = await makeSignedInTenant(h);
-        const { id } = await connect(
-          session,
-          { url: broker.urlAt(`127.0.0.1:${proxy.port}`), ...target.config },
-          login.credentials,
-        );
-        await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 1 } });
-        await target.waitFor(1);
-        await waitForDeliveries(h, session, id, { statuses: ['delivered'] });
+        const { h, session, id, target, login } = await deliveringThrough(t, ctx, broker, proxy.port);
 
         await proxy.cut();
         const away = await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 2 } });
@@ -394,20 +402,10 @@ export async function brokerFaultSuites<M>(broker: BrokerCase<M>, extras: FaultE
       });
 
       test('a broker that stops answering: the attempt times out, and the retry gets through on a new session', async (t) => {
-        const h = hub();
-        const target = await broker.startTarget(t, 'k');
-        const login = await broker.login(t);
         // Its answers while stalled are lost, as from a broker that never sent them.
         const proxy = await startStallingProxy('127.0.0.1', broker.port, { discard: true });
         t.after(() => proxy.close());
-        const { session } = await makeSignedInTenant(h);
-        const { id } = await connect(
-          session,
-          { url: broker.urlAt(`127.0.0.1:${proxy.port}`), ...target.config },
-          login.credentials,
-        );
-        await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 1 } });
-        await waitForDeliveries(h, session, id, { statuses: ['delivered'] });
+        const { h, session, id, target } = await deliveringThrough(t, ctx, broker, proxy.port);
 
         proxy.stall();
         const stalled = await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 2 } });
@@ -472,21 +470,11 @@ export async function brokerFaultSuites<M>(broker: BrokerCase<M>, extras: FaultE
       `${key}: a broker that goes away with a publish in flight`,
       broker,
       { ...BROKER_ENV, DELIVERY_TIMEOUT_MS: '10000' },
-      ({ harness: hub, connect }) => {
+      (ctx) => {
         test('fails that attempt at once, in words, and the retry reaches the broker on a new connection', async (t) => {
-          const h = hub();
-          const target = await broker.startTarget(t, 'k');
-          const login = await broker.login(t);
           const proxy = await startStallingProxy('127.0.0.1', broker.port, { discard: true });
           t.after(() => proxy.close());
-          const { session } = await makeSignedInTenant(h);
-          const { id } = await connect(
-            session,
-            { url: broker.urlAt(`127.0.0.1:${proxy.port}`), ...target.config },
-            login.credentials,
-          );
-          await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 1 } });
-          await waitForDeliveries(h, session, id, { statuses: ['delivered'] });
+          const { h, session, id, target } = await deliveringThrough(t, ctx, broker, proxy.port);
 
           proxy.stall();
           const inFlight = await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 2 } });
