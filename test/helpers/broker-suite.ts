@@ -240,6 +240,7 @@ export async function brokerSuite<M>(
       await publishEvent(h, session, { type: EVENT_TYPE, data: { n: 2 } });
       const [moved] = await afterEdit.waitFor(1);
       assert.deepEqual(dataOf(moved), { n: 2 }, 'the event after the edit did not go to the new place');
+      assert.equal(moved?.route, afterEdit.routed, 'the event after the edit did not go to the new route');
       const revoked = await h.request('POST', `${CONNECTIONS}/${connection.id}/revoke`, {
         session,
         body: {},
