@@ -59,16 +59,23 @@ export async function startDatabaseProxy(url: string): Promise<{ proxy: TcpProxy
 /**
  * A TCP pass-through on 127.0.0.1 that can withhold what the server says while the client's bytes
  * still reach it: a broker that takes publishes but sends no confirm, so the client holds them in
- * flight. `flow()` passes on what was withheld and everything after.
+ * flight. `flow()` passes on what was withheld and everything after, or, with `discard`, only what
+ * comes after (the answers given while stalled are lost, as from a broker that never sent them).
  */
 export interface StallingProxy {
   port: number;
   stall(): void;
   flow(): void;
+  /** Drops every connection through the proxy (the server went away), while it still takes new ones. */
+  drop(): void;
   close(): Promise<void>;
 }
 
-export async function startStallingProxy(targetHost: string, targetPort: number): Promise<StallingProxy> {
+export async function startStallingProxy(
+  targetHost: string,
+  targetPort: number,
+  options: { discard?: boolean } = {},
+): Promise<StallingProxy> {
   let stalled = false;
   const held: Array<{ client: Socket; chunk: Buffer }> = [];
   const sockets = new Set<Socket>();
@@ -85,8 +92,8 @@ export async function startStallingProxy(targetHost: string, targetPort: number)
     }
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
-      if (stalled) held.push({ client, chunk });
-      else client.write(chunk);
+      if (!stalled) client.write(chunk);
+      else if (!options.discard) held.push({ client, chunk });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -98,6 +105,9 @@ export async function startStallingProxy(targetHost: string, targetPort: number)
     flow: () => {
       stalled = false;
       for (const { client, chunk } of held.splice(0)) if (!client.destroyed) client.write(chunk);
+    },
+    drop: () => {
+      for (const socket of sockets) socket.destroy();
     },
     close: () =>
       new Promise<void>((resolve) => {
