@@ -2,12 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import {
-  connect as connectTcp,
-  createServer as createTcpServer,
-  type AddressInfo,
-  type Socket,
-} from 'node:net';
+import { connect as connectTcp, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,8 +16,10 @@ import { startServe } from '../helpers/cli.js';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startSubscriber } from '../helpers/mosquitto.js';
+import { freePort, listening, NATS_SERVER } from '../helpers/nats.js';
 import { rabbitSkipReason, startConsumer } from '../helpers/rabbitmq.js';
 import { streamReader } from '../helpers/redis.js';
+import { pair } from '../helpers/tcp-proxy.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -36,9 +33,6 @@ import { waitUntil } from '../helpers/wait.js';
 // whose certificate another CA issued is a failed attempt (`tls_error`) and gets nothing.
 
 const CONNECTIONS = '/api/v1/integrations/connections';
-const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(
-  (path) => spawnSync(path, ['--version']).status === 0,
-);
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 
 interface Issued {
@@ -105,15 +99,7 @@ async function startTerminator(t: Cleanup, issued: Issued, brokerPort: number): 
   const sockets = new Set<Socket>();
   const server = createTlsServer({ key: issued.key, cert: issued.cert }, (client) => {
     const upstream = connectTcp(brokerPort, '127.0.0.1');
-    for (const socket of [client, upstream] as Socket[]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
+    pair(client, upstream, sockets);
     client.pipe(upstream).pipe(client);
   });
   // A handshake the client gave up (an untrusted certificate) is not the test's failure.
@@ -128,24 +114,6 @@ async function startTerminator(t: Cleanup, issued: Issued, brokerPort: number): 
   );
   return (server.address() as AddressInfo).port;
 }
-
-async function freePort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-const listening = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connectTcp({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 
 /** A nats-server with JetStream and TLS of the test's own, and a consumer of a stream on it. */
 async function startTlsNats(t: Cleanup, issued: Issued, dir: string) {

@@ -15,7 +15,7 @@ export const NATS_URL = `nats://127.0.0.1:${NATS_PORT}`;
 const brokersRequired = process.env.HUBGATE_REQUIRE_BROKERS === '1';
 
 /** Whether something accepts connections on `port` of loopback. */
-async function listening(port: number): Promise<boolean> {
+export async function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connectTcp({ host: '127.0.0.1', port });
     socket.once('connect', () => {
@@ -80,7 +80,7 @@ export async function startStream(t: Cleanup): Promise<StreamConsumer> {
 }
 
 /** A free port on loopback, for a server started next. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -88,9 +88,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find(
-  (path) => existsSync(path),
-);
+/** The machine's nats-server binary, for a server of a test's own; undefined when none is installed. */
+export const NATS_SERVER = [
+  '/usr/sbin/nats-server',
+  '/usr/bin/nats-server',
+  '/usr/local/bin/nats-server',
+].find((path) => existsSync(path));
 
 /**
  * A second NATS server of the test's own (stopped with it) that wants a user and password: the

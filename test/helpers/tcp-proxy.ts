@@ -71,6 +71,22 @@ export interface StallingProxy {
   close(): Promise<void>;
 }
 
+/**
+ * Keeps `client` and `upstream` in `sockets` while they are open, and ends each with the other: a
+ * pass-through whose one side closes or fails closes the other.
+ */
+export function pair(client: Socket, upstream: Socket, sockets: Set<Socket>): void {
+  for (const socket of [client, upstream]) {
+    sockets.add(socket);
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      sockets.delete(socket);
+      client.destroy();
+      upstream.destroy();
+    });
+  }
+}
+
 export async function startStallingProxy(
   targetHost: string,
   targetPort: number,
@@ -81,15 +97,7 @@ export async function startStallingProxy(
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
+    pair(client, upstream, sockets);
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
       if (!stalled) client.write(chunk);
