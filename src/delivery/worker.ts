@@ -5,11 +5,12 @@ import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver } from '../outbound/sender.js';
-import type { DestinationPolicy } from '../outbound/ssrf-policy.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
+import type { BrokerDestinationOptions } from './broker-destination.js';
+import type { SessionPoolOptions } from './broker-sessions.js';
 import { claimerFor, leaseDuration, leaseEnd, withDispatchLease, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import type { Destination } from './destination.js';
@@ -38,6 +39,8 @@ export interface WorkerOptions {
   resolve?: Resolver;
   /** How often expired deliveries and payloads are deleted (hourly). */
   retentionIntervalMs?: number;
+  /** Each broker destination's pool of sessions (DEFAULT_SESSION_POOL; tests make it small). */
+  brokerSessions?: SessionPoolOptions;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 64, pollMs: 500 };
@@ -109,10 +112,7 @@ function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Rec
 }
 
 /** Each broker kind's destination (contract §21, destinations.ts): a new broker is one line here. */
-const brokerDestinations = (options: {
-  policy: DestinationPolicy;
-  resolve?: Resolver;
-}): Record<BrokerKind, Destination> => ({
+const brokerDestinations = (options: BrokerDestinationOptions): Record<BrokerKind, Destination> => ({
   amqp: amqpDestination(options),
   mqtt: mqttDestination(options),
   nats: natsDestination(options),
@@ -134,7 +134,11 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
       ctx.config.delivery.responseBodyBytes,
     ),
-    brokerDestinations({ policy: ctx.config.delivery, resolve: options.resolve }),
+    brokerDestinations({
+      policy: ctx.config.delivery,
+      resolve: options.resolve,
+      sessions: options.brokerSessions,
+    }),
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
