@@ -186,12 +186,20 @@ export function brokerDestination<S extends PublishSession>(
         broker.openSession(request, { connectionId, policy, resolve, timeoutMs: budget.remainingMs() });
       let session: S | undefined;
       try {
-        session = await within(pool.acquire(connectionId, fingerprint, open), budget);
-        const words = await within(session.publish(request, budget.remainingMs()), budget);
-        const response = { headers: {}, body: words, bodyTruncated: false };
+        // The session stays in use (neither idle nor evicted) until the publish has its answer.
+        const published = await within(
+          pool.use(connectionId, fingerprint, open, async (opened) => {
+            // Opened after the budget ran out (its opening is shared): nothing is published on it.
+            budget.signal.throwIfAborted();
+            session = opened;
+            return { opened, words: await within(opened.publish(request, budget.remainingMs()), budget) };
+          }),
+          budget,
+        );
+        const response = { headers: {}, body: published.words, bodyTruncated: false };
         return resultOf(started, {
           ok: true,
-          remoteAddress: session.remoteAddress,
+          remoteAddress: published.opened.remoteAddress,
           error: null,
           errorDetail: null,
           response,

@@ -5,11 +5,11 @@ import { randomBase62 } from '../crypto/base62.js';
 import type { Database } from '../db/database.js';
 import { errorFields } from '../logger.js';
 import { createSender, type Resolver } from '../outbound/sender.js';
+import type { DestinationPolicy } from '../outbound/ssrf-policy.js';
 import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
-import type { BrokerDestinationOptions } from './broker-destination.js';
 import type { SessionPoolOptions } from './broker-sessions.js';
 import { claimerFor, leaseDuration, leaseEnd, withDispatchLease, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
@@ -112,12 +112,18 @@ function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Rec
 }
 
 /** Each broker kind's destination (contract §21, destinations.ts): a new broker is one line here. */
-const brokerDestinations = (options: BrokerDestinationOptions): Record<BrokerKind, Destination> => ({
-  amqp: amqpDestination(options),
-  mqtt: mqttDestination(options),
-  nats: natsDestination(options),
-  redis: redisDestination(options),
-});
+const brokerDestinations = (
+  policy: DestinationPolicy,
+  { resolve, brokerSessions }: WorkerOptions,
+): Record<BrokerKind, Destination> => {
+  const options = { policy, resolve, sessions: brokerSessions };
+  return {
+    amqp: amqpDestination(options),
+    mqtt: mqttDestination(options),
+    nats: natsDestination(options),
+    redis: redisDestination(options),
+  };
+};
 
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
@@ -134,11 +140,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
       ctx.config.delivery.responseBodyBytes,
     ),
-    brokerDestinations({
-      policy: ctx.config.delivery,
-      resolve: options.resolve,
-      sessions: options.brokerSessions,
-    }),
+    brokerDestinations(ctx.config.delivery, options),
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
