@@ -6,14 +6,8 @@ import { startWorker, type RunningServer } from '../helpers/cli.js';
 import { publishEvent, waitForDeliveries, type Delivery, type Page } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
-import {
-  REDIS_URL,
-  redisAdmin,
-  redisSkipReason,
-  redisUser,
-  streamReader,
-  type StreamReader,
-} from '../helpers/redis.js';
+import { redisConnectionOfItsOwn, redisSessionCounter } from '../helpers/redis-connections.js';
+import { redisSkipReason } from '../helpers/redis.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -59,23 +53,6 @@ describe(
       await db?.drop();
     });
 
-    /** A redis connection to `reader`'s stream, logged in as an ACL user of its own that may only XADD there. */
-    async function connectionAsOwnUser(t: TestContext, session: TestSession, reader: StreamReader) {
-      const password = `pw-${randomBytes(6).toString('hex')}`;
-      const username = await redisUser(t, ['on', `>${password}`, `~${reader.stream}`, '+xadd']);
-      const created = await h.request<{ id: string }>('POST', CONNECTIONS, {
-        session,
-        body: { connectorKey: 'redis', displayName: username, url: REDIS_URL, stream: reader.stream },
-      });
-      assert.equal(created.status, 201, `creating a redis connection: ${created.text}`);
-      const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-        session,
-        body: { username, password },
-      });
-      assert.equal(bound.status, 200, `binding the redis credentials: ${bound.text}`);
-      return { id: created.body.id, username };
-    }
-
     /** Every delivery of a connection for one event, read through the API. */
     async function deliveriesOf(session: TestSession, connectionId: string, eventId: string) {
       const log = await h.request<Page<Delivery>>(
@@ -88,19 +65,13 @@ describe(
     }
 
     async function stopsPublishing(t: TestContext, action: 'pause' | 'revoke') {
-      const admin = await redisAdmin(t);
-      /** Sessions Redis has open for `username`: B's session of that connection. */
-      const sessionsOf = async (username: string) =>
-        String(await admin.sendCommand(['CLIENT', 'LIST']))
-          .split('\n')
-          .filter((line) => line.split(' ').includes(`user=${username}`)).length;
-
+      // Sessions Redis has open for a connection's user: B's session of that connection.
+      const sessionsOf = await redisSessionCounter(t);
       const { session } = await makeSignedInTenant(h);
-      const target = await streamReader(t);
-      const control = await streamReader(t);
-      const stopped = await connectionAsOwnUser(t, session, target);
+      const stopped = await redisConnectionOfItsOwn(h, t, session);
+      const target = stopped.reader;
       // Stays active throughout: an event on its stream shows B handled that event.
-      await connectionAsOwnUser(t, session, control);
+      const control = (await redisConnectionOfItsOwn(h, t, session)).reader;
       const onControl = async (eventId: string) =>
         (await control.entries()).some((entry) => entry.field('webhook-id') === eventId);
 

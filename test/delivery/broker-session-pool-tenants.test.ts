@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { publishEvent, waitForDeliveries } from '../helpers/events.js';
 import { makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import {
-  REDIS_URL,
-  redisAdmin,
-  redisSkipReason,
-  redisUser,
-  streamReader,
-  type StreamReader,
-} from '../helpers/redis.js';
+  redisConnectionOfItsOwn,
+  redisSessionCounter,
+  type OwnRedisConnection,
+} from '../helpers/redis-connections.js';
+import { redisSkipReason } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
 // Decision 0080: a worker keeps at most `max` broker sessions; past it the least recently used is
@@ -20,7 +17,6 @@ import { waitUntil } from '../helpers/wait.js';
 // and never closes one for idleness, so every session closed is one the bound evicted. Each connection
 // logs in to Redis as an ACL user of its own, so CLIENT LIST shows its sessions (Redis is shared).
 
-const CONNECTIONS = '/api/v1/integrations/connections';
 const POOL = { max: 3, idleMs: 600_000, sweepMs: 500 };
 
 let h: Harness;
@@ -36,37 +32,18 @@ before(async () => {
 });
 after(() => h?.close());
 
-interface Stream {
-  id: string;
-  username: string;
-  reader: StreamReader;
-}
-
-/** A redis connection to a stream of its own, logged in as an ACL user of its own. */
-async function ownStream(t: TestContext, session: TestSession): Promise<Stream> {
-  const reader = await streamReader(t);
-  const password = `pw-${randomBytes(6).toString('hex')}`;
-  const username = await redisUser(t, ['on', `>${password}`, `~${reader.stream}`, '+xadd']);
-  const created = await h.request<{ id: string }>('POST', CONNECTIONS, {
-    session,
-    body: { connectorKey: 'redis', displayName: username, url: REDIS_URL, stream: reader.stream },
-  });
-  assert.equal(created.status, 201, `creating a redis connection: ${created.text}`);
-  const bound = await h.request('PUT', `${CONNECTIONS}/${created.body.id}/credentials`, {
-    session,
-    body: { username, password },
-  });
-  assert.equal(bound.status, 200, `binding the redis credentials: ${bound.text}`);
-  return { id: created.body.id, username, reader };
-}
+type Stream = OwnRedisConnection;
 
 describe('the broker session pool across tenants (decision 0080)', { skip: await redisSkipReason() }, () => {
   test("a tenant with more broker connections than the pool keeps costs another tenant's deliveries nothing", async (t) => {
     const tenantA = await makeSignedInTenant(h);
     const tenantB = await makeSignedInTenant(h);
     const streamsA: Stream[] = [];
-    for (let i = 0; i < 8; i++) streamsA.push(await ownStream(t, tenantA.session));
-    const streamsB = [await ownStream(t, tenantB.session), await ownStream(t, tenantB.session)];
+    for (let i = 0; i < 8; i++) streamsA.push(await redisConnectionOfItsOwn(h, t, tenantA.session));
+    const streamsB = [
+      await redisConnectionOfItsOwn(h, t, tenantB.session),
+      await redisConnectionOfItsOwn(h, t, tenantB.session),
+    ];
     const EVENTS = 10;
 
     // Both tenants publish at once: 80 deliveries of A over 8 connections, 20 of B over 2, through a
@@ -116,13 +93,12 @@ describe('the broker session pool across tenants (decision 0080)', { skip: await
     await check(tenantA.session, 'A', streamsA, eventsA);
 
     // Every one of the 10 connections had a session; the bound closed all but 3 of them.
-    const admin = await redisAdmin(t);
-    const users = new Set([...streamsA, ...streamsB].map((stream) => `user=${stream.username}`));
+    const sessionsOf = await redisSessionCounter(t);
+    const usernames = [...streamsA, ...streamsB].map((stream) => stream.username);
     let open = -1;
     await waitUntil(
       async () => {
-        const list = String(await admin.sendCommand(['CLIENT', 'LIST'])).split('\n');
-        open = list.filter((line) => line.split(' ').some((field) => users.has(field))).length;
+        open = await sessionsOf(...usernames);
         return open <= POOL.max;
       },
       { message: () => `at most ${POOL.max} sessions kept open (${open} are)` },
