@@ -6,6 +6,7 @@ import {
   brokerDestination,
   BrokerFailure,
   checkedAddress,
+  closeWithin,
   hostOf,
   type BrokerDestinationOptions,
   type Opening,
@@ -105,21 +106,12 @@ function publishOn(
     });
 }
 
-// A clean close waits for the broker's close-ok, which a broker gone away never sends.
-const CLOSE_WAIT_MS = 1_000;
-
-/** Closes a connection cleanly, or, when the broker does not answer in time, drops its socket. */
-async function closeBounded(model: ChannelModel): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WAIT_MS)));
-  const closed = model.close().then(
-    () => 'closed' as const,
-    () => 'closed' as const,
+/** Closes a connection (close-ok awaited), or drops its socket when the broker does not answer in time. */
+const closeBounded = (model: ChannelModel) =>
+  closeWithin(
+    () => model.close(),
+    () => (model.connection as unknown as { stream?: { destroy(): void } }).stream?.destroy(),
   );
-  const how = await Promise.race([closed, waited]);
-  clearTimeout(timer);
-  if (how === 'late') (model.connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
-}
 
 async function openSession(publish: RenderedPublish, opening: Opening): Promise<AmqpSession> {
   const started = performance.now();

@@ -54,6 +54,27 @@ export async function checkedAddress(host: string, policy: DestinationPolicy, re
   return host;
 }
 
+// A clean close waits for the broker's answer (AMQP's close-ok, Redis's replies still due, NATS's
+// flush, MQTT's DISCONNECT written), which a broker gone away never gives.
+const CLOSE_WAIT_MS = 1_000;
+
+/**
+ * Closes a session's client cleanly with `close`, or, when that has not ended within CLOSE_WAIT_MS,
+ * with `drop` (its socket destroyed): a session closed for a revoke, pause or edit is gone well within
+ * §21's 5 seconds even when the broker no longer answers. A failed clean close counts as closed.
+ */
+export async function closeWithin(close: () => Promise<unknown>, drop: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WAIT_MS)));
+  const closed = close().then(
+    () => 'closed' as const,
+    () => 'closed' as const,
+  );
+  const how = await Promise.race([closed, waited]);
+  clearTimeout(timer);
+  if (how === 'late') drop();
+}
+
 /** Where and how long opening a session may take: the attempt's budget left when it starts. */
 export interface Opening {
   connectionId: string;
@@ -165,12 +186,20 @@ export function brokerDestination<S extends PublishSession>(
         broker.openSession(request, { connectionId, policy, resolve, timeoutMs: budget.remainingMs() });
       let session: S | undefined;
       try {
-        session = await within(pool.acquire(connectionId, fingerprint, open), budget);
-        const words = await within(session.publish(request, budget.remainingMs()), budget);
-        const response = { headers: {}, body: words, bodyTruncated: false };
+        // The session stays in use (neither idle nor evicted) until the publish has its answer.
+        const published = await within(
+          pool.use(connectionId, fingerprint, open, async (opened) => {
+            // Opened after the budget ran out (its opening is shared): nothing is published on it.
+            budget.signal.throwIfAborted();
+            session = opened;
+            return { opened, words: await within(opened.publish(request, budget.remainingMs()), budget) };
+          }),
+          budget,
+        );
+        const response = { headers: {}, body: published.words, bodyTruncated: false };
         return resultOf(started, {
           ok: true,
-          remoteAddress: session.remoteAddress,
+          remoteAddress: published.opened.remoteAddress,
           error: null,
           errorDetail: null,
           response,

@@ -18,7 +18,11 @@ export interface SessionPoolOptions {
   idleMs: number;
   /** How often idle sessions are looked for. */
   sweepMs: number;
-  /** Sessions kept at most; past it the least recently used is closed. */
+  /**
+   * Sessions kept at most; past it the least recently used of those no attempt is using is closed
+   * (one in use is never closed under its attempt: while more connections than `max` have attempts
+   * in flight at once, the pool holds one session for each of them).
+   */
   max: number;
 }
 
@@ -28,7 +32,10 @@ interface Entry<S> {
   fingerprint: string;
   /** Settles once the session is open; shared by every attempt that wants it meanwhile. */
   opening: Promise<S>;
+  /** When an attempt last took or gave back the session. */
   lastUsed: number;
+  /** Attempts using the session now: while any is, it is neither idle nor evicted. */
+  users: number;
 }
 
 /** A fingerprint of where and as whom a session logs in: no secret can be read back from it. */
@@ -40,11 +47,17 @@ export function sessionFingerprint(...parts: ReadonlyArray<string | undefined>):
 
 export interface SessionPool<S extends BrokerSession> {
   /**
-   * The connection's session for this fingerprint: the open one, the one being opened, or a new one
-   * from `open`. A session of another fingerprint (an edit, a re-binding) or one no longer open is
-   * closed and replaced. Rejects when opening fails (nothing is kept then).
+   * Runs `work` on the connection's session for this fingerprint: the open one, the one being opened,
+   * or a new one from `open`. A session of another fingerprint (an edit, a re-binding) or one no longer
+   * open is closed and replaced. Until `work` settles the session is in use: the idle sweep and the
+   * bound leave it open. Rejects when opening fails (nothing is kept then), or as `work` does.
    */
-  acquire(connectionId: string, fingerprint: string, open: () => Promise<S>): Promise<S>;
+  use<T>(
+    connectionId: string,
+    fingerprint: string,
+    open: () => Promise<S>,
+    work: (session: S) => Promise<T>,
+  ): Promise<T>;
   /** Closes the connection's session if it is this one (it failed mid-publish). */
   discard(connectionId: string, session: S): void;
   /** How many sessions are kept. */
@@ -60,7 +73,7 @@ const closeWhenOpen = <S extends BrokerSession>(opening: Promise<S>): Promise<vo
     () => undefined,
   );
 
-/** The pool's entries and how one leaves: idle, past the bound, or replaced. */
+/** The pool's entries, how attempts take and give them back, and how one leaves: idle, past the bound, or replaced. */
 function entriesOf<S extends BrokerSession>(options: SessionPoolOptions) {
   const entries = new Map<string, Entry<S>>();
   const drop = (connectionId: string, entry: Entry<S>) => {
@@ -70,45 +83,73 @@ function entriesOf<S extends BrokerSession>(options: SessionPoolOptions) {
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const [connectionId, entry] of entries) {
-      if (now - entry.lastUsed >= options.idleMs) drop(connectionId, entry);
+      if (entry.users === 0 && now - entry.lastUsed >= options.idleMs) drop(connectionId, entry);
     }
   }, options.sweepMs);
   sweep.unref();
+  // Only a session no attempt uses is evicted: closing one under its attempts would fail them (another
+  // tenant's, as likely as not), and their retries would wait the retry schedule for a fault of nobody's.
   const evictBeyondMax = () => {
     while (entries.size > options.max) {
       let oldest: [string, Entry<S>] | undefined;
-      for (const each of entries) if (!oldest || each[1].lastUsed < oldest[1].lastUsed) oldest = each;
+      for (const each of entries) {
+        if (each[1].users === 0 && (!oldest || each[1].lastUsed < oldest[1].lastUsed)) oldest = each;
+      }
       if (!oldest) return;
       drop(...oldest);
     }
   };
-  return { entries, drop, sweep, evictBeyondMax };
+  /** The connection's entry for this fingerprint, taken by one more user (a new one if need be). */
+  const take = (connectionId: string, fingerprint: string, open: () => Promise<S>) => {
+    const kept = entries.get(connectionId);
+    let entry = kept;
+    if (!entry || entry.fingerprint !== fingerprint) {
+      if (kept) drop(connectionId, kept);
+      entry = { fingerprint, opening: open(), lastUsed: performance.now(), users: 0 };
+      entries.set(connectionId, entry);
+    }
+    entry.users += 1;
+    entry.lastUsed = performance.now();
+    evictBeyondMax();
+    return entry;
+  };
+  const giveBack = (entry: Entry<S>) => {
+    entry.users -= 1;
+    // Idle from now: an attempt longer than idleMs does not make its session look unused.
+    entry.lastUsed = performance.now();
+    // Sessions kept past the bound while all were in use: the first given back goes now.
+    evictBeyondMax();
+  };
+  return { entries, drop, sweep, take, giveBack };
 }
 
 export function createSessionPool<S extends BrokerSession>(
   options: SessionPoolOptions = DEFAULT_SESSION_POOL,
 ): SessionPool<S> {
-  const { entries, drop, sweep, evictBeyondMax } = entriesOf<S>(options);
+  const { entries, drop, sweep, take, giveBack } = entriesOf<S>(options);
   return {
-    async acquire(connectionId, fingerprint, open) {
-      const kept = entries.get(connectionId);
-      if (kept && kept.fingerprint === fingerprint) {
-        kept.lastUsed = performance.now();
-        const session = await kept.opening;
-        if (session.isOpen()) return session;
-        // The broker went away since: this attempt opens the next session (unless another did).
-        if (entries.get(connectionId) === kept) drop(connectionId, kept);
-        return this.acquire(connectionId, fingerprint, open);
-      }
-      if (kept) drop(connectionId, kept);
-      const entry: Entry<S> = { fingerprint, opening: open(), lastUsed: performance.now() };
-      entries.set(connectionId, entry);
-      evictBeyondMax();
-      try {
-        return await entry.opening;
-      } catch (error) {
-        if (entries.get(connectionId) === entry) entries.delete(connectionId);
-        throw error;
+    async use(connectionId, fingerprint, open, work) {
+      for (;;) {
+        const entry = take(connectionId, fingerprint, open);
+        let session: S;
+        try {
+          session = await entry.opening;
+        } catch (error) {
+          giveBack(entry);
+          if (entries.get(connectionId) === entry) entries.delete(connectionId);
+          throw error;
+        }
+        if (!session.isOpen()) {
+          // The broker went away since: this attempt opens the next session (unless another did).
+          giveBack(entry);
+          if (entries.get(connectionId) === entry) drop(connectionId, entry);
+          continue;
+        }
+        try {
+          return await work(session);
+        } finally {
+          giveBack(entry);
+        }
       }
     },
     discard(connectionId, session) {

@@ -7,6 +7,7 @@ import {
   brokerDestination,
   BrokerFailure,
   checkedAddress,
+  closeWithin,
   hostOf,
   type BrokerDestinationOptions,
   type Opening,
@@ -109,18 +110,12 @@ async function connectClient(publish: RenderedPublish, opening: Opening) {
   return { client, address };
 }
 
-// A clean DISCONNECT is quick, but a broker gone away never reads it.
-const CLOSE_WAIT_MS = 1_000;
-
-/** Ends a client cleanly, or, when that takes too long, drops its socket. */
-async function closeBounded(client: MqttClient): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WAIT_MS)));
-  const ended = new Promise<'ended'>((resolve) => client.end(false, {}, () => resolve('ended')));
-  const how = await Promise.race([ended, waited]);
-  clearTimeout(timer);
-  if (how === 'late') client.end(true);
-}
+/** Ends a client with a DISCONNECT, or, when that takes too long (a broker gone away), drops its socket. */
+const closeBounded = (client: MqttClient) =>
+  closeWithin(
+    () => new Promise<void>((resolve) => client.end(false, {}, () => resolve())),
+    () => client.end(true),
+  );
 
 /** What a session knows of its client: open or not, the broker's last words, acks, publishes waiting. */
 interface ClientState {

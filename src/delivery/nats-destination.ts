@@ -6,6 +6,7 @@ import {
   brokerDestination,
   BrokerFailure,
   checkedAddress,
+  closeWithin,
   hostOf,
   type BrokerDestinationOptions,
   type Opening,
@@ -25,16 +26,14 @@ interface NatsSession extends PublishSession {
 }
 
 const DEFAULT_PORT = 4222;
-// A clean close flushes first, which a server gone away never lets finish.
-const CLOSE_WAIT_MS = 1_000;
 
-/** Closes a connection, waiting at most CLOSE_WAIT_MS for the flush (the socket is closed either way). */
-async function closeBounded(connection: NatsConnection): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-  await Promise.race([connection.close().catch(() => undefined), waited]);
-  clearTimeout(timer);
-}
+/** Closes a connection, its flush awaited at most as long as closeWithin waits. */
+const closeBounded = (connection: NatsConnection) =>
+  closeWithin(
+    () => connection.close(),
+    // Nothing to drop: close() destroys the socket itself once its flush ends or fails.
+    () => undefined,
+  );
 
 /**
  * Node's TLS options, which the client passes on (its type names only its own). The client starts TLS

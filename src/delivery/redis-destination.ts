@@ -6,6 +6,7 @@ import {
   brokerDestination,
   BrokerFailure,
   checkedAddress,
+  closeWithin,
   hostOf,
   type BrokerDestinationOptions,
   type Opening,
@@ -83,22 +84,13 @@ function clientFor(publish: RenderedPublish, address: string, timeoutMs: number)
 
 type Client = ReturnType<typeof clientFor>;
 
-// A clean close waits for the replies still due, which a server gone away never sends.
-const CLOSE_WAIT_MS = 1_000;
-
-/** Closes a client cleanly, or, when the server does not answer in time, drops its socket. */
-async function closeBounded(client: Client): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WAIT_MS)));
-  const closed = client.close().then(
-    () => 'closed' as const,
-    () => 'closed' as const,
+/** Closes a client once the replies still due came, or drops its socket when they do not come in time. */
+const closeBounded = (client: Client) =>
+  closeWithin(
+    () => client.close(),
+    // destroy() is idempotent: nothing to do for a client already closed.
+    () => client.destroy(),
   );
-  const how = await Promise.race([closed, waited]);
-  clearTimeout(timer);
-  // destroy() is idempotent: nothing to do for a client already closed.
-  if (how === 'late') client.destroy();
-}
 
 async function openSession(publish: RenderedPublish, opening: Opening): Promise<RedisSession> {
   const started = performance.now();

@@ -10,6 +10,7 @@ import { RETENTION_INTERVAL_MS, runEvery } from '../periodic.js';
 import { amqpDestination } from './amqp-destination.js';
 import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { applyStreaks, type AutoPauseDeps } from './auto-pause.js';
+import type { SessionPoolOptions } from './broker-sessions.js';
 import { claimerFor, leaseDuration, leaseEnd, withDispatchLease, type ClaimedRow } from './claim.js';
 import { deliveryControl } from './control.js';
 import type { Destination } from './destination.js';
@@ -38,6 +39,8 @@ export interface WorkerOptions {
   resolve?: Resolver;
   /** How often expired deliveries and payloads are deleted (hourly). */
   retentionIntervalMs?: number;
+  /** Each broker destination's pool of sessions (DEFAULT_SESSION_POOL; tests make it small). */
+  brokerSessions?: SessionPoolOptions;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 64, pollMs: 500 };
@@ -109,15 +112,18 @@ function attemptPhases(deps: WorkerDeps, destination: Destination, recorder: Rec
 }
 
 /** Each broker kind's destination (contract §21, destinations.ts): a new broker is one line here. */
-const brokerDestinations = (options: {
-  policy: DestinationPolicy;
-  resolve?: Resolver;
-}): Record<BrokerKind, Destination> => ({
-  amqp: amqpDestination(options),
-  mqtt: mqttDestination(options),
-  nats: natsDestination(options),
-  redis: redisDestination(options),
-});
+const brokerDestinations = (
+  policy: DestinationPolicy,
+  { resolve, brokerSessions }: WorkerOptions,
+): Record<BrokerKind, Destination> => {
+  const options = { policy, resolve, sessions: brokerSessions };
+  return {
+    amqp: amqpDestination(options),
+    mqtt: mqttDestination(options),
+    nats: natsDestination(options),
+    redis: redisDestination(options),
+  };
+};
 
 /**
  * A delivery worker: claims due deliveries with FOR UPDATE SKIP LOCKED and a lease, sends them, and
@@ -134,7 +140,7 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
       createSender({ policy: ctx.config.delivery, timeoutMs, resolve: options.resolve }),
       ctx.config.delivery.responseBodyBytes,
     ),
-    brokerDestinations({ policy: ctx.config.delivery, resolve: options.resolve }),
+    brokerDestinations(ctx.config.delivery, options),
   );
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
