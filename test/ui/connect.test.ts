@@ -2,8 +2,8 @@ import '../helpers/unit.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError } from '../../ui/common/api.js';
-import type { ConnectField } from '../../ui/common/routes.js';
 import { accentProperties, contrast, rgbOf, shownLogo } from '../../ui/common/branding.js';
+import type { ConnectField } from '../../ui/common/routes.js';
 import {
   callbackReturnOf,
   codeOf,

@@ -6,10 +6,10 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../common/api.js';
+import { accentProperties, shownLogo } from '../common/branding.js';
 import { setTitleOwner, useAction } from '../common/hooks.js';
 import { ErrorNotice, Loading, Notice } from '../common/Notice.js';
 import { routes, type ConnectCompleted, type ConnectView } from '../common/routes.js';
-import { accentProperties, shownLogo } from '../common/branding.js';
 import { ConnectForm, type Sent } from './ConnectForm.js';
 import { callbackReturnOf, codeOf, tenantIdOf, type Shown, type StoredLink } from './link.js';
 import { forgetStored, keepStored, readStored } from './stored.js';
