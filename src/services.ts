@@ -28,6 +28,7 @@ import {
 import { errorFields } from './logger.js';
 import type { StateOwners } from './oauth/authorize.js';
 import { createOAuth } from './oauth/oauth.js';
+import { trustSystemStore } from './outbound/trusted-cas.js';
 import { startChallengeRetention } from './passkeys/retention.js';
 import { createInvitationMailer, type InvitationMailer } from './people/mailer.js';
 import { startAlertEngine } from './platform/alerting/engine.js';
@@ -220,6 +221,8 @@ async function createContext(
 ): Promise<AppContext> {
   const tracing = await startTelemetry(config.telemetry, deps.logger);
   if (tracing) closers.push(() => tracing.close());
+  // Process-wide, before anything connects (docs/decisions/0085-outbound-tls-trusts-the-system-store.md).
+  deps.logger.debug({ certificates: trustSystemStore() }, 'outbound TLS trusts the system store');
   // Process-wide (docs/decisions/0050-password-hashing-bounded.md): a refusal is a 503 with Retry-After.
   limitPasswordHashing({
     concurrency: config.passwordHashConcurrency,

@@ -6,7 +6,6 @@ import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger, LogOutput } from '../logger.js';
-import { trustSystemStore } from '../outbound/trust-store.js';
 import { createServices, startBackground } from '../services.js';
 import { issueSetupToken, setupUrl } from '../setup/setup.js';
 import { closeOnSignal } from './shutdown.js';
@@ -16,7 +15,6 @@ export async function serve(config: Config): Promise<void> {
   // Standard output, as createLogger would make it; kept at hand for announceSetup.
   const logOutput = new LogOutput();
   const logger = createLogger(config.logLevel, logOutput);
-  logger.debug({ certificates: trustSystemStore() }, 'outbound TLS trusts the system store');
   const { database, keyring } = await openStorage(config, logger);
   const services = await createServices(config, { database, keyring, logger, workers: {} });
   const app = await buildApp(config, services);

@@ -1,14 +1,12 @@
 import type { Config } from '../config.js';
 import { openStorage } from '../db/storage.js';
 import { createLogger } from '../logger.js';
-import { trustSystemStore } from '../outbound/trust-store.js';
 import { createServices, startBackground } from '../services.js';
 import { closeOnSignal } from './shutdown.js';
 
 /** `hubgate worker`: the background jobs of its role, until SIGINT or SIGTERM (docs/operators/deployment.md). */
 export async function worker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  logger.debug({ certificates: trustSystemStore() }, 'outbound TLS trusts the system store');
   const { database, keyring } = await openStorage(config, logger);
   const services = await createServices(config, { database, keyring, logger, workers: {} });
   const stopBackground = await startBackground(services, { role: 'worker' });
