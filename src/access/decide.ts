@@ -58,6 +58,9 @@ export function decide(rule: AccessRule, principal: Principal): Decision {
       : deny(new HttpProblem('role_forbidden', `The role ${principal.role} may not do this.`));
   }
 
+  if (principal.kind === 'session' && rule.keysOnly) {
+    return deny(new HttpProblem('route_not_allowed', 'This route is for tenant keys (tnt_) only.'));
+  }
   if (principal.kind === 'tenant_key' && !rule.automation) {
     return deny(new HttpProblem('route_not_allowed', 'This route is not on the automation allowlist.'));
   }
