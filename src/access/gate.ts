@@ -40,7 +40,13 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
     // Default deny, enforced at start-up: a route without a rule never serves a request.
     throw new Error(`route ${String(route.method)} ${route.url} declares no access rule (config.access)`);
   }
-  return { method: String(route.method), url: route.url, access: rule, schema: route.schema, config: route.config };
+  return {
+    method: String(route.method),
+    url: route.url,
+    access: rule,
+    schema: route.schema,
+    config: route.config,
+  };
 }
 
 function principalBucket(principal: Principal): string {

@@ -27,4 +27,5 @@ export function takeViaMark(request: FastifyRequest): void {
 }
 
 /** `'mcp'` for a request an MCP tool call made, else undefined. */
-export const viaOf = (request: FastifyRequest): 'mcp' | undefined => (marked.has(request) ? 'mcp' : undefined);
+export const viaOf = (request: FastifyRequest): 'mcp' | undefined =>
+  marked.has(request) ? 'mcp' : undefined;

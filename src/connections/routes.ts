@@ -250,7 +250,11 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...tenantRule('integrations', 'READER', { portal: 'read' }),
-        mcp: { tool: 'get_connection', params: { id: 'connectionId' }, annotations: { readOnlyHint: true, idempotentHint: true } },
+        mcp: {
+          tool: 'get_connection',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
       },
       schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
     },

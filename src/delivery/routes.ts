@@ -278,7 +278,11 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...tenantRule('integrations', 'READER', { portal: 'read' }),
-        mcp: { tool: 'list_deliveries', params: { id: 'connectionId' }, annotations: { readOnlyHint: true, idempotentHint: true } },
+        mcp: {
+          tool: 'list_deliveries',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
       },
       schema: {
         tags,
@@ -299,7 +303,11 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...tenantRule('integrations', 'READER', { portal: 'read' }),
-        mcp: { tool: 'get_delivery', params: { id: 'connectionId' }, annotations: { readOnlyHint: true, idempotentHint: true } },
+        mcp: {
+          tool: 'get_delivery',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
       },
       schema: {
         tags,

@@ -24,14 +24,19 @@ const badArguments = (message: string): McpError => new McpError(ErrorCode.Inval
  * parsed as a URL before routing, which would resolve them into another route's path.
  */
 function segment(argument: string, value: unknown): string {
-  if (typeof value !== 'string' && typeof value !== 'number') throw badArguments(`${argument}: must be a string`);
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw badArguments(`${argument}: must be a string`);
   const text = String(value);
   if (/^(\.|%2e){1,2}$/i.test(text)) throw badArguments(`${argument}: not an ID`);
   return encodeURIComponent(text);
 }
 
 const queryValue = (value: unknown): string | string[] =>
-  Array.isArray(value) ? value.map(String) : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  Array.isArray(value)
+    ? value.map(String)
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
 
 /** The request a route takes for these arguments (already checked against the tool's input schema). */
 export function requestOf(
@@ -55,7 +60,8 @@ export function requestOf(
     else if (place.in === 'body') body[place.name] = value;
     else headers[place.name] = String(value);
   }
-  const sendBody = toolRoute.body === 'required' || (toolRoute.body === 'optional' && Object.keys(body).length > 0);
+  const sendBody =
+    toolRoute.body === 'required' || (toolRoute.body === 'optional' && Object.keys(body).length > 0);
   if (sendBody) headers['content-type'] = 'application/json';
   return {
     method: route.method as InjectOptions['method'],

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { DeclaredRoute } from '../access/gate.js';
 import { viaMcpHeader } from '../access/via.js';
 import { HttpProblem } from '../http/problem.js';
-import { checkProxyPath, MAX_PROXY_REQUEST_BYTES } from '../oauth/proxy.js';
 import { PROXIED_ANSWER_CSP, PROXY_PATH } from '../oauth/proxy-routes.js';
+import { checkProxyPath, MAX_PROXY_REQUEST_BYTES } from '../oauth/proxy.js';
 import { callRoute, failureOf, type Caller } from './call.js';
 import type { JsonSchema } from './tools.js';
 
@@ -17,7 +17,7 @@ export const PROXY_TOOL = {
   description:
     "Call a connection's provider API through hubgate's credential proxy: hubgate adds the access token " +
     '(never shown). `path` is under the provider\'s API base URL (no "..", no "?" — put the query in ' +
-    '`query`); `body` is text of at most 1 MiB. The answer is the provider\'s status, content type and ' +
+    "`query`); `body` is text of at most 1 MiB. The answer is the provider's status, content type and " +
     'body as text (at most 1 MiB, `truncated` when cut).',
   inputSchema: {
     type: 'object' as const,
@@ -27,7 +27,7 @@ export const PROXY_TOOL = {
       path: { type: 'string', description: "under the provider's API base URL, e.g. `v1/users/me`" },
       query: { type: 'object', additionalProperties: { type: 'string' } },
       body: { type: 'string', description: 'the request body, at most 1 MiB' },
-      contentType: { type: 'string', description: 'the body\'s media type; `application/json` unless given' },
+      contentType: { type: 'string', description: "the body's media type; `application/json` unless given" },
     },
     required: ['connectionId', 'method', 'path'],
     additionalProperties: false,
@@ -88,7 +88,8 @@ function checked(args: Record<string, unknown>): ProxyArguments {
     if (Object.values(query).some((v) => typeof v !== 'string')) throw bad('query: string values only');
   }
   if (body !== undefined && typeof body !== 'string') throw bad('body: a string');
-  if (body !== undefined && Buffer.byteLength(body) > MAX_PROXY_REQUEST_BYTES) throw bad('body: at most 1 MiB');
+  if (body !== undefined && Buffer.byteLength(body) > MAX_PROXY_REQUEST_BYTES)
+    throw bad('body: at most 1 MiB');
   if (contentType !== undefined && typeof contentType !== 'string') throw bad('contentType: a string');
   return args as unknown as ProxyArguments;
 }
@@ -98,7 +99,10 @@ function asText(text: string): { body: string; truncated: boolean } {
   const bytes = Buffer.from(text);
   if (bytes.length <= MAX_TOOL_ANSWER_BYTES) return { body: text, truncated: false };
   return {
-    body: bytes.subarray(0, MAX_TOOL_ANSWER_BYTES).toString('utf8').replace(/\uFFFD$/, ''),
+    body: bytes
+      .subarray(0, MAX_TOOL_ANSWER_BYTES)
+      .toString('utf8')
+      .replace(/\uFFFD$/, ''),
     truncated: true,
   };
 }
@@ -128,6 +132,10 @@ export async function runProxyTool(
   });
   // Only a provider's answer passed back carries this policy; anything else is hubgate's own refusal.
   if (answer.headers['content-security-policy'] !== PROXIED_ANSWER_CSP) return failureOf(answer);
-  const structured = { status: answer.status, contentType: answer.contentType ?? null, ...asText(answer.text) };
+  const structured = {
+    status: answer.status,
+    contentType: answer.contentType ?? null,
+    ...asText(answer.text),
+  };
   return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }] };
 }

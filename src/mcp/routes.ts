@@ -34,7 +34,9 @@ interface Catalog {
   proxy: DeclaredRoute | undefined;
 }
 
-const describe = (tool: Pick<RouteTool, 'name' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>): Tool => ({
+const describe = (
+  tool: Pick<RouteTool, 'name' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>,
+): Tool => ({
   name: tool.name,
   description: tool.description,
   inputSchema: tool.inputSchema,
@@ -51,7 +53,12 @@ function serverFor(app: FastifyInstance, catalog: Catalog, principal: Principal,
   const server = new Server({ name: 'hubgate', version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => {
     const tools = catalog.tools
-      .filter((tool) => mayCall(tool.routes.map((r) => r.route), principal))
+      .filter((tool) =>
+        mayCall(
+          tool.routes.map((r) => r.route),
+          principal,
+        ),
+      )
       .map(describe);
     if (catalog.proxy && mayCall([catalog.proxy], principal)) tools.push(describe(PROXY_TOOL));
     return { tools };
@@ -115,7 +122,10 @@ const MCP_BODY_LIMIT = 3 * 1024 * 1024;
  * each call a request into that route with the caller's own key.
  */
 export const mcpRoutes: RoutePlugin = async (app, services) => {
-  const metadataUrl = new URL('/.well-known/oauth-protected-resource/api/v1/mcp', services.ctx.config.publicUrl);
+  const metadataUrl = new URL(
+    '/.well-known/oauth-protected-resource/api/v1/mcp',
+    services.ctx.config.publicUrl,
+  );
   let catalog: Catalog | undefined;
   // Read once every route is declared: the first request comes after the app is ready.
   const catalogOf = (): Catalog =>

@@ -97,7 +97,8 @@ function argumentsOf(route: DeclaredRoute, declaration: McpToolDeclaration) {
     if (property === undefined) throw new Error(`${route.url} declares no header ${header}`);
     add(argument, { in: 'header', name: header }, property, headers.required?.includes(header) === true);
   }
-  const bodyKind: ToolRoute['body'] = schema.body === undefined ? 'none' : bodyOptional ? 'optional' : 'required';
+  const bodyKind: ToolRoute['body'] =
+    schema.body === undefined ? 'none' : bodyOptional ? 'optional' : 'required';
   return { properties, required, places, body: bodyKind };
 }
 
@@ -134,8 +135,7 @@ function toolOf(name: string, routes: readonly DeclaredRoute[]): RouteTool {
   if (output.type !== 'object') throw new Error(`MCP tool ${name}: its route answers no JSON object`);
   return {
     name,
-    description:
-      first.declaration.description ?? declared.map(({ route }) => summaryOf(route)).join('; '),
+    description: first.declaration.description ?? declared.map(({ route }) => summaryOf(route)).join('; '),
     inputSchema: objectSchema(properties, [...required]),
     outputSchema: output as JsonSchema & { type: 'object' },
     annotations: first.declaration.annotations,

@@ -10,7 +10,13 @@ import { connectAgent, MCP_PATH, problemIn } from './helpers.js';
 const HOOK_URL = 'https://hooks.example.com/hubgate';
 const CONNECTIONS = '/api/v1/integrations/connections';
 
-const READ_TOOLS = ['list_connections', 'get_connection', 'list_deliveries', 'get_delivery', 'list_event_types'];
+const READ_TOOLS = [
+  'list_connections',
+  'get_connection',
+  'list_deliveries',
+  'get_delivery',
+  'list_event_types',
+];
 const WRITE_TOOLS = [
   'publish_event',
   'send_test_event',
@@ -55,8 +61,8 @@ test('no key or a bad key: 401 naming the protected resource metadata', async ()
   for (const token of [undefined, 'tnt_not_a_key_at_all', 'garbage']) {
     const r = await h.request('POST', MCP_PATH, { token, body: INITIALIZE, headers: MCP_HEADERS });
     assert.equal(r.status, 401, `${token ?? 'no key'}: answered ${r.status} ${r.text}`);
-    assert.equal(r.body.code, 'unauthenticated');
-    assert.equal(r.headers.get('www-authenticate'), expectedHeader());
+    assert.equal(r.body.code, 'unauthenticated', `${token ?? 'no key'}: ${r.text}`);
+    assert.equal(r.headers.get('www-authenticate'), expectedHeader(), 'the 401 names no resource metadata');
   }
 });
 
@@ -64,7 +70,7 @@ test('a session or a portal token is not an agent: 403 route_not_allowed', async
   const { tenant, session } = await makeSignedInTenant(h);
   const bySession = await h.request('POST', MCP_PATH, { session, body: INITIALIZE, headers: MCP_HEADERS });
   assert.equal(bySession.status, 403, bySession.text);
-  assert.equal(bySession.body.code, 'route_not_allowed');
+  assert.equal(bySession.body.code, 'route_not_allowed', bySession.text);
   // Without the CSRF token too: the route refuses every session alike.
   const noCsrf = await h.request('POST', MCP_PATH, {
     body: INITIALIZE,
@@ -86,7 +92,7 @@ test('a session or a portal token is not an agent: 403 route_not_allowed', async
     headers: MCP_HEADERS,
   });
   assert.equal(byPortal.status, 403, byPortal.text);
-  assert.equal(byPortal.body.code, 'route_not_allowed');
+  assert.equal(byPortal.body.code, 'route_not_allowed', byPortal.text);
 });
 
 test('a key without either READER scope in effect is refused the server', async () => {
@@ -99,10 +105,17 @@ test('a key without either READER scope in effect is refused the server', async 
   });
   assert.ok(changed.status === 200 || changed.status === 204, changed.text);
   // The key's answer is cached for up to half a second (docs/api/authentication.md).
-  const r = await waitUntil(async () => {
-    const answer = await h.request('POST', MCP_PATH, { token: key.secret, body: INITIALIZE, headers: MCP_HEADERS });
-    return answer.status === 403 ? answer : undefined;
-  }, { message: 'the key to lose the MCP server with its entitlement' });
+  const r = await waitUntil(
+    async () => {
+      const answer = await h.request('POST', MCP_PATH, {
+        token: key.secret,
+        body: INITIALIZE,
+        headers: MCP_HEADERS,
+      });
+      return answer.status === 403 ? answer : undefined;
+    },
+    { message: 'the key to lose the MCP server with its entitlement' },
+  );
   assert.equal(r.body.code, 'insufficient_scope', r.text);
 });
 
@@ -112,7 +125,7 @@ test('GET answers 405: no event stream', async () => {
   secrets.push(key.secret);
   const r = await h.request('GET', MCP_PATH, { token: key.secret, headers: MCP_HEADERS });
   assert.equal(r.status, 405, r.text);
-  assert.equal(r.headers.get('allow'), 'POST');
+  assert.equal(r.headers.get('allow'), 'POST', 'the 405 does not say POST is allowed');
 });
 
 test('tools/list lists exactly what the key may call: its scopes ∩ the entitlements', async () => {
@@ -121,7 +134,10 @@ test('tools/list lists exactly what the key may call: its scopes ∩ the entitle
     [['integrations:READER'], READ_TOOLS],
     [['integration_hub:READER'], ['hub_overview']],
     [['integrations:OPERATOR'], [...READ_TOOLS, ...WRITE_TOOLS]],
-    [['integrations:ADMIN', 'integration_hub:READER'], ['hub_overview', ...READ_TOOLS, ...WRITE_TOOLS]],
+    [
+      ['integrations:ADMIN', 'integration_hub:READER'],
+      ['hub_overview', ...READ_TOOLS, ...WRITE_TOOLS],
+    ],
   ];
   for (const [scopes, expected] of cases) {
     const key = await makeKey(h, session, { scopes });
@@ -156,7 +172,7 @@ test('tools/list lists exactly what the key may call: its scopes ∩ the entitle
     },
     { message: 'the tools to shrink with the entitlement' },
   );
-  assert.deepEqual(names, ['hub_overview']);
+  assert.deepEqual(names, ['hub_overview'], 'the tools did not shrink to the entitlement');
   await agent.close();
 });
 
@@ -177,7 +193,7 @@ test('a READER key cannot call a write tool: the route refuses it as the API doe
     assert.equal(result.isError, true, `${name} was not refused`);
     const problem = problemIn(result);
     assert.equal(problem.code, 'insufficient_scope', `${name}: ${JSON.stringify(problem)}`);
-    assert.equal(problem.code, api.body.code);
+    assert.equal(problem.code, api.body.code, `${name}: another refusal than the API's`);
   }
   const connection = await h.request('GET', `${CONNECTIONS}/${hook.id}`, { session });
   assert.equal(connection.body.status, 'active', 'the READER key paused the connection');
@@ -193,7 +209,7 @@ test("another tenant's connection: the same refusal as the API", async () => {
   secrets.push(key.secret);
   const agent = await connectAgent(h, key.secret, seen);
   const api = await h.request('GET', `${CONNECTIONS}/${hook.id}`, { token: key.secret });
-  assert.equal(api.status, 404);
+  assert.equal(api.status, 404, `the API showed another tenant's connection: ${api.text}`);
   for (const [name, args] of [
     ['get_connection', { connectionId: hook.id }],
     ['list_deliveries', { connectionId: hook.id }],
@@ -205,7 +221,7 @@ test("another tenant's connection: the same refusal as the API", async () => {
     assert.equal(result.isError, true, `${name} reached another tenant's connection`);
     const problem = problemIn(result);
     assert.equal(problem.status, 404, `${name}: ${JSON.stringify(problem)}`);
-    assert.equal(problem.code, api.body.code);
+    assert.equal(problem.code, api.body.code, `${name}: another refusal than the API's`);
   }
   const theirsNow = await h.request('GET', `${CONNECTIONS}/${hook.id}`, { session: theirs.session });
   assert.equal(theirsNow.body.status, 'active', "another tenant's connection was paused");
@@ -227,7 +243,10 @@ test('unknown tools, bad arguments and climbing ids are JSON-RPC errors -32602',
     ['call_connection_api', { connectionId: 'con_x', method: 'GET', path: '../../pause' }],
     ['call_connection_api', { connectionId: 'con_x', method: 'GET', path: '%2e%2e/x' }],
     ['call_connection_api', { connectionId: 'con_x', method: 'TRACE', path: 'x' }],
-    ['call_connection_api', { connectionId: 'con_x', method: 'POST', path: 'x', body: 'x'.repeat(1024 * 1024 + 1) }],
+    [
+      'call_connection_api',
+      { connectionId: 'con_x', method: 'POST', path: 'x', body: 'x'.repeat(1024 * 1024 + 1) },
+    ],
   ] as const) {
     await assert.rejects(
       agent.callTool({ name, arguments: args }),
@@ -302,15 +321,23 @@ test('publish_event publishes an event the API shows; writes are audited with vi
   });
   assert.equal(published.isError, undefined, JSON.stringify(published));
   const event = published.structuredContent as { id: string; deliveries: number };
-  assert.equal(event.deliveries, 1);
-  const again = await agent.tool('publish_event', { type: 'order.created', data: { id: 42 }, idempotencyKey: 'order-42' });
-  assert.equal((again.structuredContent as { id: string }).id, event.id, 'the idempotency key was not passed on');
+  assert.equal(event.deliveries, 1, 'the event was not delivered to the connection');
+  const again = await agent.tool('publish_event', {
+    type: 'order.created',
+    data: { id: 42 },
+    idempotencyKey: 'order-42',
+  });
+  assert.equal(
+    (again.structuredContent as { id: string }).id,
+    event.id,
+    'the idempotency key was not passed on',
+  );
   const log = await h.request('GET', `${CONNECTIONS}/${hook.id}/events?eventId=${event.id}`, { session });
   assert.equal(log.body.data.length, 1, log.text);
 
   const paused = await agent.tool('pause_connection', { connectionId: hook.id });
   assert.equal(paused.isError, undefined, JSON.stringify(paused));
-  assert.equal((paused.structuredContent as { status: string }).status, 'paused');
+  assert.equal((paused.structuredContent as { status: string }).status, 'paused', 'pause did not pause');
   const resumed = await agent.tool('resume_connection', { connectionId: hook.id, replaySkipped: false });
   assert.equal(resumed.isError, undefined, JSON.stringify(resumed));
 
@@ -318,11 +345,13 @@ test('publish_event publishes an event the API shows; writes are audited with vi
   const [delivery] = log.body.data as Array<{ id: string }>;
   const retried = await agent.tool('retry_delivery', { connectionId: hook.id, deliveryId: delivery?.id });
   assert.equal(retried.isError, true, JSON.stringify(retried));
-  assert.equal(problemIn(retried).code, 'conflict');
+  assert.equal(problemIn(retried).code, 'conflict', 'retrying a pending delivery was not a conflict');
 
   const audit = await h.request('GET', '/api/v1/company/audit-log', { session });
   type Row = { action: string; actorType: string; actorId: string; metadata: Record<string, unknown> };
-  const rows = (audit.body.data as Row[]).filter((row) => ['connection.pause', 'connection.resume'].includes(row.action));
+  const rows = (audit.body.data as Row[]).filter((row) =>
+    ['connection.pause', 'connection.resume'].includes(row.action),
+  );
   assert.equal(rows.length, 2, audit.text);
   for (const row of rows) {
     assert.equal(row.metadata.via, 'mcp', `${row.action} is not marked as via MCP`);
@@ -336,6 +365,9 @@ test('publish_event publishes an event the API shows; writes are audited with vi
   const later = await h.request('GET', '/api/v1/company/audit-log', { session });
   const forged = (later.body.data as Row[]).filter((row) => row.action === 'connection.pause');
   assert.equal(forged.length, 2, later.text);
-  assert.ok(forged.some((row) => row.metadata.via === undefined), 'a forged header marked the row as via MCP');
+  assert.ok(
+    forged.some((row) => row.metadata.via === undefined),
+    'a forged header marked the row as via MCP',
+  );
   await agent.close();
 });
