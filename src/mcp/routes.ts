@@ -82,6 +82,9 @@ function headersOf(request: FastifyRequest): Headers {
     if (typeof value === 'string') headers.set(name, value);
     else if (Array.isArray(value)) headers.set(name, value.join(', '));
   }
+  // Every answer is JSON (no event stream is ever opened), so a client that accepts only JSON is
+  // answered as the transport answers one that accepts both, rather than refused.
+  headers.set('accept', 'application/json, text/event-stream');
   return headers;
 }
 
@@ -105,6 +108,7 @@ async function answer(app: FastifyInstance, catalog: Catalog, request: FastifyRe
       { parsedBody: request.body },
     );
     const text = await response.text();
+    if (response.status >= 400) throw transportRefusal(text);
     reply.code(response.status);
     const type = response.headers.get('content-type');
     if (type) reply.header('content-type', type);
@@ -112,6 +116,21 @@ async function answer(app: FastifyInstance, catalog: Catalog, request: FastifyRe
   } finally {
     await server.close();
   }
+}
+
+/**
+ * What the transport refuses before any JSON-RPC method runs (a body that is no JSON-RPC message):
+ * problem details, as every refusal of the API, with the transport's own words.
+ */
+function transportRefusal(text: string): HttpProblem {
+  let message = 'not a JSON-RPC message';
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string } };
+    message = parsed.error?.message ?? message;
+  } catch {
+    // The transport's answer was not JSON: the default words stand.
+  }
+  return new HttpProblem('validation_failed', `body: ${message}`);
 }
 
 const MCP_BODY_LIMIT = 3 * 1024 * 1024;
