@@ -119,13 +119,25 @@ test('a key without either READER scope in effect is refused the server', async 
   assert.equal(r.body.code, 'insufficient_scope', r.text);
 });
 
-test('GET answers 405: no event stream', async () => {
+test('GET answers 405: no event stream; what is no JSON-RPC message is a 400', async () => {
   const { session } = await makeSignedInTenant(h);
   const key = await makeKey(h, session);
   secrets.push(key.secret);
   const r = await h.request('GET', MCP_PATH, { token: key.secret, headers: MCP_HEADERS });
   assert.equal(r.status, 405, r.text);
   assert.equal(r.headers.get('allow'), 'POST', 'the 405 does not say POST is allowed');
+  // Not a JSON-RPC message: problem details, as every refusal of the API.
+  const notRpc = await h.request('POST', MCP_PATH, { token: key.secret, body: { hello: 1 } });
+  assert.equal(notRpc.status, 400, notRpc.text);
+  assert.equal(notRpc.body.code, 'validation_failed', notRpc.text);
+  // A client accepting JSON alone is answered all the same: every answer is JSON.
+  const jsonOnly = await h.request('POST', MCP_PATH, {
+    token: key.secret,
+    body: INITIALIZE,
+    headers: { accept: 'application/json' },
+  });
+  assert.equal(jsonOnly.status, 200, jsonOnly.text);
+  assert.equal(jsonOnly.body.result.protocolVersion, '2025-06-18', jsonOnly.text);
 });
 
 test('tools/list lists exactly what the key may call: its scopes ∩ the entitlements', async () => {
