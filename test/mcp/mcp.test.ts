@@ -353,6 +353,13 @@ test('publish_event publishes an event the API shows; writes are audited with vi
   const resumed = await agent.tool('resume_connection', { connectionId: hook.id, replaySkipped: false });
   assert.equal(resumed.isError, undefined, JSON.stringify(resumed));
 
+  const recovered = await agent.tool('recover_deliveries', {
+    connectionId: hook.id,
+    since: new Date(Date.now() - 60 * 60 * 1000).toISOString(),
+  });
+  assert.equal(recovered.isError, undefined, JSON.stringify(recovered));
+  assert.equal((recovered.structuredContent as { queued: number }).queued, 0, 'nothing had failed');
+
   // An API error is a tool result holding the problem: a pending delivery cannot be retried.
   const [delivery] = log.body.data as Array<{ id: string }>;
   const retried = await agent.tool('retry_delivery', { connectionId: hook.id, deliveryId: delivery?.id });
