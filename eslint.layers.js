@@ -18,7 +18,7 @@ export const LAYERS = [
   ['people/'],
   ['hub/', 'sign-in/'],
   ['passkeys/', 'sso/', 'setup/', 'portal/'],
-  ['web/'],
+  ['web/', 'mcp/'],
   ['app.ts'],
   ['cli/'],
   ['main.ts'],

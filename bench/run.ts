@@ -8,6 +8,7 @@ const available = [
   'embedded',
   'event-log',
   'history',
+  'mcp',
   'patterns',
   'proxy',
   'telemetry',

@@ -38,6 +38,7 @@ import {
 import { registerValidation } from './http/validation.js';
 import { hubRoutes } from './hub/routes.js';
 import { keyRoutes } from './keys/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { oauthProviderRoutes } from './oauth/provider-routes.js';
 import { proxyRoutes } from './oauth/proxy-routes.js';
 import { oauthRoutes } from './oauth/routes.js';
@@ -175,6 +176,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   operateRoutes,
   filteredRoutes,
   eventTypeRoutes,
+  mcpRoutes,
   portalSettingsRoutes,
   portalRoutes,
 ];

@@ -4,6 +4,7 @@ import { newId } from '../crypto/ids.js';
 import type { DB } from '../db/schema.js';
 import { clientAddress } from './client-address.js';
 import { actorOf } from './principal.js';
+import { viaOf } from './via.js';
 
 /**
  * Every action an audit row can record: the writer below takes no other, so a new action is added
@@ -81,10 +82,14 @@ export interface AuditOrigin {
   ip: string | null;
   requestId: string | null;
   at: Date;
+  /** `mcp` when an MCP tool call made the request (docs/api/mcp.md): the row's metadata says so. */
+  via?: 'mcp';
 }
 
 export function auditOrigin(request: FastifyRequest, at: Date): AuditOrigin {
-  return { ...actorOf(request.principal), ip: clientAddress(request), requestId: request.id, at };
+  const via = viaOf(request);
+  const origin = { ...actorOf(request.principal), ip: clientAddress(request), requestId: request.id, at };
+  return via ? { ...origin, via } : origin;
 }
 
 /** Writes one audit row; call it with the transaction that makes the change it records. */
@@ -101,11 +106,11 @@ export async function recordAudit(db: Kysely<DB>, origin: AuditOrigin, entry: Au
       target_id: entry.targetId ?? null,
       ip: origin.ip,
       request_id: origin.requestId,
-      metadata: JSON.stringify(
-        origin.actorSubject === undefined
-          ? (entry.metadata ?? {})
-          : { ...entry.metadata, subject: origin.actorSubject },
-      ),
+      metadata: JSON.stringify({
+        ...entry.metadata,
+        ...(origin.actorSubject === undefined ? {} : { subject: origin.actorSubject }),
+        ...(origin.via === undefined ? {} : { via: origin.via }),
+      }),
       created_at: origin.at,
     })
     .execute();

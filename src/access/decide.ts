@@ -58,9 +58,8 @@ export function decide(rule: AccessRule, principal: Principal): Decision {
       : deny(new HttpProblem('role_forbidden', `The role ${principal.role} may not do this.`));
   }
 
-  if (principal.kind === 'tenant_key' && !rule.automation) {
-    return deny(new HttpProblem('route_not_allowed', 'This route is not on the automation allowlist.'));
-  }
+  const kindRefused = refusedKind(rule, principal);
+  if (kindRefused) return deny(kindRefused);
   const entitled = rule.anyOf.filter((r) => principal.entitlements.includes(r.module));
   if (entitled.length === 0) {
     const modules = [...new Set(rule.anyOf.map((r) => r.module))].join(' or ');
@@ -78,6 +77,20 @@ export function decide(rule: AccessRule, principal: Principal): Decision {
   return via
     ? { allowed: true, via }
     : deny(new HttpProblem('role_forbidden', `The role ${principal.role} does not reach ${needed()}.`));
+}
+
+/** A tenant route closed to the caller's kind of credential: keys off the allowlist, sessions on keys-only. */
+function refusedKind(
+  rule: Extract<AccessRule, { class: 'tenant' }>,
+  principal: Principal,
+): HttpProblem | undefined {
+  if (principal.kind === 'session' && rule.keysOnly) {
+    return new HttpProblem('route_not_allowed', 'This route is for tenant keys (tnt_) only.');
+  }
+  if (principal.kind === 'tenant_key' && !rule.automation) {
+    return new HttpProblem('route_not_allowed', 'This route is not on the automation allowlist.');
+  }
+  return undefined;
 }
 
 const reaches = (access: PortalAccess, needed: PortalAccess): boolean =>

@@ -9,6 +9,7 @@ import type { Principal, SessionPrincipal } from './principal.js';
 import type { RateLimiter, RateLimitResult } from './rate-limit.js';
 import type { AccessRule } from './rules.js';
 import { tenantScopeOf } from './scope.js';
+import { takeViaMark } from './via.js';
 
 // Routes added by plugins we do not write (the docs UI) are public documentation.
 const PUBLIC_PREFIXES = ['/docs'];
@@ -18,6 +19,9 @@ export interface DeclaredRoute {
   method: string;
   url: string;
   access: AccessRule;
+  /** The route's own schema and config: what the MCP tools are made of (src/mcp/tools.ts). */
+  schema: RouteOptions['schema'];
+  config: RouteOptions['config'];
 }
 
 declare module 'fastify' {
@@ -36,7 +40,13 @@ function declareAccess(route: RouteOptions): DeclaredRoute {
     // Default deny, enforced at start-up: a route without a rule never serves a request.
     throw new Error(`route ${String(route.method)} ${route.url} declares no access rule (config.access)`);
   }
-  return { method: String(route.method), url: route.url, access: rule };
+  return {
+    method: String(route.method),
+    url: route.url,
+    access: rule,
+    schema: route.schema,
+    config: route.config,
+  };
 }
 
 function principalBucket(principal: Principal): string {
@@ -86,6 +96,7 @@ export function registerGate(app: FastifyInstance, deps: GateDeps): void {
 
   const gate: Gate = { deps, lookups: new Map() };
   app.addHook('onRequest', (request, reply, done) => {
+    takeViaMark(request);
     let checked: Promise<void> | void;
     try {
       checked = check(gate, request, reply);
@@ -205,7 +216,9 @@ function allow(deps: GateDeps, request: FastifyRequest, rule: AccessRule, princi
   if (!principal) throw unauthenticated();
   request.principal = principal;
 
-  if (principal.kind === 'session') checkCsrf(request, deps, principal);
+  // A keys-only route refuses every session: there is no session's change to protect from forgery.
+  const keysOnly = rule.class === 'tenant' && rule.keysOnly === true;
+  if (principal.kind === 'session' && !keysOnly) checkCsrf(request, deps, principal);
 
   const decision = decide(rule, principal);
   if (!decision.allowed) throw decision.problem;

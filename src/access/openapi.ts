@@ -49,13 +49,15 @@ function problemsOf(route: RouteOptions): ProblemCode[] {
     else {
       // A platform key is refused everywhere but platform routes; a session passes CSRF first.
       add('route_not_allowed');
-      if (unsafe) add('csrf_failed');
+      // A keys-only route refuses a session before its CSRF token is looked at.
+      if (unsafe && !(rule.class === 'tenant' && rule.keysOnly)) add('csrf_failed');
     }
     if (rule.class === 'key_management') add('interactive_session_required', 'role_forbidden');
     if (rule.class === 'session' && rule.roles) add('role_forbidden');
     if (rule.class === 'tenant') {
       // A portal token reaches the entitlement check too (docs/api/portal.md).
-      add('entitlement_missing', 'role_forbidden');
+      add('entitlement_missing');
+      if (!rule.keysOnly) add('role_forbidden');
       if (rule.automation) add('insufficient_scope');
     }
   }
@@ -81,6 +83,7 @@ function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record
     case 'portal':
       return [{ portalToken: [] }];
     case 'tenant':
+      if (rule.keysOnly) return [{ tenantKey: [] }];
       return [...(rule.automation ? [{ tenantKey: [] }] : []), session, ...portalToo(rule)];
     default:
       return [session, ...(rule ? portalToo(rule) : [])];

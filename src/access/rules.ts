@@ -32,7 +32,14 @@ export type AccessRule =
    * `automation` puts the route on the allowlist (docs/api/authentication.md). Any one of `anyOf` suffices.
    * A portal token only where `portal` names the least access that opens it, within the entitlements.
    */
-  | { class: 'tenant'; anyOf: readonly Requirement[]; automation: boolean; portal?: PortalAccess }
+  | {
+      class: 'tenant';
+      anyOf: readonly Requirement[];
+      automation: boolean;
+      portal?: PortalAccess;
+      /** Tenant keys only (the MCP server, docs/api/mcp.md): a session gets 403 route_not_allowed. */
+      keysOnly?: true;
+    }
   /** A portal session's `ptl_` token only (its own session: docs/api/portal.md). */
   | { class: 'portal' };
 
@@ -41,6 +48,14 @@ declare module 'fastify' {
     access?: AccessRule;
   }
 }
+
+/**
+ * A tenant route for tenant keys alone, opened by any one of `anyOf` (the MCP server: an agent holds
+ * a key, never a person's session; docs/api/mcp.md).
+ */
+export const tenantKeyRule = (anyOf: readonly Requirement[]): Declared => ({
+  access: { class: 'tenant', automation: true, anyOf, keysOnly: true },
+});
 
 /** What a route's `config` declares: `config: tenantRule('integrations', 'OPERATOR')`. */
 export interface Declared {

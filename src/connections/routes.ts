@@ -206,7 +206,10 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections',
     {
-      config: tenantRule('integrations', 'READER', { portal: 'read' }),
+      config: {
+        ...tenantRule('integrations', 'READER', { portal: 'read' }),
+        mcp: { tool: 'list_connections', annotations: { readOnlyHint: true, idempotentHint: true } },
+      },
       schema: {
         tags,
         summary: "List the tenant's connections, newest first (safe metadata only)",
@@ -245,7 +248,14 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id',
     {
-      config: tenantRule('integrations', 'READER', { portal: 'read' }),
+      config: {
+        ...tenantRule('integrations', 'READER', { portal: 'read' }),
+        mcp: {
+          tool: 'get_connection',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+      },
       schema: { tags, summary: 'One connection', params: IdParams, response: { 200: ConnectionSchema } },
     },
     async (request) => getConnection(deps, requestScope(request), request.params.id),
@@ -314,6 +324,11 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
       config: {
         ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
         openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'pause_connection',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+        },
       },
       schema: {
         tags,
@@ -346,6 +361,11 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
       config: {
         ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
         openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'resume_connection',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+        },
       },
       schema: {
         tags,

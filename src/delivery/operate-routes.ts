@@ -46,7 +46,15 @@ export const operateRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/recover',
     {
-      config: { ...operator, openapi: { problems: ['conflict'] } },
+      config: {
+        ...operator,
+        openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'recover_deliveries',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+        },
+      },
       schema: {
         tags,
         summary: 'Send failed (or skipped) deliveries of a time range again',
@@ -77,7 +85,15 @@ export const operateRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/connections/:id/test',
     {
-      config: { ...operator, openapi: { problems: ['conflict'] } },
+      config: {
+        ...operator,
+        openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'send_test_event',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+        },
+      },
       schema: {
         tags,
         summary: 'Send a test event to this connection alone',

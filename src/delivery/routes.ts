@@ -185,7 +185,16 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/events',
     {
-      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { problems: ['conflict'] } },
+      config: {
+        ...tenantRule('integrations', 'OPERATOR'),
+        openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'publish_event',
+          headers: { idempotencyKey: 'idempotency-key' },
+          // Idempotent only with an idempotencyKey; without one each call publishes again.
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+        },
+      },
       schema: {
         tags,
         summary: 'Publish an event: one delivery per matching active connection with credentials',
@@ -267,7 +276,14 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events',
     {
-      config: tenantRule('integrations', 'READER', { portal: 'read' }),
+      config: {
+        ...tenantRule('integrations', 'READER', { portal: 'read' }),
+        mcp: {
+          tool: 'list_deliveries',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+      },
       schema: {
         tags,
         summary: "The connection's deliveries, newest first, with every attempt",
@@ -285,7 +301,14 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integrations/connections/:id/events/:deliveryId',
     {
-      config: tenantRule('integrations', 'READER', { portal: 'read' }),
+      config: {
+        ...tenantRule('integrations', 'READER', { portal: 'read' }),
+        mcp: {
+          tool: 'get_delivery',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+      },
       schema: {
         tags,
         summary: 'One delivery, with every attempt and the payload it is sent with',
@@ -303,6 +326,11 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
       config: {
         ...tenantRule('integrations', 'OPERATOR', { portal: 'operate' }),
         openapi: { problems: ['conflict'] },
+        mcp: {
+          tool: 'retry_delivery',
+          params: { id: 'connectionId' },
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+        },
       },
       schema: {
         tags,

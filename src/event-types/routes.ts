@@ -52,7 +52,10 @@ export const eventTypeRoutes: RoutePlugin = async (app, services) => {
   app.get(
     PATH,
     {
-      config: tenantRule('integrations', 'READER', { portal: 'read' }),
+      config: {
+        ...tenantRule('integrations', 'READER', { portal: 'read' }),
+        mcp: { tool: 'list_event_types', annotations: { readOnlyHint: true, idempotentHint: true } },
+      },
       schema: {
         tags,
         summary: "The tenant's event types, by name",

@@ -17,6 +17,8 @@ export const PROBLEMS = {
   role_forbidden: { status: 403, title: 'Role forbidden' },
   password_sign_in_disabled: { status: 403, title: 'Password sign-in disabled' },
   not_found: { status: 404, title: 'Not found' },
+  // The MCP endpoint's GET (docs/api/mcp.md): the transport's way of saying it offers no event stream.
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   // A code of our own beside the specification's: a request that never finishes arriving ends in 408
   // (docs/api/limits.md), and every error is problem details, so the 408 needs a code too.

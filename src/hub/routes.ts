@@ -101,7 +101,14 @@ export const hubRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integration-hub/overview',
     {
-      config: hubReader,
+      config: {
+        ...hubReader,
+        mcp: {
+          tool: 'hub_overview',
+          part: 'overview',
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+      },
       schema: {
         tags,
         summary: "The tenant's connectors and hub status",
@@ -114,7 +121,14 @@ export const hubRoutes: RoutePlugin = async (app, deps) => {
   app.get(
     '/api/v1/integration-hub/credential-readiness',
     {
-      config: hubReader,
+      config: {
+        ...hubReader,
+        mcp: {
+          tool: 'hub_overview',
+          part: 'credentialReadiness',
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+      },
       schema: {
         tags,
         summary: 'Which connectors can take credentials now, and why not (no secret values)',

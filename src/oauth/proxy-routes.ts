@@ -24,6 +24,11 @@ import {
 const operator = tenantRule('integrations', 'OPERATOR');
 const METHODS: readonly ProxyMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const PROXY_PATH = '/api/v1/integrations/connections/:id/proxy/*';
+/**
+ * The Content-Security-Policy of a provider's answer passed back, and of nothing else hubgate
+ * answers: also how the MCP tool tells the provider's answer from hubgate's own refusal (mcp/proxy-tool.ts).
+ */
+export const PROXIED_ANSWER_CSP = "sandbox; default-src 'none'";
 const ROUTE_SEGMENTS = PROXY_PATH.split('/').length - 1;
 
 const ProxyParams = StrictObject({
@@ -155,7 +160,7 @@ export const proxyRoutes: RoutePlugin = async (app, services) => {
         if (answer.contentType) reply.header('content-type', answer.contentType);
         // The provider's bytes come from hubgate's origin: a browser must never run them as a page
         // of it (a provider's HTML with a script would read the session's CSRF cookie).
-        reply.header('content-security-policy', "sandbox; default-src 'none'");
+        reply.header('content-security-policy', PROXIED_ANSWER_CSP);
         reply.header('x-content-type-options', 'nosniff');
         return reply.send(answer.body);
       },

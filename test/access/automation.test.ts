@@ -58,6 +58,8 @@ test('capabilities lists the key, its effective scopes and exactly the allowlist
   );
   for (const route of automationRoutes) {
     if (route.method !== 'GET' || route.url.includes(':')) continue;
+    // The MCP endpoint's GET answers 405 to everyone it lets in (docs/api/mcp.md): no event stream.
+    if (route.url === '/api/v1/mcp') continue;
     const answer = await h.request('GET', route.url, { token: key.secret });
     assert.equal(answer.status < 400, listed.has(`GET ${route.url}`), `${route.url}: ${answer.status}`);
   }

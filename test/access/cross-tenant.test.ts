@@ -353,7 +353,8 @@ function checkAnswer(route: DeclaredRoute, kind: Kind, r: TestResponse): void {
     assert.equal(r.body?.code, 'not_found', `${name}: the answer must be not_found: ${r.text}`);
   } else if (route.method === 'GET') {
     // The OAuth callback sends every browser on to a page with a 303 (docs/api/oauth.md).
-    const expected = route.url === '/api/v1/oauth/callback' ? 303 : 200;
+    // The MCP endpoint's GET answers 405 to whoever it lets in: no event stream (docs/api/mcp.md).
+    const expected = route.url === '/api/v1/oauth/callback' ? 303 : route.url === '/api/v1/mcp' ? 405 : 200;
     assert.equal(r.status, expected, `${name}: tenant B reads its own data here, got ${r.status}: ${r.text}`);
   } else {
     assert.ok(r.status < 500, `${name}: tenant B acting on its own data failed with ${r.status}: ${r.text}`);

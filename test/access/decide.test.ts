@@ -94,6 +94,18 @@ const cases: Array<[string, AccessRule, Principal, string | null]> = [
   ],
   ['keys are refused off the allowlist', uiOnly, key(['integrations:ADMIN']), 'route_not_allowed'],
   ['sessions may use non-automation routes', uiOnly, session('MEMBER'), null],
+  [
+    'a keys-only route refuses every session',
+    { ...either, keysOnly: true },
+    session('EXECUTIVE'),
+    'route_not_allowed',
+  ],
+  [
+    'a keys-only route takes a key by scope',
+    { ...either, keysOnly: true },
+    key(['integrations:READER']),
+    null,
+  ],
   ['MEMBER reads', read, session('MEMBER'), null],
   ['MEMBER cannot operate', operate, session('MEMBER'), 'role_forbidden'],
   ['EXECUTIVE administers', administer, session('EXECUTIVE'), null],
