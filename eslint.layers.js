@@ -17,7 +17,7 @@ export const LAYERS = [
   ['delivery/', 'oauth/'],
   ['people/'],
   ['hub/', 'sign-in/'],
-  ['passkeys/', 'sso/', 'setup/', 'portal/'],
+  ['passkeys/', 'sso/', 'setup/', 'portal/', 'mcp-oauth/'],
   ['web/', 'mcp/'],
   ['app.ts'],
   ['cli/'],

@@ -39,6 +39,8 @@ import { registerValidation } from './http/validation.js';
 import { hubRoutes } from './hub/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { mcpConsentRoutes } from './mcp-oauth/consent-routes.js';
+import { mcpOAuthRoutes } from './mcp-oauth/routes.js';
 import { oauthProviderRoutes } from './oauth/provider-routes.js';
 import { proxyRoutes } from './oauth/proxy-routes.js';
 import { oauthRoutes } from './oauth/routes.js';
@@ -177,6 +179,8 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   filteredRoutes,
   eventTypeRoutes,
   mcpRoutes,
+  mcpOAuthRoutes,
+  mcpConsentRoutes,
   portalSettingsRoutes,
   portalRoutes,
 ];

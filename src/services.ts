@@ -26,6 +26,7 @@ import {
   type TenantKeyVerifier,
 } from './keys/key-verifier.js';
 import { errorFields } from './logger.js';
+import { createMcpAccessTokenVerifier, type McpAccessTokenVerifier } from './mcp-oauth/token-verifier.js';
 import type { StateOwners } from './oauth/authorize.js';
 import { createOAuth } from './oauth/oauth.js';
 import { trustSystemStore } from './outbound/trusted-cas.js';
@@ -63,6 +64,8 @@ export interface Services {
   tenantKeys: TenantKeyVerifier;
   /** Portal sessions' `ptl_` tokens, cached as tenant keys are (docs/api/portal.md). */
   portalTokens: PortalTokenVerifier;
+  /** MCP clients' OAuth access tokens `oat_`, cached as tenant keys are (docs/api/mcp.md). */
+  mcpAccessTokens: McpAccessTokenVerifier;
   /** A connection created with a portal token that names its connections joins them (connections/). */
   joinPortalSession: JoinPortalSession;
   /** The gate's check per credential kind (sessions, tenant and platform keys, portal tokens). */
@@ -117,9 +120,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
   closers.push(() => tenantKeys.close());
   const portal = createPortal(ctx, deps);
   const { portalTokens } = portal;
-  const verifiers = createCredentialVerifiers(ctx, tenantKeys, (token, now) =>
-    portalTokens.verify(token, now),
-  );
+  const { mcpAccessTokens, verifiers } = credentialChecks(ctx, deps, tenantKeys, portalTokens, closers);
   const limiter = createRateLimiter(db, config.rateLimitPerMinute, {
     syncMs: deps.timings?.rateLimitSyncMs,
     onError: logBackgroundError,
@@ -141,6 +142,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
   return {
     ctx,
     tenantKeys,
+    mcpAccessTokens,
     ...portal,
     verifiers,
     limiter,
@@ -157,6 +159,30 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
         for (const close of [...closers].reverse()) await close();
       })()),
   };
+}
+
+/** The gate's check per credential kind; MCP clients' access tokens are built here, closed last. */
+function credentialChecks(
+  ctx: AppContext,
+  deps: AppDeps,
+  tenantKeys: TenantKeyVerifier,
+  portalTokens: PortalTokenVerifier,
+  closers: Array<() => Promise<void>>,
+) {
+  const mcpAccessTokens = createMcpAccessTokenVerifier(
+    ctx.db,
+    deps.keyring,
+    { ...DEFAULT_KEY_TIMINGS, ...deps.timings },
+    (error) => deps.logger.warn(errorFields(error), 'background write failed'),
+  );
+  closers.push(() => mcpAccessTokens.close());
+  const verifiers = createCredentialVerifiers(
+    ctx,
+    tenantKeys,
+    (token, now) => portalTokens.verify(token, now),
+    (token, now) => mcpAccessTokens.verify(token, now),
+  );
+  return { mcpAccessTokens, verifiers };
 }
 
 /** The portal sessions and connect links an OAuth2 authorization may come back to, checked by portal/. */

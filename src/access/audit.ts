@@ -56,6 +56,8 @@ export const AUDIT_ACTIONS = [
   'portal_settings.update',
   'portal_session.create',
   'portal_session.revoke',
+  'mcp_grant.create',
+  'mcp_grant.revoke',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -14,6 +14,8 @@ export interface CredentialVerifiers {
   session(token: string, now: Date): Promise<SessionPrincipal | null>;
   /** A portal session's `ptl_` token (docs/api/portal.md), cached as tenant keys are. */
   portal(token: string, now: Date): Promise<PortalPrincipal | null> | PortalPrincipal | null;
+  /** An MCP client's OAuth access token `oat_` (docs/api/mcp.md): a key-like principal with `grant`. */
+  mcpAccess(token: string, now: Date): Promise<TenantKeyPrincipal | null> | TenantKeyPrincipal | null;
 }
 
 /** One answer for every kind of bad credential, so a caller learns nothing from the difference. */
@@ -44,6 +46,9 @@ export function authenticate(
       return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
     } else if (token?.startsWith('ptl_')) {
       const principal = verifiers.portal(token, now);
+      return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
+    } else if (token?.startsWith('oat_')) {
+      const principal = verifiers.mcpAccess(token, now);
       return principal instanceof Promise ? principal.then(orRefuse) : orRefuse(principal);
     } else if (token?.startsWith('plt_')) {
       return verifiers

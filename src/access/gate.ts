@@ -9,7 +9,7 @@ import type { Principal, SessionPrincipal } from './principal.js';
 import type { RateLimiter, RateLimitResult } from './rate-limit.js';
 import type { AccessRule } from './rules.js';
 import { tenantScopeOf } from './scope.js';
-import { takeViaMark } from './via.js';
+import { takeViaMark, viaOf } from './via.js';
 
 // Routes added by plugins we do not write (the docs UI) are public documentation.
 const PUBLIC_PREFIXES = ['/docs'];
@@ -207,6 +207,9 @@ function admit(
   principal: Principal | null,
 ): Promise<void> | void {
   release(gate, address);
+  // A tool call's own request was counted as the MCP request that made it: counting it again would
+  // halve a key's limit through MCP (docs/api/mcp.md).
+  if (principal && viaOf(request) === 'mcp') return allow(gate.deps, request, rule, principal);
   const counted = limit(gate.deps, reply, principal ? principalBucket(principal) : address, !principal);
   if (counted) return counted.then(() => allow(gate.deps, request, rule, principal));
   allow(gate.deps, request, rule, principal);
@@ -219,6 +222,13 @@ function allow(deps: GateDeps, request: FastifyRequest, rule: AccessRule, princi
   // A keys-only route refuses every session: there is no session's change to protect from forgery.
   const keysOnly = rule.class === 'tenant' && rule.keysOnly === true;
   if (principal.kind === 'session' && !keysOnly) checkCsrf(request, deps, principal);
+  // An MCP client's access token is for the MCP route alone (its resource, RFC 8707) and the tool
+  // calls it makes; anywhere else it is no credential (docs/api/mcp.md).
+  if (principal.kind === 'tenant_key' && principal.grant && !keysOnly && viaOf(request) !== 'mcp') {
+    throw new HttpProblem('unauthenticated', 'This access token is for the MCP server (/api/v1/mcp) only.', {
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+  }
 
   const decision = decide(rule, principal);
   if (!decision.allowed) throw decision.problem;

@@ -13,6 +13,11 @@ export type Principal =
       scopes: string[];
       entitlements: string[];
       expiresAt: Date;
+      /**
+       * Set for an MCP client's OAuth access token (`oat_`, docs/api/mcp.md): a grant holds scopes as
+       * a key does, but only on the MCP route and the tool calls it makes; `keyId` is the grant's ID.
+       */
+      grant?: { clientName: string };
     }
   | {
       kind: 'session';
@@ -62,6 +67,7 @@ export function actorOf(principal: Principal | null): {
   if (principal.kind === 'portal') {
     return { actorType: 'portal', actorId: principal.sessionId, actorSubject: principal.subject };
   }
+  if (principal.kind === 'tenant_key' && principal.grant) return { actorType: 'mcp_grant', actorId: principal.keyId };
   return { actorType: principal.kind, actorId: principal.keyId };
 }
 

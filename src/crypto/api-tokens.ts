@@ -6,7 +6,8 @@ import { encodeBase62Fixed, randomBase62 } from './base62.js';
  * the CRC32 of the random part. The checksum lets a scanner confirm a leaked token offline and lets
  * us refuse a mistyped one without touching the database.
  */
-export type TokenPrefix = 'tnt_' | 'plt_' | 'ptl_';
+/** `oat_`/`ort_`: an MCP client's OAuth access and refresh tokens (docs/api/mcp.md). */
+export type TokenPrefix = 'tnt_' | 'plt_' | 'ptl_' | 'oat_' | 'ort_';
 
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;

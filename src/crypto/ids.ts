@@ -16,7 +16,11 @@ export type IdPrefix =
   | 'rul'
   | 'ntf'
   | 'pts'
-  | 'cns';
+  | 'cns'
+  /** MCP clients, their authorization requests and grants (docs/api/mcp.md). */
+  | 'mcc'
+  | 'mcq'
+  | 'mcg';
 
 // 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
 const ID_BODY_LENGTH = 22;

@@ -47,6 +47,10 @@ export const TABLE_OWNERS = {
   portal_settings: 'portal',
   portal_sessions: 'portal',
   portal_session_tokens: 'portal',
+  mcp_clients: 'mcp-oauth',
+  mcp_auth_requests: 'mcp-oauth',
+  mcp_grants: 'mcp-oauth',
+  mcp_tokens: 'mcp-oauth',
 } as const satisfies Record<keyof DB, string>;
 
 /**

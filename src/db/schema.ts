@@ -527,7 +527,56 @@ export interface PortalSessionsTable {
   revoked_at: Timestamp | null;
 }
 
+/** A dynamically registered MCP client (docs/api/mcp.md): public, no secret. */
+export interface McpClientsTable {
+  id: string;
+  name: string;
+  redirect_uris: Json<string[]>;
+  created_at: Timestamp;
+}
+
+/** An /oauth/authorize request waiting for a person's consent. */
+export interface McpAuthRequestsTable {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  state: string | null;
+  code_challenge: string;
+  scopes: string[];
+  expires_at: Timestamp;
+}
+
+/** A person's consent for an MCP client on their tenant, and the one-use code it was answered with. */
+export interface McpGrantsTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  scopes: string[];
+  redirect_uri: string;
+  code_hash: string;
+  code_challenge: string;
+  code_expires_at: Timestamp;
+  code_used_at: OptionalTimestamp;
+  created_at: Timestamp;
+  last_used_at: OptionalTimestamp;
+  revoked_at: OptionalTimestamp;
+}
+
+/** An access or refresh token of a grant, as a keyed hash; a refresh token is kept once used. */
+export interface McpTokensTable {
+  token_hash: string;
+  grant_id: string;
+  kind: 'access' | 'refresh';
+  expires_at: Timestamp;
+  used_at: OptionalTimestamp;
+}
+
 export interface DB {
+  mcp_clients: McpClientsTable;
+  mcp_auth_requests: McpAuthRequestsTable;
+  mcp_grants: McpGrantsTable;
+  mcp_tokens: McpTokensTable;
   alert_channels: AlertChannelsTable;
   alert_routing: AlertRoutingTable;
   alert_leases: AlertLeasesTable;

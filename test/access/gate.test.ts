@@ -214,6 +214,7 @@ test('a route that declares no access rule cannot be registered (default deny)',
       tenantKey: async () => null,
       session: async () => null,
       portal: async () => null,
+      mcpAccess: async () => null,
     },
     limiter: {
       hit: async () => ({ allowed: true, limit: 1, remaining: 1, resetSeconds: 1 }),

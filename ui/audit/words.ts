@@ -51,6 +51,8 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'portal_settings.update': 'Changed the portal’s framing and branding',
   'portal_session.create': 'Started a portal session',
   'portal_session.revoke': 'Ended a portal session',
+  'mcp_grant.create': 'Gave an MCP client access',
+  'mcp_grant.revoke': 'Revoked an MCP client’s access',
 };
 
 /** The action in words, or null for one this UI does not know (an older or newer server's). */
@@ -66,6 +68,7 @@ export const ACTOR_WORDS: Record<string, string> = {
   tenant_key: 'API key',
   platform_key: 'Platform key',
   portal: 'Portal session',
+  mcp_grant: 'MCP client',
   cli: 'Command line',
   system: 'hubgate',
 };
@@ -85,6 +88,7 @@ export const TARGET_WORDS: Record<string, string> = {
   alert_channel: 'Alerting channel',
   alert_routing: 'Alert routing',
   portal_session: 'Portal session',
+  mcp_grant: 'MCP client access',
 };
 
 /** How someone signed in (`method`). */
