@@ -6,6 +6,7 @@ import { createPlatformKey } from '../../src/keys/platform-keys.js';
 import { startServe, type RunningServer } from '../helpers/cli.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/test-database.js';
 import { waitUntil } from '../helpers/wait.js';
+import { grantAccess } from '../mcp-oauth/flow.js';
 
 // Two `hubgate serve` processes on one PostgreSQL database: what one revokes, the other refuses
 // within 1 second (docs/api/authentication.md). PostgreSQL run only: the embedded database is single-process.
@@ -175,6 +176,37 @@ if (ENGINE === 'postgres') {
     const ended = await call(a, 'DELETE', `${sessions}/${created.body.id}`, auth);
     assert.equal(ended.status, 204, 'ending the portal session fails');
     const ms = await msUntilRefused(b, token, Date.now(), '/api/v1/portal/session');
+    t.diagnostic(`refused after ${ms} ms`);
+    assert.ok(ms < 1000, `refused after ${ms} ms`);
+  });
+
+  test('an MCP client’s grant revoked on one process: its access token is refused by the other within 1 second', async (t) => {
+    const session = await signedInAdmin();
+    const granted = await grantAccess(
+      a.baseUrl,
+      undefined,
+      { cookie: session.cookie, csrfToken: session['x-csrf-token'] },
+      ['integrations:READER'],
+    );
+    const toolsList = () =>
+      call(
+        b,
+        'POST',
+        '/api/v1/mcp',
+        { authorization: `Bearer ${granted.access}`, accept: 'application/json, text/event-stream' },
+        { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      );
+    assert.equal((await toolsList()).status, 200, 'a fresh grant is refused by the other process');
+    const grants = await call(a, 'GET', '/api/v1/company/oauth-grants', session);
+    const [grant] = grants.body.data as Array<{ id: string }>;
+    const revoked = await call(a, 'DELETE', `/api/v1/company/oauth-grants/${grant?.id}`, session);
+    assert.equal(revoked.status, 204, 'revoking the grant fails');
+    const since = Date.now();
+    const ms = await waitUntil(async () => (await toolsList()).status === 401 && Date.now() - since, {
+      message: 'the other process refusing the grant',
+      timeoutMs: 3_000,
+      intervalMs: 20,
+    });
     t.diagnostic(`refused after ${ms} ms`);
     assert.ok(ms < 1000, `refused after ${ms} ms`);
   });
