@@ -26,6 +26,7 @@ import {
   type TenantKeyVerifier,
 } from './keys/key-verifier.js';
 import { errorFields } from './logger.js';
+import { startMcpOAuthRetention } from './mcp-oauth/retention.js';
 import { createMcpAccessTokenVerifier, type McpAccessTokenVerifier } from './mcp-oauth/token-verifier.js';
 import type { StateOwners } from './oauth/authorize.js';
 import { createOAuth } from './oauth/oauth.js';
@@ -308,6 +309,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     name: 'portal retention',
     roles: ['serve'],
     start: (s) => startPortalRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
+  {
+    name: 'MCP client OAuth retention',
+    roles: ['serve'],
+    start: (s) => startMcpOAuthRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];

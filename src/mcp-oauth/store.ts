@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { TenantScope } from '../access/scope.js';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { DB, McpAuthRequestsTable, McpClientsTable, McpGrantsTable } from '../db/schema.js';
 
 // The tables of OAuth for MCP clients (src/db/migrations/0028_mcp_oauth.ts). Clients and pending
@@ -251,27 +252,26 @@ export async function recordGrantsUsed(db: Kysely<DB>, entries: Array<[string, D
 
 /**
  * Hourly: requests past their 10 minutes, tokens past their end (a used refresh token too: it is
- * kept only while a replay of it could still be told apart), grants revoked a week ago, and
- * clients a day old that no grant names (anyone may register one).
+ * kept only while a replay of it could still be told apart), grants revoked a week ago or never
+ * exchanged, and clients a day old that no grant names (anyone may register one). In batches, as
+ * every purge: registrations from many addresses can make many rows.
  */
-export async function purgeMcpOAuth(db: Kysely<DB>, now: Date): Promise<void> {
+export async function purgeMcpOAuth(db: Kysely<DB>, now: Date): Promise<number> {
   const dayAgo = new Date(now.getTime() - 86_400_000);
   const weekAgo = new Date(now.getTime() - 7 * 86_400_000);
-  await db.deleteFrom('mcp_auth_requests').where('expires_at', '<=', now).execute();
-  await db.deleteFrom('mcp_tokens').where('expires_at', '<=', now).execute();
-  await db.deleteFrom('mcp_grants').where('revoked_at', '<=', weekAgo).execute();
-  await db
-    .deleteFrom('mcp_grants')
-    .where('code_used_at', 'is', null)
-    .where('code_expires_at', '<=', dayAgo)
-    .execute();
-  await db
-    .deleteFrom('mcp_clients')
-    .where('created_at', '<=', dayAgo)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(selectFrom('mcp_grants as g').select('g.id').whereRef('g.client_id', '=', 'mcp_clients.id')),
-      ),
-    )
-    .execute();
+  const statements = [
+    (batch: number) => sql`delete from mcp_auth_requests where id in (
+      select id from mcp_auth_requests where expires_at <= ${now} limit ${batch})`,
+    (batch: number) => sql`delete from mcp_tokens where token_hash in (
+      select token_hash from mcp_tokens where expires_at <= ${now} limit ${batch})`,
+    (batch: number) => sql`delete from mcp_grants where id in (
+      select id from mcp_grants where revoked_at <= ${weekAgo}
+        or (code_used_at is null and code_expires_at <= ${dayAgo}) limit ${batch})`,
+    (batch: number) => sql`delete from mcp_clients where id in (
+      select c.id from mcp_clients c where c.created_at <= ${dayAgo}
+        and not exists (select 1 from mcp_grants g where g.client_id = c.id) limit ${batch})`,
+  ];
+  let deleted = 0;
+  for (const statement of statements) deleted += await deleteInBatches(db, statement);
+  return deleted;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { purgeMcpOAuth } from '../../src/mcp-oauth/store.js';
 import {
   assertNoLeak,
   makeSignedInTenant,
@@ -531,4 +532,37 @@ test('a demoted person’s grants shrink to their role; a removed person’s end
     message: 'the removed person’s grant ending',
     timeoutMs: 3_000,
   });
+});
+
+// Last in this file: the purge runs as of two days ahead, over every test's rows.
+test('retention: a client never used goes after a day; a granted one stays, its expired tokens go', async () => {
+  const lone = await registerClient(h.baseUrl);
+  const { session } = await makeSignedInTenant(h);
+  const granted = await grantAccess(h.baseUrl, resource, session, ['integrations:READER']);
+  remember(granted);
+  const deleted = await purgeMcpOAuth(h.database.kysely, new Date(Date.now() + 2 * 86_400_000));
+  assert.ok(deleted > 0, 'the purge deleted nothing');
+  const gone = await authorize(h.baseUrl, {
+    response_type: 'code',
+    client_id: String(lone.body.client_id),
+    redirect_uri: REDIRECT_URI,
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+  });
+  assert.equal(gone.status, 400, 'an unused client outlived the purge');
+  const grants = await h.request('GET', '/api/v1/company/oauth-grants', { session });
+  assert.equal(grants.body.data.length, 1, 'the purge took a grant in force');
+  // The access token's hour is over (its row is gone); the refresh token's 30 days are not.
+  assert.equal(await mcpStatus(granted.access), 401, 'an expired access token’s row outlived the purge');
+  const refreshed = await token(h.baseUrl, {
+    grant_type: 'refresh_token',
+    client_id: granted.clientId,
+    refresh_token: granted.refresh,
+  });
+  never.push(refreshed.body.access_token ?? '', refreshed.body.refresh_token ?? '');
+  assert.equal(
+    refreshed.status,
+    200,
+    `the purge took a refresh token in force: ${JSON.stringify(refreshed.body)}`,
+  );
 });
