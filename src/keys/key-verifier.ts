@@ -3,7 +3,7 @@ import type { TenantKeyPrincipal } from '../access/principal.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
 import { findApiKeyByHash, recordLastUsed, type KeyForVerification } from './tenant-store.js';
-import { createTokenRowCache, memoizedTokenHash } from './token-cache.js';
+import { createLastUsedRecorder, createTokenRowCache, memoizedTokenHash } from './token-cache.js';
 
 export interface KeyVerifierTimings {
   /** How long a looked-up key is trusted without asking the database again. */
@@ -56,25 +56,17 @@ export function createTenantKeyVerifier(
   onFlushError: (error: unknown) => void = () => {},
 ): TenantKeyVerifier {
   const keys = createTokenRowCache((hash) => findApiKeyByHash(db, hash), timings.cacheTtlMs);
-  const lastUsed = new Map<string, Date>();
+  const lastUsed = createLastUsedRecorder(
+    (entries) => recordLastUsed(db, entries),
+    timings.lastUsedFlushMs,
+    onFlushError,
+  );
   const tokenHash = memoizedTokenHash('tnt_', (token) => keyring.hashToken('token-hash', token));
-
-  async function flush(): Promise<void> {
-    if (lastUsed.size === 0) return;
-    const entries = [...lastUsed];
-    lastUsed.clear();
-    await recordLastUsed(db, entries);
-  }
-
-  const timer = setInterval(() => {
-    flush().catch(onFlushError);
-  }, timings.lastUsedFlushMs);
-  timer.unref();
 
   /** What the key's row grants at `now` (checked on every request, cached row or not). */
   const grant = (found: KeyForVerification | undefined, hash: string, now: Date) => {
     const principal = found ? principalOf(found, hash, now) : null;
-    if (principal) lastUsed.set(principal.keyId, now);
+    if (principal) lastUsed.note(principal.keyId, now);
     return principal;
   };
 
@@ -87,10 +79,7 @@ export function createTenantKeyVerifier(
       return found instanceof Promise ? found.then((row) => grant(row, hash, now)) : grant(found, hash, now);
     },
     forget: keys.forget,
-    flush,
-    async close() {
-      clearInterval(timer);
-      await flush();
-    },
+    flush: lastUsed.flush,
+    close: lastUsed.close,
   };
 }

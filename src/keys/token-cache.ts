@@ -84,3 +84,44 @@ export function createTokenRowCache<T extends { row: { id: string } }>(
     },
   };
 }
+
+export interface LastUsedRecorder {
+  /** Notes that the row `id` was used at `at`; written with the next flush. */
+  note(id: string, at: Date): void;
+  /** Writes what is noted now. */
+  flush(): Promise<void>;
+  /** Stops the timer and writes what is left. */
+  close(): Promise<void>;
+}
+
+/**
+ * Last-used times, batched: one write per `intervalMs` for every token used since, not one per
+ * request (a key's or a grant's "last used" is a minute-grained fact, read by people).
+ */
+export function createLastUsedRecorder(
+  write: (entries: Array<[string, Date]>) => Promise<void>,
+  intervalMs: number,
+  onError: (error: unknown) => void,
+): LastUsedRecorder {
+  const pending = new Map<string, Date>();
+  async function flush(): Promise<void> {
+    if (pending.size === 0) return;
+    const entries = [...pending];
+    pending.clear();
+    await write(entries);
+  }
+  const timer = setInterval(() => {
+    flush().catch(onError);
+  }, intervalMs);
+  timer.unref();
+  return {
+    note: (id, at) => {
+      pending.set(id, at);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { ROLES, type Role } from '../access/catalog.js';
 import type { TenantKeyPrincipal } from '../access/principal.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { DB } from '../db/schema.js';
-import { createTokenRowCache, memoizedTokenHash } from '../keys/token-cache.js';
+import { createLastUsedRecorder, createTokenRowCache, memoizedTokenHash } from '../keys/token-cache.js';
 import { scopesWithinRole } from './authorization.js';
 import { findAccessToken, recordGrantsUsed, type AccessTokenForVerification } from './store.js';
 
@@ -57,19 +57,15 @@ export function createMcpAccessTokenVerifier(
 ): McpAccessTokenVerifier {
   const tokenHash = memoizedTokenHash('oat_', (token) => keyring.hashToken('token-hash', token));
   const tokens = createTokenRowCache((hash) => findAccessToken(db, hash), timings.cacheTtlMs);
-  const lastUsed = new Map<string, Date>();
-  async function flush(): Promise<void> {
-    if (lastUsed.size === 0) return;
-    const entries = [...lastUsed];
-    lastUsed.clear();
-    await recordGrantsUsed(db, entries);
-  }
-  const timer = setInterval(() => flush().catch(onFlushError), timings.lastUsedFlushMs);
-  timer.unref();
+  const lastUsed = createLastUsedRecorder(
+    (entries) => recordGrantsUsed(db, entries),
+    timings.lastUsedFlushMs,
+    onFlushError,
+  );
 
   const grant = (found: AccessTokenForVerification | undefined, hash: string, now: Date) => {
     const principal = found ? grantPrincipalOf(found, hash, now) : null;
-    if (principal) lastUsed.set(principal.keyId, now);
+    if (principal) lastUsed.note(principal.keyId, now);
     return principal;
   };
   return {
@@ -80,9 +76,6 @@ export function createMcpAccessTokenVerifier(
       return found instanceof Promise ? found.then((row) => grant(row, hash, now)) : grant(found, hash, now);
     },
     forget: tokens.forget,
-    async close() {
-      clearInterval(timer);
-      await flush();
-    },
+    close: lastUsed.close,
   };
 }

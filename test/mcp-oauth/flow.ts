@@ -78,6 +78,28 @@ export async function consent(
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
+/** A code for `clientId`: authorize (without resource, as the parameter is optional) and approve. */
+export async function approvedCode(
+  baseUrl: string,
+  session: SessionHeaders,
+  clientId: string,
+  challenge: string,
+  scopes?: string[],
+): Promise<string> {
+  const asked = await authorize(baseUrl, {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  assert.equal(asked.status, 302, `authorizing answered ${asked.status}: ${asked.text}`);
+  const request = new URL(asked.location ?? '').searchParams.get('request') ?? '';
+  const answer = await consent(baseUrl, session, { request, approve: true, scopes });
+  assert.equal(answer.status, 200, `approving answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return new URL(String(answer.body.redirectUri)).searchParams.get('code') ?? '';
+}
+
 export interface Granted {
   clientId: string;
   code: string;

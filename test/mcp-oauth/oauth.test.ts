@@ -11,7 +11,15 @@ import {
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { waitUntil } from '../helpers/wait.js';
 import { connectAgent, MCP_PATH } from '../mcp/helpers.js';
-import { authorize, consent, grantAccess, pkce, REDIRECT_URI, registerClient, token } from './flow.js';
+import {
+  approvedCode,
+  authorize,
+  grantAccess,
+  pkce,
+  REDIRECT_URI,
+  registerClient,
+  token,
+} from './flow.js';
 
 // OAuth for MCP clients (contract §23, docs/api/mcp.md): hubgate is the authorization server of its
 // MCP route. The attacker's cases first: redirect URIs that must never be redirected to, codes and
@@ -300,20 +308,9 @@ test('PKCE is required and checked; the code is for its client, redirect URI and
   const clientId = String(client.body.client_id);
   const verifier = pkce();
   const codeFor = async () => {
-    const r = await authorize(h.baseUrl, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: verifier.challenge,
-      code_challenge_method: 'S256',
-    });
-    const request = new URL(r.location ?? '').searchParams.get('request') ?? '';
-    const answer = await consent(h.baseUrl, session, {
-      request,
-      approve: true,
-      scopes: ['integrations:READER'],
-    });
-    const code = new URL(String(answer.body.redirectUri)).searchParams.get('code') ?? '';
+    const code = await approvedCode(h.baseUrl, session, clientId, verifier.challenge, [
+      'integrations:READER',
+    ]);
     never.push(code);
     return code;
   };
@@ -348,16 +345,7 @@ test('a code is valid 60 seconds', async () => {
   const client = await registerClient(h.baseUrl);
   const clientId = String(client.body.client_id);
   const verifier = pkce();
-  const r = await authorize(h.baseUrl, {
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    code_challenge: verifier.challenge,
-    code_challenge_method: 'S256',
-  });
-  const request = new URL(r.location ?? '').searchParams.get('request') ?? '';
-  const answer = await consent(h.baseUrl, session, { request, approve: true });
-  const code = new URL(String(answer.body.redirectUri)).searchParams.get('code') ?? '';
+  const code = await approvedCode(h.baseUrl, session, clientId, verifier.challenge);
   never.push(code);
   h.setNow(new Date(Date.now() + 61_000));
   try {
