@@ -4,8 +4,9 @@ import { after, before, test } from 'node:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
-import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
+import type { TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { startProxyRig } from '../helpers/proxy-rig.js';
+import type { Received, Receiver } from '../helpers/receiver.js';
 import { connectAgent, problemIn } from './helpers.js';
 
 // call_connection_api against a real OAuth 2.0 provider (oidc-provider on 127.0.0.1) and a real
@@ -27,15 +28,9 @@ before(async () => {
   h = await startHarness({
     env: { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32', DELIVERY_TIMEOUT_MS: '5000' },
   });
-  const closing: Array<() => unknown> = [];
-  const redirectUri = new URL('/api/v1/oauth/callback', h.config.publicUrl).href;
-  idp = await startOAuthProvider({ after: (fn) => closing.push(fn) }, { redirectUri });
-  api = await startReceiver({ after: (fn) => closing.push(fn) }, async (request, _i, response) => {
-    const token = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
-    if (token) tokensSeen.add(token);
-    await handler(request, response);
-  });
-  close = () => Promise.all(closing.map((fn) => fn()));
+  ({ idp, api, close } = await startProxyRig(h, tokensSeen, (request, response) =>
+    handler(request, response),
+  ));
 });
 after(async () => {
   try {

@@ -10,7 +10,8 @@ import { createProxySender } from '../../src/outbound/proxy-sender.js';
 import { createSender, type Resolver } from '../../src/outbound/sender.js';
 import { makeKey, makeSignedInTenant, makeUser, signIn } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
+import type { TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { startProxyRig } from '../helpers/proxy-rig.js';
 import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -45,15 +46,12 @@ before(async () => {
       DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
     },
   });
-  const closing: Array<() => unknown> = [];
-  const redirectUri = new URL(CALLBACK, h.config.publicUrl).href;
-  idp = await startOAuthProvider({ after: (fn) => closing.push(fn) }, { redirectUri });
-  api = await startReceiver({ after: (fn) => closing.push(fn) }, async (request, _i, response) => {
-    const token = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
-    if (token) tokensSeen.add(token);
-    await handler(request, response);
-  });
-  close = () => Promise.all(closing.map((fn) => fn()));
+  ({ idp, api, close } = await startProxyRig(
+    h,
+    tokensSeen,
+    (request, response) => handler(request, response),
+    CALLBACK,
+  ));
 });
 after(async () => {
   // hubgate's own words (problem details) and its logs never carry a token or the client secret.

@@ -5,8 +5,9 @@ import { HttpProblem } from '../../src/http/problem.js';
 import { PROXY_CALLS_AT_ONCE_PER_TENANT, targetUrl } from '../../src/oauth/proxy.js';
 import { assertNoLeak, makeKey, makeSignedInTenant } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
-import { startOAuthProvider, type TestOAuthProvider } from '../helpers/oauth-provider.js';
-import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
+import type { TestOAuthProvider } from '../helpers/oauth-provider.js';
+import { startProxyRig } from '../helpers/proxy-rig.js';
+import type { Received, Receiver } from '../helpers/receiver.js';
 import { waitUntil } from '../helpers/wait.js';
 import { startOtlpSink } from '../telemetry/otlp-sink.js';
 
@@ -32,15 +33,9 @@ before(async () => {
   h = await startHarness({
     env: { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32', DELIVERY_TIMEOUT_MS: '5000' },
   });
-  const closing: Array<() => unknown> = [];
-  const redirectUri = new URL('/api/v1/oauth/callback', h.config.publicUrl).href;
-  idp = await startOAuthProvider({ after: (fn) => closing.push(fn) }, { redirectUri });
-  api = await startReceiver({ after: (fn) => closing.push(fn) }, async (request, _i, response) => {
-    const token = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
-    if (token) tokensSeen.add(token);
-    await handler(request, response);
-  });
-  close = () => Promise.all(closing.map((fn) => fn()));
+  ({ idp, api, close } = await startProxyRig(h, tokensSeen, (request, response) =>
+    handler(request, response),
+  ));
 });
 after(async () => {
   assertNoLeak(h, [idp.clientSecret, ...tokensSeen]);
