@@ -67,7 +67,8 @@ export function actorOf(principal: Principal | null): {
   if (principal.kind === 'portal') {
     return { actorType: 'portal', actorId: principal.sessionId, actorSubject: principal.subject };
   }
-  if (principal.kind === 'tenant_key' && principal.grant) return { actorType: 'mcp_grant', actorId: principal.keyId };
+  if (principal.kind === 'tenant_key' && principal.grant)
+    return { actorType: 'mcp_grant', actorId: principal.keyId };
   return { actorType: principal.kind, actorId: principal.keyId };
 }
 
