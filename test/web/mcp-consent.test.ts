@@ -269,6 +269,16 @@ describe('MCP clients signing in with OAuth', () => {
         );
         await screenshot(page, 'api-keys-mcp-clients');
         await assertNoSeriousViolations(page, 'api keys with an MCP client');
+        // On a phone the grant is a card, its Revoke in reach, nothing scrolls sideways.
+        await page.setViewportSize({ width: 390, height: 844 });
+        const revoke = row.getByRole('button', { name: 'Revoke Test Agent' });
+        await revoke.scrollIntoViewIfNeeded();
+        const box = await revoke.boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, 'Revoke lies off a 390 px screen');
+        const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+        assert.ok(width <= 390, `the API keys page is ${width} px wide on a 390 px screen`);
+        await screenshot(page, 'api-keys-mcp-clients-390');
+        await page.setViewportSize({ width: 1280, height: 800 });
 
         // Revoked on the page: the token is refused within a second of the answer.
         const token = granted.access_token;
