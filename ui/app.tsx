@@ -12,6 +12,7 @@ import { loadSession, session, sessionProblem, setNavigator } from './common/ses
 import { ConnectApp, isConnectPath } from './connect/ConnectApp.js';
 import { ConnectionsPage } from './connections/ConnectionsPage.js';
 import { NewConnectionPage } from './connections/NewConnectionPage.js';
+import { ConsentPage } from './consent/ConsentPage.js';
 import { ConnectionEventsPage } from './deliveries/ConnectionPage.js';
 import { DeliveryPage } from './deliveries/DeliveryPage.js';
 import { EventTypesPage } from './event-types/EventTypesPage.js';
@@ -58,8 +59,11 @@ function NotFoundPage() {
   );
 }
 
-/** A page for signed-in people: anyone else goes to sign-in and comes back here afterwards. */
-function signedIn<P>(Page: AnyComponent<P>) {
+/**
+ * A page for signed-in people: anyone else goes to sign-in and comes back here afterwards (the
+ * address with its query). `Frame` is the layout around it: the navigation, or none.
+ */
+function signedIn<P>(Page: AnyComponent<P>, Frame: typeof Layout = Layout) {
   return function SignedInPage(props: P) {
     const { url, route } = useLocation();
     const answer = session.value;
@@ -68,9 +72,9 @@ function signedIn<P>(Page: AnyComponent<P>) {
     }, [answer, url, route]);
     if (!answer) return <Loading />;
     return (
-      <Layout>
+      <Frame>
         <Page {...(props as P & object)} />
-      </Layout>
+      </Frame>
     );
   };
 }
@@ -96,6 +100,8 @@ const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
 const People = signedIn(PeoplePage);
 const Settings = signedIn(SettingsPage);
+// An application's request for access: one question, without the navigation to wander off with.
+const Consent = signedIn(ConsentPage, BareLayout);
 const Invite = bare(InvitePage);
 const SignIn = bare(SignInPage);
 const Setup = bare(SetupPage);
@@ -169,6 +175,7 @@ function Pages() {
       <Route path="/people" component={People} />
       <Route path="/settings" component={Settings} />
       <Route path="/profile" component={Profile} />
+      <Route path="/consent" component={Consent} />
       <Route path="/invite" component={Invite} />
       <Route path="/sign-in" component={SignIn} />
       <Route path="/setup" component={Setup} />

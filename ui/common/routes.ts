@@ -40,6 +40,13 @@ import type { PageQueryFields } from '../../src/http/pagination.js';
 import type { ConnectorSchema, OverviewSchema, ReadinessSchema } from '../../src/hub/routes.js';
 import type { AllowedScopes, KeyRecord, KeyWithSecret, RotateKeyBody } from '../../src/keys/routes.js';
 import type {
+  ConsentAnswer,
+  ConsentBody,
+  ConsentDecision,
+  McpGrantList,
+  McpGrantRecord,
+} from '../../src/mcp-oauth/consent-routes.js';
+import type {
   CreationOptions,
   LoginVerifyBody,
   PasskeyRecord,
@@ -127,6 +134,14 @@ export type ResumeAnswer = Static<typeof ResumeAnswerSchema>;
 export type BindAnswer = Static<typeof BindAnswerSchema>;
 /** `POST …/connections/:id/recover`. */
 export type RecoverBody = Static<typeof RecoverBodySchema>;
+
+/**
+ * What the consent page shows of an MCP client's request (docs/api/mcp.md): the name the application gave
+ * itself, where it returns to, the organization, and the scopes the person may grant.
+ */
+export type ConsentView = Static<typeof ConsentAnswer>;
+/** An MCP client given access with OAuth, as the API keys page lists it. */
+export type McpGrant = Static<typeof McpGrantRecord>;
 
 export type ApiKey = Static<typeof KeyRecord>;
 export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
@@ -387,6 +402,27 @@ export const routes = {
       path: '/api/v1/company/api-keys/allowed-scopes',
       answer: shape<AllowedScopesAnswer>(),
     },
+  },
+  // MCP clients signing in with OAuth (docs/api/mcp.md): the consent page's two calls, and the
+  // grants on the API keys page.
+  mcp: {
+    consent: {
+      method: 'GET',
+      path: '/api/v1/oauth/consent/:request',
+      answer: shape<ConsentView>(),
+    },
+    decide: {
+      method: 'POST',
+      path: '/api/v1/oauth/consent',
+      body: shape<Static<typeof ConsentBody>>(),
+      answer: shape<Static<typeof ConsentDecision>>(),
+    },
+    grants: {
+      method: 'GET',
+      path: '/api/v1/company/oauth-grants',
+      answer: shape<Static<typeof McpGrantList>>(),
+    },
+    revokeGrant: { method: 'DELETE', path: '/api/v1/company/oauth-grants/:id', answer: shape<void>() },
   },
   people: {
     list: {

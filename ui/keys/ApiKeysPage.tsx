@@ -1,6 +1,6 @@
 // The API keys page (docs/api/keys.md, docs/operators/web-ui.md): the tenant's automation keys, what each may
-// do and whether it works; create, rotate and revoke (after a confirmation); how to handle keys, kept in
-// sight.
+// do and whether it works; create, rotate and revoke (after a confirmation); the MCP clients people
+// approved with OAuth (McpClientsSection.tsx); how to handle keys, kept in sight.
 import type { JSX } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
@@ -23,6 +23,7 @@ import { routes, type ApiKey, type Page } from '../common/routes.js';
 import { canManageKeys, session } from '../common/session.js';
 import { KeyCreateDialog } from './KeyCreateDialog.js';
 import { KeyRotateDialog } from './KeyRotateDialog.js';
+import { McpClientsSection } from './McpClientsSection.js';
 import { KeyScopeList } from './scopes.js';
 
 /** The dialog open over the API keys page, if any. */
@@ -352,6 +353,7 @@ export function ApiKeysPage() {
         onRotate={(key) => openDialog({ kind: 'rotate', key })}
         onRevoke={(key) => openDialog({ kind: 'revoke', key })}
       />
+      {allowed ? <McpClientsSection /> : null}
       {allowed ? <KeyHandling /> : null}
       <ApiKeyDialogs
         open={open}
