@@ -11,15 +11,7 @@ import {
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { waitUntil } from '../helpers/wait.js';
 import { connectAgent, MCP_PATH } from '../mcp/helpers.js';
-import {
-  approvedCode,
-  authorize,
-  grantAccess,
-  pkce,
-  REDIRECT_URI,
-  registerClient,
-  token,
-} from './flow.js';
+import { approvedCode, authorize, grantAccess, pkce, REDIRECT_URI, registerClient, token } from './flow.js';
 
 // OAuth for MCP clients (contract §23, docs/api/mcp.md): hubgate is the authorization server of its
 // MCP route. The attacker's cases first: redirect URIs that must never be redirected to, codes and
