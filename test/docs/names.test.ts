@@ -33,7 +33,8 @@ const NOT_OURS: Readonly<Record<string, string>> = {
   verifyWebhook: 'the function of the Node.js snippet in docs/api/signatures.md, run by snippets.test.ts',
   get_data: "Flask's request API, in the Python snippet of docs/api/signatures.md",
   setResponseOverrideBits: 'a Chrome DevTools Protocol command (WebAuthn domain), sent by a browser test',
-  mcpAuthRouter: "the MCP SDK's Express router for an authorization server, which decision 0087 weighs and leaves",
+  mcpAuthRouter:
+    "the MCP SDK's Express router for an authorization server, which decision 0087 weighs and leaves",
   OAuthServerProvider: "the MCP SDK's interface behind mcpAuthRouter, weighed and left in decision 0087",
 };
 
