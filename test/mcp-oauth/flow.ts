@@ -102,6 +102,8 @@ export async function approvedCode(
 
 export interface Granted {
   clientId: string;
+  /** The authorization request the consent answered (answered: no one can open it again). */
+  request: string;
   code: string;
   pkce: Pkce;
   access: string;
