@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   benchTenant,
   buildHubgate,
+  combinedTurns,
   freePort,
   freshDatabase,
   httpJson,
@@ -15,10 +16,18 @@ import {
  * Issue 41's benchmark: an MCP tool call beside the API route it stands for, in one run, on
  * PostgreSQL. (c) GET /api/v1/integrations/connections with a tnt_ key, a first page of 20; (m) the
  * same page as `tools/call list_connections` through POST /api/v1/mcp with the same key. Goal: the
- * MCP layer costs at most 25 % over the route, (m) at least 80 % of (c)'s rate.
+ * MCP layer costs at most 25 % over the route, (m) at least 80 % of (c)'s rate. Beside them, where
+ * the difference goes: (p) a JSON-RPC `ping` through the same POST (the request, the gate and the
+ * SDK's server and transport, no route called) and (h) GET /api/v1/automation/health with the key
+ * (the request and the gate, no query).
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+// BENCH_ROUNDS=3 measures the cases in turns, SECONDS / ROUNDS (whole seconds) each turn, every
+// other turn in the reverse order, so that work elsewhere on a shared machine falls on each alike.
+const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 1)));
+// BENCH_CASES=m (letters) runs only those cases: a profile of one case alone.
+const CASES = process.env.BENCH_CASES ?? 'cmph';
 
 const db = await freshDatabase();
 const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: randomBytes(32).toString('base64') };
@@ -26,6 +35,7 @@ buildHubgate();
 
 const results: LoadResult[] = [];
 let sameAnswer = false;
+let sizes = '';
 try {
   const plt = prepareHubgate(env);
   const hub = await startProcess(
@@ -63,20 +73,34 @@ try {
     const api = await httpJson('GET', listUrl, bearer);
     const tool = await httpJson('POST', mcpUrl, mcpHeaders, call);
     sameAnswer = JSON.stringify(tool.body?.result?.structuredContent) === JSON.stringify(api.body);
+    sizes = `answers (as compact JSON): (c) ${JSON.stringify(api.body).length} bytes, (m) ${JSON.stringify(tool.body).length} bytes`;
 
     const options = { connections: CONNECTIONS, seconds: SECONDS };
-    await load('warm-up', listUrl, { ...options, seconds: 2, headers: bearer });
-    await load('warm-up', mcpUrl, { ...options, seconds: 2, headers: mcpHeaders, body: call });
-    results.push(
-      await load('(c) GET /integrations/connections, tnt_ key', listUrl, { ...options, headers: bearer }),
-    );
-    results.push(
-      await load('(m) tools/call list_connections, tnt_ key', mcpUrl, {
-        ...options,
-        headers: mcpHeaders,
-        body: call,
-      }),
-    );
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const cases = [
+      { label: '(c) GET /integrations/connections, tnt_ key', url: listUrl, headers: bearer },
+      { label: '(m) tools/call list_connections, tnt_ key', url: mcpUrl, headers: mcpHeaders, body: call },
+      { label: '(p) ping through POST /mcp, tnt_ key', url: mcpUrl, headers: mcpHeaders, body: ping },
+      {
+        label: '(h) GET /automation/health, tnt_ key',
+        url: `${hub.baseUrl}/api/v1/automation/health`,
+        headers: bearer,
+      },
+    ];
+    const chosen = cases.filter(({ label }) => CASES.includes(label.charAt(1)));
+    for (const { url, headers, body } of chosen) {
+      await load('warm-up', url, { ...options, seconds: 2, headers, body });
+    }
+    const turns = new Map<string, LoadResult[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? chosen : [...chosen].reverse();
+      for (const { label, url, headers, body } of order) {
+        const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
+        const turn = await load(label, url, { ...options, seconds, headers, body });
+        turns.set(label, [...(turns.get(label) ?? []), turn]);
+      }
+    }
+    for (const { label } of chosen) results.push(combinedTurns(label, turns.get(label) ?? []));
   } finally {
     await hub.stop();
   }
@@ -85,17 +109,21 @@ try {
 }
 
 const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
-console.log(`\nmcp benchmark: ${CONNECTIONS} connections, ${SECONDS} s each, PostgreSQL`);
+console.log(
+  `\nmcp benchmark: ${CONNECTIONS} connections, ${SECONDS} s each${ROUNDS > 1 ? ` in ${ROUNDS} turns` : ''}, PostgreSQL`,
+);
 console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const r of results) {
   console.log(`| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
 }
-const [api, mcp] = results;
+const api = results.find((r) => r.label.startsWith('(c)'));
+const mcp = results.find((r) => r.label.startsWith('(m)'));
 if (api && mcp) {
   const ratio = mcp.rps / api.rps;
   console.log(`goal: (m) ≥ 80 % of (c) (≤ 25 % cost): ${percent(ratio)} ${ratio >= 0.8 ? 'met' : 'NOT met'}`);
 }
+console.log(sizes);
 console.log(
   sameAnswer
     ? "(m)'s structured content is (c)'s answer"
