@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   benchTenant,
   buildHubgate,
@@ -33,7 +34,23 @@ const db = await freshDatabase();
 const env = { DATABASE_URL: db.url, HUBGATE_SECRET_KEY: randomBytes(32).toString('base64') };
 buildHubgate();
 
+/**
+ * CPU milliseconds (user + system) `serve` has used so far, from /proc/PID/stat (fields 14 and 15,
+ * in ticks of 10 ms). Per request, it says what a case costs hubgate whatever else the machine runs;
+ * the rates move with the other work of a shared machine.
+ */
+function cpuOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return ((fields[11] ?? 0) + (fields[12] ?? 0)) * 10;
+}
+
 const results: LoadResult[] = [];
+const cpuPerRequest = new Map<string, number>();
 let sameAnswer = false;
 let sizes = '';
 try {
@@ -92,15 +109,22 @@ try {
       await load('warm-up', url, { ...options, seconds: 2, headers, body });
     }
     const turns = new Map<string, LoadResult[]>();
+    const cpu = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? chosen : [...chosen].reverse();
       for (const { label, url, headers, body } of order) {
         const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
+        const before = cpuOf(hub.child.pid);
         const turn = await load(label, url, { ...options, seconds, headers, body });
+        cpu.set(label, (cpu.get(label) ?? 0) + cpuOf(hub.child.pid) - before);
         turns.set(label, [...(turns.get(label) ?? []), turn]);
       }
     }
-    for (const { label } of chosen) results.push(combinedTurns(label, turns.get(label) ?? []));
+    for (const { label } of chosen) {
+      const result = combinedTurns(label, turns.get(label) ?? []);
+      results.push(result);
+      if (result.requests) cpuPerRequest.set(label, (cpu.get(label) ?? 0) / result.requests);
+    }
   } finally {
     await hub.stop();
   }
@@ -112,16 +136,24 @@ const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
 console.log(
   `\nmcp benchmark: ${CONNECTIONS} connections, ${SECONDS} s each${ROUNDS > 1 ? ` in ${ROUNDS} turns` : ''}, PostgreSQL`,
 );
-console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors |');
-console.log('|---|---:|---:|---:|---:|---:|');
+console.log('| case | req/s | p50 ms | p99 ms | non-2xx | errors | `serve` CPU ms per request |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  console.log(`| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
+  const cpu = cpuPerRequest.get(r.label);
+  console.log(
+    `| ${r.label} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${cpu === undefined ? '–' : cpu.toFixed(3)} |`,
+  );
 }
 const api = results.find((r) => r.label.startsWith('(c)'));
 const mcp = results.find((r) => r.label.startsWith('(m)'));
 if (api && mcp) {
   const ratio = mcp.rps / api.rps;
   console.log(`goal: (m) ≥ 80 % of (c) (≤ 25 % cost): ${percent(ratio)} ${ratio >= 0.8 ? 'met' : 'NOT met'}`);
+  const apiCpu = cpuPerRequest.get(api.label);
+  const mcpCpu = cpuPerRequest.get(mcp.label);
+  if (apiCpu && mcpCpu) {
+    console.log(`CPU of serve per request: (m) ${percent(mcpCpu / apiCpu)} of (c)'s`);
+  }
 }
 console.log(sizes);
 console.log(
