@@ -149,6 +149,7 @@ export async function grantAccess(
   assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
   return {
     clientId,
+    request,
     code,
     pkce: verifier,
     access: tokens.body.access_token ?? '',
