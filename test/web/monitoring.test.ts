@@ -146,10 +146,12 @@ describe('monitoring: failures counted in words', () => {
         const latency = page.getByRole('img', { name: 'Latency' });
         await visible(latency);
         // The retry is due 11.2–16.8 s after the first attempt, and history shows a delivery within 15 s
-        // of it: more than one ordinary wait on a loaded machine.
+        // of it: more than one ordinary wait on a loaded machine. On a loaded machine the retry can
+        // also start later than due, so the figure is any number of seconds from 10 up: the point is
+        // that it is said in seconds, not that the machine was quick.
         await page
           .getByRole('region', { name: 'Latency' })
-          .getByText(/^Last hour: latency p95 up to 1\d(\.\d)? s;/)
+          .getByText(/^Last hour: latency p95 up to [1-9]\d{1,2}(\.\d)? s;/)
           .waitFor({ state: 'visible', timeout: 75_000 });
         const runs = await latency.evaluate(inkRuns);
         assert.ok(
