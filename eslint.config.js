@@ -16,6 +16,7 @@ export const UI_FEATURES = {
   overview: [],
   connections: ['event-types'],
   connect: ['connections'],
+  consent: [],
   deliveries: ['connections'],
   'event-types': [],
   keys: [],

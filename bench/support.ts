@@ -129,6 +129,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests answered in all (the rate is their mean per second). */
+  requests?: number;
 }
 
 /** autocannon against one URL (GET, or POST of a JSON `body`); requests per second and latency percentiles in ms. */
@@ -157,6 +159,7 @@ export async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    requests: result.requests.total,
   };
 }
 
@@ -171,6 +174,7 @@ export function combinedTurns(label: string, turns: LoadResult[]): LoadResult {
     p99: Math.max(...turns.map((r) => r.p99)),
     non2xx: sum((r) => r.non2xx),
     errors: sum((r) => r.errors),
+    requests: sum((r) => r.requests ?? 0),
   };
 }
 

@@ -91,7 +91,7 @@ export const mcpConsentRoutes: RoutePlugin = async (app, services) => {
   app.post(
     '/api/v1/oauth/consent',
     {
-      config: approvers,
+      config: { ...approvers, openapi: { problems: ['not_found'] } },
       schema: {
         tags,
         summary: "Approve or deny an MCP client's authorization request",

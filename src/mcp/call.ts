@@ -113,9 +113,10 @@ export function failureOf(answer: RouteAnswer): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: answer.text }] };
 }
 
-const success = (structured: Record<string, unknown>): CallToolResult => ({
+/** A result: the structured content, and as text the same JSON (the route's own, when one answered). */
+const success = (structured: Record<string, unknown>, text = JSON.stringify(structured)): CallToolResult => ({
   structuredContent: structured,
-  content: [{ type: 'text', text: JSON.stringify(structured) }],
+  content: [{ type: 'text', text }],
 });
 
 /** Checks the arguments' names against the tool's input schema (their values the route checks). */
@@ -141,7 +142,8 @@ export async function runRouteTool(
     const answer = await callRoute(app, requestOf(toolRoute, args, caller));
     if (answer.status < 200 || answer.status >= 300) return failureOf(answer);
     const body = JSON.parse(answer.text) as Record<string, unknown>;
-    if (tool.routes.length === 1) return success(body);
+    // The route's text is this JSON already: serializing the parsed body again would only repeat it.
+    if (tool.routes.length === 1) return success(body, answer.text);
     parts[toolRoute.declaration.part ?? ''] = body;
   }
   return success(parts);

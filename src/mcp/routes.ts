@@ -7,6 +7,7 @@ import {
   McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { decide } from '../access/decide.js';
@@ -28,12 +29,6 @@ const mcpRule = tenantKeyRule([
   { module: 'integration_hub', level: 'READER' },
 ]);
 
-/** The tools of the route table, and the routes whose rules decide who sees each. */
-interface Catalog {
-  tools: RouteTool[];
-  proxy: DeclaredRoute | undefined;
-}
-
 const describe = (
   tool: Pick<RouteTool, 'name' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>,
 ): Tool => ({
@@ -44,41 +39,71 @@ const describe = (
   annotations: tool.annotations,
 });
 
+/** The tools of the route table, and the routes whose rules decide who sees each. */
+interface Catalog {
+  byName: ReadonlyMap<string, RouteTool>;
+  proxy: DeclaredRoute | undefined;
+  /** Each tool as tools/list shows it, in order, with the routes the key must be allowed. */
+  listing: ReadonlyArray<{ tool: Tool; routes: readonly DeclaredRoute[] }>;
+  /**
+   * The SDK server's JSON Schema validator, one for every request's server: left out, each `Server`
+   * builds its own Ajv instance (a sixth of a tool call's CPU, issue 41's profile). The server uses
+   * it only to check a client's elicitation answer, which this server never asks for.
+   */
+  validator: AjvJsonSchemaValidator;
+}
+
+/** The catalog of a route table: built once, every request reads it. */
+function catalogFrom(declared: readonly DeclaredRoute[]): Catalog {
+  const tools = routeTools(declared);
+  const proxy = proxyRouteOf(declared);
+  const listing = tools.map((tool) => ({ tool: describe(tool), routes: tool.routes.map((r) => r.route) }));
+  if (proxy) listing.push({ tool: describe(PROXY_TOOL), routes: [proxy] });
+  return {
+    byName: new Map(tools.map((tool) => [tool.name, tool])),
+    proxy,
+    listing,
+    validator: new AjvJsonSchemaValidator(),
+  };
+}
+
 /** Whether the key may call every route of the tool now: the gate's own decision (access/decide.ts). */
 const mayCall = (routes: readonly DeclaredRoute[], principal: Principal): boolean =>
   routes.every((route) => decide(route.access, principal).allowed);
 
 /** An MCP server for one request (stateless: nothing is kept between requests). */
 function serverFor(app: FastifyInstance, catalog: Catalog, principal: Principal, caller: Caller): Server {
-  const server = new Server({ name: 'hubgate', version: VERSION }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => {
-    const tools = catalog.tools
-      .filter((tool) =>
-        mayCall(
-          tool.routes.map((r) => r.route),
-          principal,
-        ),
-      )
-      .map(describe);
-    if (catalog.proxy && mayCall([catalog.proxy], principal)) tools.push(describe(PROXY_TOOL));
-    return { tools };
-  });
+  const server = new Server(
+    { name: 'hubgate', version: VERSION },
+    { capabilities: { tools: {} }, jsonSchemaValidator: catalog.validator },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: catalog.listing.filter(({ routes }) => mayCall(routes, principal)).map(({ tool }) => tool),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name } = request.params;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     // A tool the key may not call is still called: its route refuses it as the API would.
     if (name === PROXY_TOOL.name && catalog.proxy) return runProxyTool(app, args, caller);
-    const tool = catalog.tools.find((t) => t.name === name);
+    const tool = catalog.byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     return runRouteTool(app, tool, args, caller);
   });
   return server;
 }
 
+/**
+ * The request headers the transport reads (the SDK's server/webStandardStreamableHttp.js: the media types,
+ * the session and the protocol version). The others, the credential among them, stay out of the
+ * SDK: its handlers here never read them, and copying each request's every header was measurable.
+ */
+const TRANSPORT_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version'] as const;
+
 /** The request's headers for the transport, which reads a Web API Request. */
 function headersOf(request: FastifyRequest): Headers {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
     if (typeof value === 'string') headers.set(name, value);
     else if (Array.isArray(value)) headers.set(name, value.join(', '));
   }
@@ -107,12 +132,14 @@ async function answer(app: FastifyInstance, catalog: Catalog, request: FastifyRe
       new Request(`http://hubgate${MCP_PATH}`, { method: 'POST', headers: headersOf(request) }),
       { parsedBody: request.body },
     );
-    const text = await response.text();
-    if (response.status >= 400) throw transportRefusal(text);
+    // The answer's bytes as the transport encoded them: read as text, they would be decoded here
+    // only to be encoded again for the socket.
+    const body = Buffer.from(await response.arrayBuffer());
+    if (response.status >= 400) throw transportRefusal(body.toString('utf8'));
     reply.code(response.status);
     const type = response.headers.get('content-type');
     if (type) reply.header('content-type', type);
-    return reply.send(text);
+    return reply.send(body);
   } finally {
     await server.close();
   }
@@ -147,8 +174,7 @@ export const mcpRoutes: RoutePlugin = async (app, services) => {
   );
   let catalog: Catalog | undefined;
   // Read once every route is declared: the first request comes after the app is ready.
-  const catalogOf = (): Catalog =>
-    (catalog ??= { tools: routeTools(app.declaredRoutes), proxy: proxyRouteOf(app.declaredRoutes) });
+  const catalogOf = (): Catalog => (catalog ??= catalogFrom(app.declaredRoutes));
   app.addHook('onReady', async () => {
     catalogOf();
   });

@@ -32,7 +32,18 @@ export function loadWebUi(root = UI_ROOT): WebUi {
  * Paths that are never a page of the UI: the API and its documentation (docs/operators/web-ui.md), and the
  * UI's own assets, where a missing file is a 404, not a page.
  */
-const RESERVED = ['/api', '/docs', '/assets'];
+// Contract §12: these paths are never the UI's; an unknown one is a 404 in problem format.
+const RESERVED = [
+  '/api',
+  '/docs',
+  '/assets',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/ingest',
+  '/oauth',
+  '/.well-known',
+];
 const isReserved = (path: string): boolean =>
   RESERVED.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 

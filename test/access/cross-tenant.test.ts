@@ -12,6 +12,7 @@ import { randomBase62 } from '../../src/crypto/base62.js';
 import { authenticatorsFor, PASSKEYS, registerPasskey } from '../helpers/authenticator.js';
 import { inDays, makeKey, makeSignedInTenant, makeWebhookConnection, signIn } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse, type TestSession } from '../helpers/harness.js';
+import { grantAccess } from '../mcp-oauth/flow.js';
 
 /**
  * One table, generated from the routes the real app declares (the list the gate and the OpenAPI
@@ -43,6 +44,9 @@ interface TenantA {
   credentialId: string;
   eventTypeName: string;
   portalSessionId: string;
+  /** An MCP client's grant, and the authorization request its consent answered. */
+  grantId: string;
+  consentRequest: string;
 }
 
 interface TenantB {
@@ -67,6 +71,9 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/company/users/:id': (a) => a.userId,
   '/api/v1/integrations/event-types/:name': (a) => a.eventTypeName,
   '/api/v1/integrations/portal-sessions/:id': (a) => a.portalSessionId,
+  '/api/v1/company/oauth-grants/:id': (a) => a.grantId,
+  // A request is no tenant's until a person answers it; once A answered it, no one can open it again.
+  '/api/v1/oauth/consent/:request': (a) => a.consentRequest,
 };
 
 /**
@@ -111,6 +118,8 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
     branding: { name: 'B', logoUrl: null, accentColor: '#000000' },
   }),
   'POST /api/v1/integrations/portal-sessions': () => ({ subject: 'b', expiresInSeconds: 300 }),
+  // The request tenant A answered: B cannot answer it again (its ID is in seedTenantA's consentRequest).
+  'POST /api/v1/oauth/consent': () => ({ request: a.consentRequest, approve: true }),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -176,6 +185,10 @@ async function seedTenantA(): Promise<TenantA> {
     body: { subject: 'a', connectionIds: [connection.id] },
   });
   assert.equal(portal.status, 201, `tenant A could not start a portal session: ${portal.text}`);
+  const granted = await grantAccess(h.baseUrl, undefined, session, ['integrations:READER']);
+  const grants = await h.request('GET', '/api/v1/company/oauth-grants', { session });
+  const grantId = grants.body.data?.[0]?.id;
+  assert.ok(grantId, `tenant A’s MCP client grant is missing from its list: ${grants.text}`);
   return {
     tenantId: tenant.id,
     tenantName,
@@ -192,6 +205,8 @@ async function seedTenantA(): Promise<TenantA> {
     credentialId: passkey.credentialId,
     eventTypeName,
     portalSessionId: portal.body.id,
+    grantId,
+    consentRequest: granted.request,
   };
 }
 

@@ -77,7 +77,11 @@ test('/api/v1/openapi.json is OpenAPI 3.1 and describes every API route with its
         r.url !== '/assets/*' &&
         // The UI's pages with headers of their own (web/routes.ts), not API routes.
         !r.url.startsWith('/portal/') &&
-        !r.url.startsWith('/connect/'),
+        !r.url.startsWith('/connect/') &&
+        // OAuth's own endpoints for MCP clients (docs/api/mcp.md): RFC 6749 error bodies, found by
+        // clients through the RFC 8414 and RFC 9728 metadata documents, not through this one.
+        !r.url.startsWith('/oauth/') &&
+        !r.url.startsWith('/.well-known/'),
     )
     // A trailing wildcard is documented as a {path} parameter (the credential proxy, src/access/openapi.ts).
     .map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`);

@@ -102,6 +102,8 @@ export async function approvedCode(
 
 export interface Granted {
   clientId: string;
+  /** The authorization request the consent answered (answered: no one can open it again). */
+  request: string;
   code: string;
   pkce: Pkce;
   access: string;
@@ -147,6 +149,7 @@ export async function grantAccess(
   assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
   return {
     clientId,
+    request,
     code,
     pkce: verifier,
     access: tokens.body.access_token ?? '',

@@ -118,6 +118,11 @@ test('what is not the UI stays a problem: API paths, other methods, missing asse
     ['GET', '/assets/main-00000000.js', 404],
     ['GET', '/assets/..%2findex.html', 404],
     ['GET', '/assets/.hidden', 404],
+    // Contract §12: the ingest URLs and OAuth's paths are never the UI's.
+    ['GET', '/ingest/src_unknown', 404],
+    ['GET', '/oauth/no-such-endpoint', 404],
+    ['GET', '/.well-known/no-such-document', 404],
+    ['GET', '/metrics/more', 404],
   ] as const) {
     const response = await h.request(method, path);
     assert.equal(response.status, status, `${method} ${path}`);
