@@ -9,6 +9,9 @@ import { newestFirstPage, type Cursor } from '../http/pagination.js';
 // signature the proof), as a key is found by its secret.
 
 export type SourceRow = Selectable<SourcesTable>;
+
+/** How long a claimed delivery ID may wait for its event before another request takes it over. */
+const ABANDONED_CLAIM_MS = 120_000;
 export type NewSource = Omit<SourceRow, 'config'> & { config: Record<string, unknown> };
 
 export async function insertSource(db: Kysely<DB>, scope: TenantScope, row: NewSource): Promise<void> {
@@ -95,7 +98,7 @@ export async function deleteSource(db: Kysely<DB>, scope: TenantScope, id: strin
  * Claims a provider delivery ID for this request: `first` when no request had it in the last 7 days
  * (then this request publishes it), else the event the first one became (null while it is being
  * published, or if it was refused). One statement: the primary key decides between two processes.
- * A claim older than 7 days is taken over as new.
+ * A claim older than 7 days is taken over as new, as is one left without its event for 2 minutes.
  */
 export async function claimDelivery(
   db: Kysely<DB>,
@@ -105,12 +108,16 @@ export async function claimDelivery(
   windowMs: number,
 ): Promise<{ first: boolean; eventId: string | null }> {
   const expired = new Date(now.getTime() - windowMs);
+  // A claim still without its event after the longest a publish can take (the request timeout is
+  // far shorter) was left by a process that died publishing it: taken over, not waited for.
+  const abandoned = new Date(now.getTime() - ABANDONED_CLAIM_MS);
   const claimed = await sql<{ event_id: string | null; fresh: boolean }>`
     insert into source_deliveries (source_id, provider_delivery_id, event_id, received_at)
       values (${sourceId}, ${deliveryId}, null, ${now})
     on conflict (source_id, provider_delivery_id) do update
       set event_id = null, received_at = excluded.received_at
       where source_deliveries.received_at <= ${expired}
+        or (source_deliveries.event_id is null and source_deliveries.received_at <= ${abandoned})
     returning event_id, true as fresh`.execute(db);
   if (claimed.rows.length > 0) return { first: true, eventId: null };
   const existing = await db
