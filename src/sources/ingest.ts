@@ -34,6 +34,7 @@ const LOGGED_HEADERS = 20;
 /** How long a duplicate waits for the first request of its delivery ID to finish publishing. */
 const DUPLICATE_WAIT_MS = 3_000;
 const SOURCE_CACHE_MS = 500;
+const ALWAYS_REDACTED = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
 
 export const OUTCOMES = [
   'accepted',
@@ -87,13 +88,14 @@ export function eventTypeOf(prefix: string, providerType: string): string {
     .slice(0, 100);
 }
 
-/** The headers as the log keeps them: at most 20, signature values `[redacted]`. */
+/** The headers as the log keeps them: at most 20, signature and credential values `[redacted]`. */
 function loggedHeaders(
   request: SignedRequest,
   scheme: Scheme,
   config: Record<string, unknown>,
 ): Record<string, string> {
-  const redacted = new Set(scheme.signatureHeaders(config));
+  // Credentials a sender may add besides its signature are never kept either.
+  const redacted = new Set([...scheme.signatureHeaders(config), ...ALWAYS_REDACTED]);
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers).slice(0, LOGGED_HEADERS)) {
     if (value === undefined) continue;
