@@ -17,7 +17,7 @@ import {
   WAIT_MS,
   type UiHarness,
 } from '../helpers/browser.js';
-import { makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
+import { makeSignedInTenant, makeUser, makeWebhookConnection } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 // The sources pages (contract §22), walked as a person: a GitHub source made through the UI, a
@@ -288,4 +288,44 @@ describe('sources pages', () => {
       }
     },
   );
+
+  test('a member reads the sources and their request logs, and is offered no change', { skip }, async () => {
+    const { tenant, session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
+    const created = await h.request<{ id: string }>('POST', '/api/v1/integrations/sources', {
+      session,
+      body: { name: 'Stripe payments', scheme: 'stripe', secret: `whsec_${randomUUID()}` },
+    });
+    assert.equal(created.status, 201, created.text);
+    const member = await makeUser(h, tenant.id, { role: 'MEMBER' });
+    const tp = await newPage(browser, { colorScheme: 'dark' });
+    const { page } = tp;
+    try {
+      await signInThroughUi(page, h.uiUrl, member, '/sources');
+      const row = page.getByRole('row', { name: /Stripe payments/ });
+      await visible(row);
+      await visible(row.getByText('Stripe', { exact: true }));
+      assert.equal(
+        await page.getByRole('button', { name: 'New source' }).count(),
+        0,
+        'a member is offered New source',
+      );
+      assert.equal(
+        await row.getByRole('button', { name: /^(Pause|Rotate|Delete)/ }).count(),
+        0,
+        'a member is offered a change',
+      );
+      await row.getByRole('link', { name: /Stripe payments/ }).click();
+      await visible(page.getByRole('heading', { level: 1, name: 'Stripe payments' }));
+      await visible(page.getByRole('heading', { name: 'No requests yet' }));
+      assert.equal(
+        await page.getByRole('button', { name: /^Pause/ }).count(),
+        0,
+        'a member is offered Pause',
+      );
+      await assertNoSeriousViolations(page, 'source page for a member');
+      assertNoPageErrors(tp, 'sources pages for a member');
+    } finally {
+      await tp.close();
+    }
+  });
 });

@@ -61,7 +61,7 @@ function useNewSource(onCreated: () => void) {
     name: !name.trim() ? 'Enter a name.' : undefined,
     secret:
       !secret && !words.generates
-        ? `Paste the secret from ${words.label}.`
+        ? words.secretMissing
         : secret && secret.length < SECRET_MIN
           ? `A secret has at least ${SECRET_MIN} characters.`
           : undefined,
@@ -93,7 +93,7 @@ type NewSource = ReturnType<typeof useNewSource>;
 /** The provider's scheme: one choice, each said with what sends with it. */
 function SchemeChoice({ value, onChange }: { value: string; onChange: (scheme: string) => void }) {
   return (
-    <fieldset class="choice-group">
+    <fieldset class="source-schemes">
       <legend>Provider</legend>
       {SCHEMES.map((scheme) => (
         <div class="check key-choice" key={scheme.name}>

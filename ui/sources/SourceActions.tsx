@@ -90,7 +90,7 @@ function useRotate(source: Source, onRotated: () => void, onFinished: (text: str
   const words = schemeWords(source.scheme);
   const problem =
     !secret && !words.generates
-      ? `Paste the new secret from ${words.label}.`
+      ? words.secretMissing
       : secret && secret.length < 8
         ? 'A secret has at least 8 characters.'
         : undefined;

@@ -48,7 +48,7 @@ function SourceRow({
   return (
     <tr>
       <th scope="row" class="source-name">
-        <a class="key-name" href={sourcePage(source.id)}>
+        <a href={sourcePage(source.id)}>
           {source.name}
           <span class="visually-hidden">: request log</span>
         </a>

@@ -12,6 +12,8 @@ export interface SchemeWords {
   description: string;
   /** Where the provider shows (or lets you choose) the secret, under the secret field. */
   secretHint: string;
+  /** What the secret field says when left empty where it is required. */
+  secretMissing: string;
   /** hubgate makes the secret when none is typed (standard-webhooks only). */
   generates: boolean;
 }
@@ -21,6 +23,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'github',
     label: 'GitHub',
+    secretMissing: 'Paste the secret from GitHub.',
     description: 'A repository’s, organization’s or app’s webhooks (X-Hub-Signature-256).',
     secretHint:
       'The webhook secret you choose in GitHub (Settings → Webhooks → Secret): type the same value here and there.',
@@ -29,6 +32,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'stripe',
     label: 'Stripe',
+    secretMissing: 'Paste the secret from Stripe.',
     description: 'A Stripe webhook endpoint (Stripe-Signature).',
     secretHint:
       'The endpoint’s signing secret, whsec_…: in Stripe’s Dashboard, Developers → Webhooks → your endpoint → Signing secret → Reveal.',
@@ -37,6 +41,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'slack',
     label: 'Slack',
+    secretMissing: 'Paste the secret from Slack.',
     description: 'A Slack app’s Events API requests (X-Slack-Signature).',
     secretHint:
       'Your app’s Signing Secret: api.slack.com/apps → your app → Basic Information → App Credentials.',
@@ -45,6 +50,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'shopify',
     label: 'Shopify',
+    secretMissing: 'Paste the secret from Shopify.',
     description: 'A Shopify app’s webhooks (X-Shopify-Hmac-Sha256).',
     secretHint:
       'Your app’s client secret: in the Partner Dashboard (or the store admin’s app settings) → API credentials.',
@@ -53,6 +59,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'standard-webhooks',
     label: 'Standard Webhooks',
+    secretMissing: '',
     description: 'Any sender that follows standardwebhooks.com (webhook-id, webhook-signature), e.g. Svix.',
     secretHint:
       'Leave it empty and hubgate makes one (whsec_…), shown once to give to the sender; or paste the whsec_… secret the sender gave you.',
@@ -61,6 +68,7 @@ export const SCHEMES: readonly SchemeWords[] = [
   {
     name: 'hmac',
     label: 'Other: HMAC-SHA256',
+    secretMissing: 'Enter the secret the sender signs with.',
     description: 'Any sender that signs the body with HMAC-SHA256 in a header of its own.',
     secretHint: 'The secret the sender signs with, as it gave it to you or as you gave it.',
     generates: false,
@@ -75,6 +83,7 @@ export function schemeWords(name: string): SchemeWords {
       label: name,
       description: '',
       secretHint: 'The secret the sender signs with.',
+      secretMissing: 'Enter the secret the sender signs with.',
       generates: false,
     }
   );
