@@ -9,6 +9,10 @@
 // Where a route declares its body or answer inline (not exported from src/), the type is written
 // here after the API's documentation (docs/api/) and says so: `// inline in src/…`.
 import type { Static, TProperties } from 'typebox';
+// Fastify's route options as the server's program knows them (`config.openapi`, and `schema.tags` from
+// @fastify/swagger), declared in src/access/openapi.ts, which src/app.ts loads there: src/sources/routes.ts
+// registers its ingest URL on a plain Fastify instance, whose options are checked against them.
+import type {} from '../../src/access/openapi.js';
 import type { AuditEntry } from '../../src/access/audit-routes.js';
 import type { FilterTestAnswer, FilterTestBody } from '../../src/connections/filter-routes.js';
 import type {
