@@ -261,7 +261,31 @@ describe('sources pages', () => {
         await assertNoSeriousViolations(page, 'sources list');
         await page.setViewportSize(PHONE);
         await screenshot(page, 'sources-list-phone');
+        // The new-source dialog on a phone: every field within the screen's width.
+        await page.getByRole('button', { name: 'New source' }).click();
+        dialog = page.getByRole('dialog', { name: 'New source' });
+        await visible(dialog);
+        const dialogWidth = await dialog.evaluate((element) => element.scrollWidth);
+        assert.ok(dialogWidth <= PHONE.width, `the new-source dialog is ${dialogWidth} px wide on a phone`);
+        await screenshot(page, 'sources-new-phone');
+        await dialog.getByRole('button', { name: 'Cancel' }).click();
+        await gone(dialog);
         await page.setViewportSize({ width: 1280, height: 800 });
+
+        // Rotate a Standard Webhooks source with the secret left empty: hubgate makes one, shown once.
+        const billing = page.getByRole('row', { name: /Billing \(Svix\)/ });
+        await billing.getByRole('button', { name: 'Rotate secret of Billing (Svix)' }).click();
+        dialog = page.getByRole('dialog', { name: 'Rotate the secret of “Billing (Svix)”' });
+        await dialog.getByRole('radio', { name: 'Stop the old secret now' }).check();
+        await dialog.getByRole('button', { name: 'Rotate secret' }).click();
+        dialog = page.getByRole('dialog', { name: 'Save the new secret of “Billing (Svix)”' });
+        await visible(dialog.getByText(/The old secret no longer verifies/));
+        const rotated = await dialog.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+        assert.match(rotated, /^whsec_/, `the rotated secret reads ${rotated}`);
+        assert.notEqual(rotated, generated, 'the rotation made the same secret again');
+        await dialog.getByRole('button', { name: 'Copy', exact: true }).click();
+        await dialog.getByRole('button', { name: 'Done' }).click();
+        await gone(dialog);
 
         // Rotate (a typed secret for GitHub) and delete, from the list.
         const row = page.getByRole('row', { name: /GitHub: acme\/shop/ });
