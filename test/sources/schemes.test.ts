@@ -287,9 +287,11 @@ for (const c of CASES) {
       const refused: Array<[string, Delivery]> = [];
       const good = c.deliver(source.secret, deliveryId(), new Date());
       refused.push(['an altered body', { ...good, body: good.body.replace('}', ',"extra":1}') }]);
-      // The same bytes, the signature's value changed by one character.
+      // The same bytes, the signature's value changed by one character: ten from the end, where
+      // every bit is the digest's (base64's last character before `=` also holds padding bits,
+      // which decoders ignore: changing those is no forgery).
       const value = good.headers[c.signatureHeader] ?? '';
-      const flipped = value.slice(0, -2) + (value.at(-2) === 'a' ? 'b' : 'a') + value.slice(-1);
+      const flipped = value.slice(0, -10) + (value.at(-10) === 'a' ? 'b' : 'a') + value.slice(-9);
       refused.push([
         'a changed signature',
         { ...good, headers: { ...good.headers, [c.signatureHeader]: flipped } },
@@ -414,6 +416,21 @@ describe('scheme details', () => {
     const both = `${forged},v1=${v1}`;
     const ok = await send(source.id, { body, headers: { 'stripe-signature': both } });
     assert.equal(ok.status, 202, `any v1 may match (Stripe sends one per active secret): ${ok.text}`);
+  });
+
+  test('Stripe sends `application/json; charset=utf-8`: accepted, the bytes verified as sent', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const source = await makeSource(session, { secret: 'whsec_charset_case' }, 'stripe');
+    // Stripe's own formatting: indented, with a non-ASCII character, which a re-serialisation would change.
+    const body = `{\n  "id": "evt_${randomUUID()}",\n  "type": "customer.created",\n  "data": { "name": "Zoë" }\n}`;
+    const r = await h.request('POST', `/ingest/${source.id}`, {
+      rawBody: body,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'stripe-signature': stripeSignature(source.secret, body, new Date()),
+      },
+    });
+    assert.equal(r.status, 202, `a Stripe delivery with a charset answered ${r.status}: ${r.text}`);
   });
 
   test('Slack: a signature for another timestamp than the header’s is refused', async () => {
