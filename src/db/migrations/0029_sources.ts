@@ -45,6 +45,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     body text not null,
     body_truncated boolean not null
   )`);
-  await run(sql`create index source_requests_source on source_requests (source_id, received_at desc, id desc)`);
+  await run(
+    sql`create index source_requests_source on source_requests (source_id, received_at desc, id desc)`,
+  );
   await run(sql`create index source_requests_received_at on source_requests (received_at)`);
 }
