@@ -433,6 +433,38 @@ describe('scheme details', () => {
     assert.equal(r.status, 202, `a Stripe delivery with a charset answered ${r.status}: ${r.text}`);
   });
 
+  test('a hostile provider type is normalised and cut to 100; a signed request with no type is 400, its ID not consumed', async (t) => {
+    const { session } = await makeSignedInTenant(h);
+    const receiver = await startReceiver(t);
+    await makeWebhookConnection(h, session, receiver.url());
+    const source = await makeSource(session, { secret: 'github hostile types' }, 'github');
+    const signed = (event: string | undefined, id: string, payload: unknown) => {
+      const body = json(payload);
+      return {
+        body,
+        headers: {
+          ...(event === undefined ? {} : { 'x-github-event': event }),
+          'x-github-delivery': id,
+          'x-hub-signature-256': githubSignature(source.secret, body),
+        },
+      };
+    };
+    const id = deliveryId();
+    const untyped = await send(source.id, signed(undefined, id, { zen: 'x' }));
+    assert.equal(untyped.status, 400, `a signed request without a type answered ${untyped.status}`);
+    assert.equal(untyped.body.code, 'validation_failed', untyped.text);
+    const hostile = await send(
+      source.id,
+      signed('Issue Comment/../<b>', id, { action: `Créé ${'x'.repeat(300)}` }),
+    );
+    assert.equal(hostile.status, 202, `the same ID with a type answered ${hostile.status}: ${hostile.text}`);
+    const [arrived] = await receiver.waitFor(1);
+    const type = JSON.parse(arrived?.body ?? '{}').type as string;
+    // The contract's rule: lower-cased, every character outside [a-z0-9_.-] made `_`, cut to 100.
+    const expected = `github.issue_comment_..__b_.cr___${'x'.repeat(100)}`.slice(0, 100);
+    assert.equal(type, expected, 'the event type is not normalised and cut to 100 characters');
+  });
+
   test('Slack: a signature for another timestamp than the header’s is refused', async () => {
     const { session } = await makeSignedInTenant(h);
     const source = await makeSource(session, { secret: 'slack signing secret' }, 'slack');
