@@ -1,5 +1,6 @@
 import { Counter } from 'prom-client';
 import type { AuditOrigin } from '../access/audit.js';
+import type { RateLimiter } from '../access/rate-limit.js';
 import { ingestScopeOf } from '../access/scope.js';
 import type { AppContext } from '../context.js';
 import { isIdOf, newId } from '../crypto/ids.js';
@@ -53,7 +54,8 @@ export interface IngestAnswer {
 }
 
 export interface Ingest {
-  handle(sourceId: string, request: SignedRequest): Promise<IngestAnswer>;
+  /** `address`: the client address's rate-limit bucket (access/client-address.ts `addressBucket`). */
+  handle(sourceId: string, request: SignedRequest, address: string): Promise<IngestAnswer>;
   /** Drops this process's cached copy of a source at once (it was edited, paused, rotated or deleted here). */
   forget(sourceId: string): void;
 }
@@ -123,7 +125,8 @@ async function log(
 ): Promise<void> {
   const { ctx } = state.deps;
   state.counted.inc({ outcome });
-  const quiet = outcome === 'invalid_signature' || outcome === 'rate_limited' || outcome === 'paused';
+  // A replayed delivery (GitHub, Shopify and hmac sign no timestamp) is a duplicate each time: noise too.
+  const quiet = outcome !== 'accepted' && outcome !== 'rejected';
   if (quiet && !state.noise(found.row.id, NOISE_LOGGED_PER_MINUTE, Date.now())) return;
   const scheme = schemeOf(found.row.scheme);
   if (!scheme) return;
@@ -231,17 +234,31 @@ async function publish(
   }
 }
 
-export function createIngest(deps: PublishDeps, metricsOf: (ctx: AppContext) => Counter<'outcome'>): Ingest {
+export function createIngest(
+  deps: PublishDeps & { limiter: RateLimiter },
+  metricsOf: (ctx: AppContext) => Counter<'outcome'>,
+): Ingest {
   const { ctx } = deps;
   const state: IngestState = { deps, counted: metricsOf(ctx), noise: windowCounter(60_000) };
   const sources = createTokenRowCache<Found>((id) => findSourceForIngest(ctx.db, id), SOURCE_CACHE_MS);
   const perSecond = windowCounter(1_000);
   return {
-    async handle(sourceId, request) {
+    async handle(sourceId, request, address) {
       if (!isIdOf('src', sourceId)) throw notFound('source');
+      // An address that has asked for many sources that do not exist is refused before the next
+      // lookup, as the gate refuses one that has spent its failed credentials (docs/api/rate-limits.md).
+      const early = deps.limiter.peek(address, ctx.now());
+      if (!early.allowed) {
+        throw new HttpProblem('rate_limited', 'Too many requests for unknown sources from this address.', {
+          headers: { 'retry-after': String(early.resetSeconds) },
+        });
+      }
       const found = await sources.lookup(sourceId, Date.now());
       // A tenant no longer entitled to integrations has no events to publish into.
-      if (!found || !found.entitlements.includes('integrations')) throw notFound('source');
+      if (!found || !found.entitlements.includes('integrations')) {
+        await deps.limiter.hit(address, ctx.now());
+        throw notFound('source');
+      }
       const scheme = schemeOf(found.row.scheme);
       if (!scheme) throw notFound('source');
       const now = ctx.now();
