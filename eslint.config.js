@@ -17,6 +17,7 @@ export const UI_FEATURES = {
   connections: ['event-types'],
   connect: ['connections'],
   consent: [],
+  sources: [],
   deliveries: ['connections'],
   'event-types': [],
   keys: [],

@@ -16,7 +16,7 @@ export const LAYERS = [
   ['connections/'],
   ['delivery/', 'oauth/'],
   ['people/'],
-  ['hub/', 'sign-in/'],
+  ['hub/', 'sign-in/', 'sources/'],
   ['passkeys/', 'sso/', 'setup/', 'portal/', 'mcp-oauth/'],
   ['web/', 'mcp/'],
   ['app.ts'],

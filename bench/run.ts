@@ -8,6 +8,7 @@ const available = [
   'embedded',
   'event-log',
   'history',
+  'ingest',
   'mcp',
   'patterns',
   'proxy',

@@ -58,6 +58,7 @@ import type { RoutePlugin, Services } from './services.js';
 import { setupRoutes } from './setup/routes.js';
 import { invitationRoutes } from './sign-in/invitation-routes.js';
 import { sessionRoutes } from './sign-in/routes.js';
+import { sourceRoutes } from './sources/routes.js';
 import { ssoRoutes } from './sso/routes.js';
 import type { Tracing } from './telemetry/types.js';
 import { tenantRoutes } from './tenants/routes.js';
@@ -178,6 +179,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   operateRoutes,
   filteredRoutes,
   eventTypeRoutes,
+  sourceRoutes,
   mcpRoutes,
   mcpOAuthRoutes,
   mcpConsentRoutes,

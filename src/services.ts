@@ -41,6 +41,7 @@ import { portalAuthorizationReturn } from './portal/portal-authorization.js';
 import { startPortalRetention } from './portal/retention.js';
 import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
+import { startSourceRetention } from './sources/retention.js';
 import { startTelemetry } from './telemetry/start.js';
 
 /** What a process is given before anything is built: storage, logger, and the knobs tests turn. */
@@ -314,6 +315,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     name: 'MCP client OAuth retention',
     roles: ['serve'],
     start: (s) => startMcpOAuthRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
+  {
+    name: 'source retention',
+    roles: ['serve'],
+    start: (s) => startSourceRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];

@@ -27,6 +27,8 @@ import { ProfilePage } from './profile/ProfilePage.js';
 import { SettingsPage } from './settings/SettingsPage.js';
 import { SetupPage } from './setup/SetupPage.js';
 import { SignInPage } from './sign-in/SignInPage.js';
+import { SourcePage } from './sources/SourcePage.js';
+import { SourcesPage } from './sources/SourcesPage.js';
 
 function NotFoundBody() {
   useTitle('Page not found');
@@ -95,6 +97,8 @@ const NewConnection = signedIn(NewConnectionPage);
 const ConnectionEvents = signedIn(ConnectionEventsPage);
 const Delivery = signedIn(DeliveryPage);
 const ApiKeys = signedIn(ApiKeysPage);
+const Sources = signedIn(SourcesPage);
+const SourceRequests = signedIn(SourcePage);
 const EventTypes = signedIn(EventTypesPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
@@ -169,6 +173,8 @@ function Pages() {
       <Route path="/connections/:id" component={ConnectionEvents} />
       <Route path="/connections/:id/events" component={ConnectionEvents} />
       <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
+      <Route path="/sources" component={Sources} />
+      <Route path="/sources/:id" component={SourceRequests} />
       <Route path="/event-types" component={EventTypes} />
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />

@@ -58,6 +58,10 @@ export const AUDIT_ACTIONS = [
   'portal_session.revoke',
   'mcp_grant.create',
   'mcp_grant.revoke',
+  'source.create',
+  'source.update',
+  'source.delete',
+  'source.rotate_secret',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

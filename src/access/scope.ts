@@ -137,3 +137,11 @@ export function authorizationReturnScopeOf(owner: {
 }): TenantScope {
   return scopeOf(owner.tenantId, owner.entitlements);
 }
+
+/**
+ * A verified request to a source's ingest URL (docs/api/sources.md): no credential, the signature
+ * over its bytes proves the sender; the scope is the source's tenant's, with its entitlements.
+ */
+export function ingestScopeOf(source: { tenantId: string; entitlements: readonly string[] }): TenantScope {
+  return scopeOf(source.tenantId, source.entitlements);
+}

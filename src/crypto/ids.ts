@@ -20,7 +20,10 @@ export type IdPrefix =
   /** MCP clients, their authorization requests and grants (docs/api/mcp.md). */
   | 'mcc'
   | 'mcq'
-  | 'mcg';
+  | 'mcg'
+  /** Sources of incoming webhooks and the requests they log (docs/api/sources.md). */
+  | 'src'
+  | 'srq';
 
 // 22 base62 characters carry ~131 bits: unguessable, so an ID never needs to be secret.
 const ID_BODY_LENGTH = 22;

@@ -21,7 +21,8 @@ export type KeyPurpose =
   | 'event-payload'
   | 'alert-channel-secrets'
   | 'oauth'
-  | 'cursor';
+  | 'cursor'
+  | 'source-secrets';
 
 export interface Keyring {
   /** Deterministic keyed hash (HMAC-SHA256, hex) for looking a bearer token up by its value. */

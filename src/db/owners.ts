@@ -51,6 +51,9 @@ export const TABLE_OWNERS = {
   mcp_auth_requests: 'mcp-oauth',
   mcp_grants: 'mcp-oauth',
   mcp_tokens: 'mcp-oauth',
+  sources: 'sources',
+  source_deliveries: 'sources',
+  source_requests: 'sources',
 } as const satisfies Record<keyof DB, string>;
 
 /**

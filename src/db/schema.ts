@@ -572,7 +572,50 @@ export interface McpTokensTable {
   used_at: OptionalTimestamp;
 }
 
+/** A tenant's source of incoming webhooks (docs/api/sources.md). */
+export interface SourcesTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  scheme: string;
+  type_prefix: string;
+  config: Json<Record<string, unknown>>;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_valid_until: OptionalTimestamp;
+  status: 'active' | 'paused';
+  max_per_second: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A provider delivery ID a source has seen, and the event it became (null while it is published). */
+export interface SourceDeliveriesTable {
+  source_id: string;
+  provider_delivery_id: string;
+  event_id: string | null;
+  received_at: Timestamp;
+}
+
+/** One request to a source's ingest URL, as the log keeps it. */
+export interface SourceRequestsTable {
+  id: string;
+  tenant_id: string;
+  source_id: string;
+  received_at: Timestamp;
+  outcome: string;
+  event_id: string | null;
+  provider_delivery_id: string | null;
+  event_type: string | null;
+  headers: Json<Record<string, string>>;
+  body: string;
+  body_truncated: boolean;
+}
+
 export interface DB {
+  sources: SourcesTable;
+  source_deliveries: SourceDeliveriesTable;
+  source_requests: SourceRequestsTable;
   mcp_clients: McpClientsTable;
   mcp_auth_requests: McpAuthRequestsTable;
   mcp_grants: McpGrantsTable;

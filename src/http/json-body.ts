@@ -116,6 +116,29 @@ function prototypeKeyPath(node: unknown, path: string[]): string | undefined {
 }
 
 /**
+ * Some bytes parsed as the API parses every JSON body, or the problem that refuses them: nesting
+ * past the limit, JSON that does not parse, prototype keys, text that is not UTF-8 or holds NUL or a
+ * lone surrogate. For a route that must read the exact bytes first (an ingest URL checks a
+ * signature over them: sources/), then parse them as any other body.
+ */
+export function parseJsonBytes(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  const tooDeep = nestingPastLimit(text, SCAN_DEPTH);
+  if (tooDeep) return nestingProblem(tooDeep.field);
+  const parsed = parseRefusingPrototypeKeys(text);
+  if (parsed instanceof HttpProblem) return parsed;
+  const replacedBytes = !isUtf8(bytes);
+  // From UTF-8 text, JSON.parse makes a NUL or a lone surrogate only out of a \u escape: without
+  // one, the walk over every value (slower than the parse itself) is skipped.
+  const problem =
+    replacedBytes || MAYBE_NOT_TEXT.test(text)
+      ? (textProblem(parsed, 'body', { replacedBytes }) ??
+        (replacedBytes ? fieldProblem('body', NOT_UTF8) : undefined))
+      : undefined;
+  return problem ?? parsed;
+}
+
+/**
  * JSON is the only request body accepted (anything else is a 415 from Fastify). An empty (zero
  * bytes) or absent body reads as `{}`: `POST …/revoke` works whether or not a client sends a content
  * type with it, and a route whose body fields are all optional (rotate) needs none. A body of some
@@ -131,26 +154,9 @@ export function registerJsonBodies(app: FastifyInstance, bodyLimit: number): voi
       done(null, undefined);
       return;
     }
-    const text = bytes.toString('utf8');
-    const tooDeep = nestingPastLimit(text, SCAN_DEPTH);
-    if (tooDeep) {
-      done(nestingProblem(tooDeep.field), undefined);
-      return;
-    }
-    const parsed = parseRefusingPrototypeKeys(text);
-    if (parsed instanceof HttpProblem) {
-      done(parsed, undefined);
-      return;
-    }
-    const replacedBytes = !isUtf8(bytes);
-    // From UTF-8 text, JSON.parse makes a NUL or a lone surrogate only out of a \u escape: without
-    // one, the walk over every value (slower than the parse itself) is skipped.
-    const problem =
-      replacedBytes || MAYBE_NOT_TEXT.test(text)
-        ? (textProblem(parsed, 'body', { replacedBytes }) ??
-          (replacedBytes ? fieldProblem('body', NOT_UTF8) : undefined))
-        : undefined;
-    done(problem ?? null, problem ? undefined : parsed);
+    const parsed = parseJsonBytes(bytes);
+    if (parsed instanceof HttpProblem) done(parsed, undefined);
+    else done(null, parsed);
   });
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined) request.body = {};

@@ -21,7 +21,9 @@ export const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   events: 'Publish events, and read, retry, recover and test their deliveries: the event log.',
   'event types':
     "The tenant's event-type catalog: names, descriptions and the JSON schemas events are checked against.",
-  mcp: "The tenant's MCP server for AI agents: tools over connections and deliveries, with a key's reach.",
+  sources:
+    'Incoming webhooks: sources that verify another system’s signed requests at their ingest URL and publish each as an event.',
+  mcp: "The tenant's MCP server for AI agents: tools over connections and deliveries, with a key's reach, and the consent and grants of MCP clients that sign in with OAuth.",
   'connect-links':
     'Connect links: a link an end user with no hubgate account follows to make one new connection.',
   'platform: tenants': 'Operators (`plt_…` keys): tenants, their modules and their people.',

@@ -8,6 +8,8 @@ export const PROBLEMS = {
   destination_forbidden: { status: 400, title: 'Destination forbidden' },
   unauthenticated: { status: 401, title: 'Unauthenticated' },
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
+  // An incoming webhook whose signature or signed timestamp does not verify (docs/api/sources.md).
+  invalid_signature: { status: 401, title: 'Invalid signature' },
   csrf_failed: { status: 403, title: 'CSRF check failed' },
   route_not_allowed: { status: 403, title: 'Route not allowed for this credential' },
   interactive_session_required: { status: 403, title: 'Interactive session required' },

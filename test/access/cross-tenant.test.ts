@@ -47,6 +47,7 @@ interface TenantA {
   /** An MCP client's grant, and the authorization request its consent answered. */
   grantId: string;
   consentRequest: string;
+  sourceId: string;
 }
 
 interface TenantB {
@@ -74,6 +75,7 @@ const PARAMS: Record<string, (a: TenantA) => string> = {
   '/api/v1/company/oauth-grants/:id': (a) => a.grantId,
   // A request is no tenant's until a person answers it; once A answered it, no one can open it again.
   '/api/v1/oauth/consent/:request': (a) => a.consentRequest,
+  '/api/v1/integrations/sources/:id': (a) => a.sourceId,
 };
 
 /**
@@ -120,6 +122,9 @@ const BODIES: Record<string, (b: TenantB) => unknown> = {
   'POST /api/v1/integrations/portal-sessions': () => ({ subject: 'b', expiresInSeconds: 300 }),
   // The request tenant A answered: B cannot answer it again (its ID is in seedTenantA's consentRequest).
   'POST /api/v1/oauth/consent': () => ({ request: a.consentRequest, approve: true }),
+  'POST /api/v1/integrations/sources': () => ({ name: 'B source', scheme: 'standard-webhooks' }),
+  'PATCH /api/v1/integrations/sources/:id': () => ({ status: 'paused' }),
+  'POST /api/v1/integrations/sources/:id/rotate-secret': () => ({}),
 };
 
 /** Why a route is not in the table. Anything a tenant credential may call is. */
@@ -188,6 +193,11 @@ async function seedTenantA(): Promise<TenantA> {
   const granted = await grantAccess(h.baseUrl, undefined, session, ['integrations:READER']);
   const grants = await h.request('GET', '/api/v1/company/oauth-grants', { session });
   const grantId = grants.body.data?.[0]?.id;
+  const source = await h.request('POST', '/api/v1/integrations/sources', {
+    session,
+    body: { name: 'A source', scheme: 'github', secret: 'a github webhook secret' },
+  });
+  assert.equal(source.status, 201, `tenant A could not create a source: ${source.text}`);
   assert.ok(grantId, `tenant A’s MCP client grant is missing from its list: ${grants.text}`);
   return {
     tenantId: tenant.id,
@@ -207,6 +217,7 @@ async function seedTenantA(): Promise<TenantA> {
     portalSessionId: portal.body.id,
     grantId,
     consentRequest: granted.request,
+    sourceId: source.body.id,
   };
 }
 

@@ -79,6 +79,9 @@ const enabled: Say = (v, action) => {
   return v ? 'enabled' : 'disabled';
 };
 
+const overlapSaid: Say = (v) =>
+  typeof v === 'number' ? (v > 0 ? `old secret kept for ${span(v)}` : 'old secret stopped at once') : null;
+
 /** How each fact of an entry's metadata reads, in the order they are said; null says nothing. */
 const FACTS: Array<[string, Say]> = [
   ['name', quoted],
@@ -95,15 +98,11 @@ const FACTS: Array<[string, Say]> = [
   ['grant', (v) => (isText(v) ? (GRANT_WORDS[String(v)] ?? fieldWords(String(v))) : null)],
   ['scopes', scopes],
   ['expiresAt', expires],
-  [
-    'previousSecretValidForSeconds',
-    (v) =>
-      typeof v === 'number'
-        ? v > 0
-          ? `old secret kept for ${span(v)}`
-          : 'old secret stopped at once'
-        : null,
-  ],
+  ['previousSecretValidForSeconds', overlapSaid],
+  // A source's rotation (docs/api/sources.md): the same words as a key's.
+  ['previousValidForSeconds', overlapSaid],
+  ['scheme', (v) => (isText(v) ? `${v} scheme` : null)],
+  ['changed', (v) => (textList(v)?.length ? `changed: ${fieldList(textList(v) ?? [])}` : null)],
   ['connectorKey', (v) => (isText(v) ? `${v} connector` : null)],
   ['entitlements', (v) => `modules: ${modules(v)}`],
   ['before', silent],

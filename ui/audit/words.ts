@@ -38,6 +38,10 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'connection.revoke': 'Revoked a connection',
   'connect_session.create': 'Made a connect link',
   'connect_session.revoke': 'Deleted a connect link',
+  'source.create': 'Created a source',
+  'source.update': 'Changed a source',
+  'source.delete': 'Deleted a source',
+  'source.rotate_secret': 'Rotated a source’s secret',
   'event_type.create': 'Added an event type',
   'event_type.update': 'Changed an event type',
   'event_type.delete': 'Deleted an event type',
@@ -70,6 +74,7 @@ export const ACTOR_WORDS: Record<string, string> = {
   portal: 'Portal session',
   mcp_grant: 'MCP client',
   cli: 'Command line',
+  source: 'Source (incoming webhook)',
   system: 'hubgate',
 };
 
@@ -84,6 +89,7 @@ export const TARGET_WORDS: Record<string, string> = {
   platform_key: 'Platform key',
   passkey: 'Passkey',
   event_type: 'Event type',
+  source: 'Source',
   oauth_provider: 'OAuth2 provider',
   alert_channel: 'Alerting channel',
   alert_routing: 'Alert routing',

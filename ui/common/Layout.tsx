@@ -19,6 +19,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/connections', label: 'Connections', prefix: '/connections' },
+  { href: '/sources', label: 'Sources', prefix: '/sources' },
   { href: '/event-types', label: 'Event types', keyManagers: true },
   { href: '/api-keys', label: 'API keys', keyManagers: true },
   { href: '/people', label: 'People', keyManagers: true },

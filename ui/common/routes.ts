@@ -9,6 +9,10 @@
 // Where a route declares its body or answer inline (not exported from src/), the type is written
 // here after the API's documentation (docs/api/) and says so: `// inline in src/…`.
 import type { Static, TProperties } from 'typebox';
+// Fastify's route options as the server's program knows them (`config.openapi`, and `schema.tags` from
+// @fastify/swagger), declared in src/access/openapi.ts, which src/app.ts loads there: src/sources/routes.ts
+// registers its ingest URL on a plain Fastify instance, whose options are checked against them.
+import type {} from '../../src/access/openapi.js';
 import type { AuditEntry } from '../../src/access/audit-routes.js';
 import type { FilterTestAnswer, FilterTestBody } from '../../src/connections/filter-routes.js';
 import type {
@@ -82,6 +86,15 @@ import type { PortalSettings } from '../../src/portal/settings-schemas.js';
 import type { SetupAnswer as SetupAnswerSchema, SetupBody, SetupStatus } from '../../src/setup/routes.js';
 import type { SignInAnswer as SignInAnswerSchema } from '../../src/sign-in/answer.js';
 import type { LoginBody } from '../../src/sign-in/routes.js';
+import type {
+  CreateSourceBodySchema,
+  PatchSourceBodySchema,
+  RequestLogQuery,
+  RotateSourceSecretBody,
+  SourceRequestSchema,
+  SourceSchema,
+  SourceWithSecret,
+} from '../../src/sources/routes.js';
 import type { AuthMethods as AuthMethodsSchema } from '../../src/sso/routes.js';
 import type { AddUserBody } from '../../src/tenants/routes.js';
 import type { Tenant, User } from '../../src/tenants/tenants.js';
@@ -175,6 +188,31 @@ export type ConnectCompletion = ConnectCompletionInput;
  * authorization-code grant, where the person authorizes it (200, contract §20).
  */
 export type ConnectCompleted = ConnectOutcome;
+
+/** A source of incoming webhooks (docs/api/sources.md): never its secret. */
+export type Source = Static<typeof SourceSchema>;
+/** A create or rotate answer: `secret` only when hubgate made it, shown this once. */
+export type SourceWithSecretAnswer = Static<typeof SourceWithSecret>;
+/**
+ * The hmac scheme's own fields (docs/api/sources.md), written here: the server builds them from the
+ * scheme modules at run time (`SchemeFields` in src/sources/routes.ts), so its schemas' static types
+ * leave them out.
+ */
+export interface HmacSourceFields {
+  signatureHeader?: string;
+  encoding?: 'hex' | 'base64';
+  signaturePrefix?: string;
+  typePath?: string;
+  eventType?: string;
+  idPath?: string;
+  idHeader?: string;
+}
+export type CreateSourceBody = Static<typeof CreateSourceBodySchema> & HmacSourceFields;
+/** One request a source's ingest URL received (signature headers read "[redacted]"). */
+export type SourceRequest = Static<typeof SourceRequestSchema>;
+export type SourceOutcome = SourceRequest['outcome'];
+/** The request log's filters; a null or empty value is left out, as in `PageQuery`. */
+export type SourceRequestQuery = Fields<(typeof RequestLogQuery)['properties']>;
 
 /** The sign-in answer (docs/api/authentication.md); the session answer is the same, less `expiresAt`. */
 export type SignInAnswer = Static<typeof SignInAnswerSchema>;
@@ -276,6 +314,7 @@ export interface RouteSpec {
 }
 
 const CONNECTION = '/api/v1/integrations/connections/:id';
+const SOURCE = '/api/v1/integrations/sources/:id';
 
 export const routes = {
   auth: {
@@ -623,6 +662,42 @@ export const routes = {
       portal: 'operate',
       body: shape<Static<typeof TestEventBody>>(),
       answer: shape<Static<typeof TestEventAnswer>>(),
+    },
+  },
+  // Incoming webhooks (docs/api/sources.md). The ingest URL itself (`/ingest/:sourceId`) is the
+  // provider's, never called by the UI: each source's answer names it (`ingestUrl`).
+  sources: {
+    list: {
+      method: 'GET',
+      path: '/api/v1/integrations/sources',
+      query: shape<PageQuery>(),
+      answer: shape<Page<Source>>(),
+    },
+    create: {
+      method: 'POST',
+      path: '/api/v1/integrations/sources',
+      body: shape<CreateSourceBody>(),
+      answer: shape<SourceWithSecretAnswer>(),
+    },
+    get: { method: 'GET', path: SOURCE, answer: shape<Source>() },
+    edit: {
+      method: 'PATCH',
+      path: SOURCE,
+      body: shape<Static<typeof PatchSourceBodySchema> & HmacSourceFields>(),
+      answer: shape<Source>(),
+    },
+    remove: { method: 'DELETE', path: SOURCE, answer: shape<void>() },
+    rotateSecret: {
+      method: 'POST',
+      path: `${SOURCE}/rotate-secret`,
+      body: shape<Static<typeof RotateSourceSecretBody>>(),
+      answer: shape<SourceWithSecretAnswer>(),
+    },
+    requests: {
+      method: 'GET',
+      path: `${SOURCE}/requests`,
+      query: shape<SourceRequestQuery>(),
+      answer: shape<Page<SourceRequest>>(),
     },
   },
   eventTypes: {
