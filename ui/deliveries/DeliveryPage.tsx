@@ -5,6 +5,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, withQuery } from '../common/api.js';
 import { Due, formatPreciseDate, Time } from '../common/format.js';
+import { HeaderTable, readable } from '../common/HeaderTable.js';
 import { useResource, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { ErrorNotice, Loading, Notice, StatusBadge } from '../common/Notice.js';
@@ -83,39 +84,6 @@ function PayloadView({ payload, eventId }: { payload: Record<string, unknown>; e
       </pre>
     </section>
   );
-}
-
-/** Headers of a request or response, name and value, as sent or received. */
-function HeaderTable({ headers, caption }: { headers: Record<string, string>; caption: string }) {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return <p class="muted">No headers.</p>;
-  return (
-    <div class="table-wrap headers-wrap">
-      <table class="headers">
-        <caption class="visually-hidden">{caption}</caption>
-        <tbody>
-          {entries.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row" class="mono">
-                {name}
-              </th>
-              <td class={value === '[redacted]' ? 'mono muted' : 'mono'}>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-/** A response body as a person reads it: JSON formatted when it is whole JSON, else as it came. */
-function readable(body: string, truncated: boolean): string {
-  if (truncated) return body;
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body;
-  }
 }
 
 function RequestPart({ request, number }: { request: AttemptRequest | null; number: number }) {

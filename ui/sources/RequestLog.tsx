@@ -7,6 +7,7 @@ import { useLocation } from 'preact-iso';
 import { useId, useState } from 'preact/hooks';
 import { api, withQuery } from '../common/api.js';
 import { formatPreciseDate, plural, Time } from '../common/format.js';
+import { HeaderTable, readable } from '../common/HeaderTable.js';
 import { useFollow, useResource } from '../common/hooks.js';
 import { RefreshButton } from '../common/Layout.js';
 import { EmptyState, ErrorNotice, Loading } from '../common/Notice.js';
@@ -44,38 +45,6 @@ function OutcomeBadge({ outcome }: { outcome: SourceRequest['outcome'] }) {
       {OUTCOME_WORDS[outcome]}
     </span>
   );
-}
-
-function HeaderTable({ headers, caption }: { headers: Record<string, string>; caption: string }) {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return <p class="muted">No headers.</p>;
-  return (
-    <div class="table-wrap headers-wrap">
-      <table class="headers">
-        <caption class="visually-hidden">{caption}</caption>
-        <tbody>
-          {entries.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row" class="mono">
-                {name}
-              </th>
-              <td class={value === '[redacted]' ? 'mono muted' : 'mono'}>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-/** The body as a person reads it: JSON formatted when it is whole JSON, else as it came. */
-function readable(body: string, truncated: boolean): string {
-  if (truncated) return body;
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body;
-  }
 }
 
 /**
