@@ -1,6 +1,5 @@
 import { Type, type TProperties } from 'typebox';
 import { auditOrigin } from '../access/audit.js';
-import { addressBucket, clientAddress } from '../access/client-address.js';
 import { publicRule, tenantRule } from '../access/rules.js';
 import { requestScope } from '../access/scope.js';
 import { PageQueryFields } from '../http/pagination.js';
@@ -309,11 +308,7 @@ export const sourceRoutes: RoutePlugin = async (app, deps) => {
       },
       async (request, reply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const answer = await ingest.handle(
-          request.params.sourceId,
-          { headers: request.headers, raw },
-          addressBucket(clientAddress(request)),
-        );
+        const answer = await ingest.handle(request.params.sourceId, { headers: request.headers, raw });
         return reply
           .code(answer.status)
           .headers(answer.headers ?? {})
