@@ -352,4 +352,42 @@ describe('sources pages', () => {
       await tp.close();
     }
   });
+
+  test(
+    'a pause made by another person shows on the open list and source page without a reload',
+    { skip },
+    async () => {
+      const { user, session } = await makeSignedInTenant(h, { entitlements: ['integrations'] });
+      const created = await h.request<{ id: string }>('POST', '/api/v1/integrations/sources', {
+        session,
+        body: { name: 'Shop orders', scheme: 'shopify', secret: `shpss_${randomUUID()}` },
+      });
+      assert.equal(created.status, 201, created.text);
+      const tp = await newPage(browser);
+      const { page } = tp;
+      try {
+        await signInThroughUi(page, h.uiUrl, user, '/sources');
+        const row = page.getByRole('row', { name: /Shop orders/ });
+        await visible(row.getByText('Active', { exact: true }));
+        const paused = await h.request('PATCH', `/api/v1/integrations/sources/${created.body.id}`, {
+          session,
+          body: { status: 'paused' },
+        });
+        assert.equal(paused.status, 200, paused.text);
+        // The list reads itself again while it is open: no reload.
+        await visible(row.getByText('Paused', { exact: true }));
+        await row.getByRole('link', { name: /Shop orders/ }).click();
+        await visible(page.getByRole('heading', { level: 1, name: 'Shop orders' }));
+        await visible(page.getByRole('button', { name: 'Resume' }));
+        const resumed = await h.request('PATCH', `/api/v1/integrations/sources/${created.body.id}`, {
+          session,
+          body: { status: 'active' },
+        });
+        assert.equal(resumed.status, 200, resumed.text);
+        await visible(page.getByRole('button', { name: 'Pause' }));
+      } finally {
+        await tp.close();
+      }
+    },
+  );
 });

@@ -6,7 +6,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api } from '../common/api.js';
 import { formatPreciseDate, Time } from '../common/format.js';
-import { useResource } from '../common/hooks.js';
+import { useFollow, useResource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import { DoneNotice, ErrorNotice, Loading, Notice, StatusBadge, useDoneNotice } from '../common/Notice.js';
 import { routes, type Source } from '../common/routes.js';
@@ -94,6 +94,8 @@ export function SourcePage() {
   const [open, setOpen] = useState<SourceDialog>(null);
   const { done, setDone, ref: doneNotice, dismiss } = useDoneNotice(id);
   const source = useResource((signal) => api(routes.sources.get, { params: { id }, signal }), `source ${id}`);
+  // Another person may pause, rotate or delete it meanwhile: the page follows.
+  useFollow(source);
   const toggle = usePauseToggle((edited) => {
     source.reload();
     setDone(pausedText(edited));

@@ -5,7 +5,7 @@ import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api, withQuery } from '../common/api.js';
 import { Time } from '../common/format.js';
-import { useResource, type Resource } from '../common/hooks.js';
+import { useFollow, useResource, type Resource } from '../common/hooks.js';
 import { PageHeader } from '../common/Layout.js';
 import {
   DoneNotice,
@@ -186,6 +186,8 @@ export function SourcesPage() {
     (signal) => api(routes.sources.list, { query: { cursor }, signal }),
     `sources ${cursor ?? ''}`,
   );
+  // Another person may pause, rotate or delete a source meanwhile: the list follows.
+  useFollow(list);
   const toggle = usePauseToggle((source) => {
     list.reload();
     setDone(pausedText(source));
