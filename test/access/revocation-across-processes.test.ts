@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createKeyring } from '../../src/crypto/keyring.js';
 import { createPlatformKey } from '../../src/keys/platform-keys.js';
@@ -204,6 +204,47 @@ if (ENGINE === 'postgres') {
     const since = Date.now();
     const ms = await waitUntil(async () => (await toolsList()).status === 401 && Date.now() - since, {
       message: 'the other process refusing the grant',
+      timeoutMs: 3_000,
+      intervalMs: 20,
+    });
+    t.diagnostic(`refused after ${ms} ms`);
+    assert.ok(ms < 1000, `refused after ${ms} ms`);
+  });
+
+  test('a source paused on one process: its ingest URL answers 503 on the other within 1 second', async (t) => {
+    const session = await signedInAdmin();
+    const secret = 'a github webhook secret';
+    const created = await call(a, 'POST', '/api/v1/integrations/sources', session, {
+      name: 'gh',
+      scheme: 'github',
+      secret,
+    });
+    assert.equal(created.status, 201, 'creating the source fails');
+    const path = new URL(created.body.ingestUrl as string).pathname;
+    let n = 0;
+    const push = async () => {
+      const body = JSON.stringify({ ref: 'refs/heads/main', n: ++n });
+      const response = await fetch(`${b.baseUrl}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+          'x-github-event': 'push',
+          'x-github-delivery': `d-${n}`,
+        },
+        body,
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    assert.equal(await push(), 202, 'the other process refuses a signed request to an active source');
+    const paused = await call(a, 'PATCH', `/api/v1/integrations/sources/${created.body.id}`, session, {
+      status: 'paused',
+    });
+    assert.equal(paused.status, 200, 'pausing the source fails');
+    const since = Date.now();
+    const ms = await waitUntil(async () => (await push()) === 503 && Date.now() - since, {
+      message: 'the other process refusing the paused source',
       timeoutMs: 3_000,
       intervalMs: 20,
     });
