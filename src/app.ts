@@ -54,6 +54,7 @@ import { connectRoutes } from './portal/connect-routes.js';
 import { PORTAL_TAG_DESCRIPTION } from './portal/embedding-docs.js';
 import { portalRoutes } from './portal/routes.js';
 import { portalSettingsRoutes } from './portal/settings-routes.js';
+import { quotaRoutes } from './quotas/routes.js';
 import type { RoutePlugin, Services } from './services.js';
 import { setupRoutes } from './setup/routes.js';
 import { invitationRoutes } from './sign-in/invitation-routes.js';
@@ -164,6 +165,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   peopleRoutes,
   invitationRoutes,
   tenantRoutes,
+  quotaRoutes,
   monitoringRoutes,
   alertChannelRoutes,
   alertRulesRoutes,

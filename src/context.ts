@@ -17,6 +17,28 @@ export interface AppContext {
   /** Prometheus metrics of this process (GET /metrics). */
   metrics: Metrics;
   now(): Date;
+  /** Tenant quotas: their cache and checks (src/quotas/book.ts). */
+  quotas: QuotaBook;
   /** OpenTelemetry tracing (docs/operators/telemetry.md); absent when it is off. */
   tracing?: Tracing;
+}
+
+/** What a publish reserved of its tenant's day; the events not written are given back. */
+export interface EventReservation {
+  giveBack(events: number): Promise<void>;
+}
+
+/**
+ * Tenant quotas as the domains below quotas/ meet them (docs/api/quotas.md): built once per process
+ * (src/quotas/book.ts), each tenant's quotas cached for about a second.
+ */
+export interface QuotaBook {
+  /** The tenant's requests-per-minute quota as this process knows it (null: none); a miss starts a read. */
+  requestsPerMinute(tenantId: string): number | null;
+  /** Reserves `events` of the tenant's UTC day before they are written; `429 quota_exceeded` if they do not fit. */
+  reserveEvents(tenantId: string, events: number, at: Date): Promise<EventReservation>;
+  /** In a connection create's transaction: `409 quota_exceeded` if the tenant has its connections. */
+  holdConnectionPlace(trx: Kysely<DB>, tenantId: string): Promise<void>;
+  /** Drops what this process cached of the tenant's quotas (they were just set). */
+  forget(tenantId: string): void;
 }

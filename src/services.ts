@@ -41,6 +41,7 @@ import { portalAuthorizationReturn } from './portal/portal-authorization.js';
 import { startPortalRetention } from './portal/retention.js';
 import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
+import { createQuotaBook } from './quotas/book.js';
 import { startSourceRetention } from './sources/retention.js';
 import { startTelemetry } from './telemetry/start.js';
 
@@ -267,6 +268,10 @@ async function createContext(
     log: deps.logger,
     metrics: createMetrics(),
     now: deps.now ?? (() => new Date()),
+    // Each tenant's quotas, cached about a second (docs/api/quotas.md): the checks publishes and creates make.
+    quotas: createQuotaBook(deps.database.kysely, {
+      onError: (error) => deps.logger.warn(errorFields(error), 'quota read failed'),
+    }),
     tracing,
   };
   return ctx;

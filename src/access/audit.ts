@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'user.delete',
   'tenant.create',
   'tenant.entitlements.update',
+  'tenant.quotas.update',
   'connection.create',
   'connection.update',
   'connection.credentials.bind',

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { PROBLEMS, type ProblemCode } from '../http/problem.js';
+import { statusesOf, type ProblemCode } from '../http/problem.js';
 import { ProblemSchema } from '../http/schemas.js';
 import { RFC3339_PATTERN } from '../http/time.js';
 import { VERSION } from '../version.js';
@@ -100,8 +100,7 @@ const RESPONSE_HEADERS: Partial<Record<number, Record<string, { description: str
 function problemResponses(codes: readonly ProblemCode[]): Record<string, unknown> {
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of codes) {
-    const { status } = PROBLEMS[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    for (const status of statusesOf(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [

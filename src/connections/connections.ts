@@ -231,6 +231,7 @@ export async function createConnection(
     failure_streak_since: null,
   };
   return deps.ctx.db.transaction().execute(async (trx) => {
+    await deps.ctx.quotas.holdConnectionPlace(trx, scope.tenantId); // docs/api/quotas.md
     // The catalog may be a moment behind another process: the provider is checked (and held) here.
     if (definition.authorization && !(await definition.authorization.holdForInsert(trx))) {
       throw unknownConnector('is not a known connector');

@@ -225,7 +225,10 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...tenantRule('integrations', 'OPERATOR', { portal: 'manage' }),
-        openapi: { problems: ['destination_forbidden', 'conflict'], body: createBody.documented },
+        openapi: {
+          problems: ['destination_forbidden', 'conflict', 'quota_exceeded'],
+          body: createBody.documented,
+        },
       },
       schema: {
         tags,

@@ -54,6 +54,8 @@ export const TABLE_OWNERS = {
   sources: 'sources',
   source_deliveries: 'sources',
   source_requests: 'sources',
+  tenant_quotas: 'quotas',
+  tenant_event_days: 'quotas',
 } as const satisfies Record<keyof DB, string>;
 
 /**

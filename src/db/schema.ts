@@ -612,7 +612,27 @@ export interface SourceRequestsTable {
   body_truncated: boolean;
 }
 
+/** The limits the platform set for a tenant (docs/api/quotas.md); null is no limit. */
+export interface TenantQuotasTable {
+  tenant_id: string;
+  events_per_day: number | null;
+  connections: number | null;
+  requests_per_minute: number | null;
+  retention_days: number | null;
+  updated_at: Timestamp;
+}
+
+/** The events a tenant with an `eventsPerDay` quota has reserved on a UTC day (quotas/). */
+export interface TenantEventDaysTable {
+  tenant_id: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: ColumnType<string, string, string>;
+  events: number;
+}
+
 export interface DB {
+  tenant_quotas: TenantQuotasTable;
+  tenant_event_days: TenantEventDaysTable;
   sources: SourcesTable;
   source_deliveries: SourceDeliveriesTable;
   source_requests: SourceRequestsTable;

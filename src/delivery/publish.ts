@@ -4,6 +4,7 @@ import type { ConnectionDeps } from '../connections/connections.js';
 import { batchCatalog, checkEventType, withWarnings } from '../event-types/catalog.js';
 import { MAX_JSON_DEPTH, nestingDepth, nestingProblem } from '../http/json-body.js';
 import { HttpProblem } from '../http/problem.js';
+import { errorFields } from '../logger.js';
 import type { PublishSpan } from '../telemetry/types.js';
 import { itemError, type BatchItem, type BatchItemError } from './batch.js';
 import type { EventWriter } from './group-commit.js';
@@ -208,10 +209,38 @@ async function writeEvents(
   origin: AuditOrigin,
   drafted: readonly Drafted[],
 ): Promise<Array<PublishedEvent | HttpProblem>> {
+  // Quotas (docs/api/quotas.md): the tenant's events of the day are reserved before any is written,
+  // all of them or none (a batch that would cross the quota is refused whole); those not written
+  // (a failed write, an idempotent replay, a conflict) are given back.
+  const reservation = await deps.ctx.quotas.reserveEvents(scope.tenantId, drafted.length, origin.at);
+  const made = { events: 0 };
+  const giveBack = () =>
+    reservation
+      .giveBack(drafted.length - made.events)
+      .catch((error: unknown) => deps.ctx.log.warn(errorFields(error), 'quota reservation not given back'));
+  let answers: Array<PublishedEvent | HttpProblem>;
+  try {
+    answers = await writeReserved(deps, scope, origin, drafted, made);
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
+  await giveBack();
+  return answers;
+}
+
+/** writeEvents' writes, counting in `made` the events they create (for the quota's reservation). */
+async function writeReserved(
+  deps: PublishDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  drafted: readonly Drafted[],
+  made: { events: number },
+): Promise<Array<PublishedEvent | HttpProblem>> {
   const plain = drafted.filter((d) => d.key === undefined);
   const keyed = drafted.filter((d) => d.key !== undefined);
-  const write = (d: Drafted) =>
-    deps.writer.write({
+  const write = async (d: Drafted) => {
+    const row = await deps.writer.write({
       scope,
       at: origin.at,
       type: d.type,
@@ -219,17 +248,23 @@ async function writeEvents(
       traceContext: d.span?.traceparent ?? null,
       orderingKey: d.orderingKey,
     });
+    made.events++;
+    return row;
+  };
+  const writeKeyed = async (drafts: readonly Drafted[]) => {
+    const answers = await publishKeyed(deps, scope, origin, drafts.map(keyedDraftOf));
+    made.events += freshEvents(answers, origin.at);
+    return answers;
+  };
   const plainKeys = new Set(plain.map((d) => d.orderingKey).filter((key) => key !== undefined));
   const inOrder = keyed.some((d) => d.orderingKey !== undefined && plainKeys.has(d.orderingKey));
   let written: Awaited<ReturnType<EventWriter['write']>>[];
   let published: Array<PublishedEvent | HttpProblem>;
   try {
     [written, published] = inOrder
-      ? await writeInOrder(deps, scope, origin, plain, keyed, write)
-      : await Promise.all([
-          Promise.all(plain.map(write)),
-          publishKeyed(deps, scope, origin, keyed.map(keyedDraftOf)),
-        ]);
+      ? await writeInOrder(plain, keyed, write, writeKeyed)
+      : // Every write ends before a failure is thrown: the reservation is settled on what was written.
+        await Promise.all([settled(plain.map(write)), writeKeyed(keyed)]);
   } catch (error) {
     for (const { span } of [...plain, ...keyed]) span?.failed(error);
     throw error;
@@ -239,6 +274,26 @@ async function writeEvents(
   for (const [i, d] of plain.entries()) answers.set(d, ended(d.span, answerOf(written[i]!)));
   for (const [i, d] of keyed.entries()) answers.set(d, ended(d.span, published[i]!));
   return drafted.map((d) => answers.get(d)!);
+}
+
+/** Like Promise.all, but it waits for every promise before it throws the first failure. */
+async function settled<T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * The events a keyed publish created: those made at this publish's time, each once (a key given twice
+ * answers one event). A replay answers an event made earlier, and a conflict none.
+ */
+function freshEvents(answers: ReadonlyArray<PublishedEvent | HttpProblem>, at: Date): number {
+  const stamp = at.toISOString();
+  const ids = new Set<string>();
+  for (const answer of answers)
+    if (!(answer instanceof HttpProblem) && answer.createdAt === stamp) ids.add(answer.id);
+  return ids.size;
 }
 
 const keyedDraftOf = (d: Drafted): KeyedDraft => ({
@@ -251,12 +306,10 @@ const keyedDraftOf = (d: Drafted): KeyedDraft => ({
 
 /** writeEvents' writes, one event at a time in the request's order. */
 async function writeInOrder(
-  deps: PublishDeps,
-  scope: TenantScope,
-  origin: AuditOrigin,
   plain: readonly Drafted[],
   keyed: readonly Drafted[],
   write: (d: Drafted) => ReturnType<EventWriter['write']>,
+  writeKeyed: (drafts: readonly Drafted[]) => Promise<Array<PublishedEvent | HttpProblem>>,
 ) {
   const written: Array<Awaited<ReturnType<EventWriter['write']>>> = [];
   const published: Array<PublishedEvent | HttpProblem> = [];
@@ -265,7 +318,7 @@ async function writeInOrder(
     ...keyed.map((d, i) => ({
       index: d.index,
       run: async () => {
-        const [answer] = await publishKeyed(deps, scope, origin, [keyedDraftOf(d)]);
+        const [answer] = await writeKeyed([d]);
         published[i] = answer!;
       },
     })),

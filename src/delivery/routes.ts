@@ -187,7 +187,7 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...tenantRule('integrations', 'OPERATOR'),
-        openapi: { problems: ['conflict'] },
+        openapi: { problems: ['conflict', 'quota_exceeded'] },
         mcp: {
           tool: 'publish_event',
           headers: { idempotencyKey: 'idempotency-key' },
@@ -221,7 +221,10 @@ export const deliveryRoutes: RoutePlugin = async (app, deps) => {
   app.post(
     '/api/v1/integrations/events/batch',
     {
-      config: { ...tenantRule('integrations', 'OPERATOR'), openapi: { body: DocumentedBatchBody } },
+      config: {
+        ...tenantRule('integrations', 'OPERATOR'),
+        openapi: { body: DocumentedBatchBody, problems: ['quota_exceeded'] },
+      },
       schema: {
         tags,
         summary: 'Publish up to 100 events, each as if published alone',

@@ -28,11 +28,14 @@ export const PROBLEMS = {
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  // A tenant at a quota the platform set (docs/api/quotas.md): 429 for the events of a day, which come
+  // back at the next UTC day (`Retry-After`); 409 for a connection too many, which waiting never frees.
+  quota_exceeded: { status: 429, title: 'Quota exceeded', also: [409] },
   internal: { status: 500, title: 'Internal server error' },
   // The credential proxy's: the provider's API gave no answer that can be passed back (docs/api/oauth.md).
   bad_gateway: { status: 502, title: 'Bad gateway' },
   unavailable: { status: 503, title: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>;
+} as const satisfies Record<string, { status: number; title: string; also?: readonly number[] }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
@@ -51,16 +54,29 @@ export class HttpProblem extends Error {
   constructor(
     code: ProblemCode,
     detail?: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    options: { errors?: FieldError[]; headers?: Record<string, string>; status?: number } = {},
   ) {
     super(detail ?? PROBLEMS[code].title);
     this.name = 'HttpProblem';
     this.code = code;
-    this.status = PROBLEMS[code].status;
+    this.status = statusOf(code, options.status);
     this.detail = detail;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
   }
+}
+
+/** Every status a code answers with: its own, and the few others PROBLEMS allows it (`also`). */
+export function statusesOf(code: ProblemCode): readonly number[] {
+  const entry: { status: number; also?: readonly number[] } = PROBLEMS[code];
+  return [entry.status, ...(entry.also ?? [])];
+}
+
+/** The status of one problem: the code's own unless another it allows is asked for. */
+function statusOf(code: ProblemCode, wanted: number | undefined): number {
+  if (wanted === undefined) return PROBLEMS[code].status;
+  if (!statusesOf(code).includes(wanted)) throw new Error(`${code} does not answer with ${wanted}`);
+  return wanted;
 }
 
 /** A 400 `validation_failed` naming one field, for checks a schema cannot express. */

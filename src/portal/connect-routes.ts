@@ -301,7 +301,12 @@ export const connectRoutes: RoutePlugin = async (app, services) => {
       config: {
         ...linkRoute,
         openapi: {
-          problems: [...linkRoute.openapi.problems, 'destination_forbidden', 'entitlement_missing'],
+          problems: [
+            ...linkRoute.openapi.problems,
+            'destination_forbidden',
+            'entitlement_missing',
+            'quota_exceeded',
+          ],
         },
       },
       schema: {

@@ -281,6 +281,7 @@ export const sourceRoutes: RoutePlugin = async (app, deps) => {
             problems: [
               'invalid_signature',
               'rate_limited',
+              'quota_exceeded',
               'unavailable',
               'payload_too_large',
               'unsupported_media_type',

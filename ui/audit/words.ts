@@ -26,6 +26,7 @@ export const AUDIT_ACTION_WORDS: Readonly<Record<string, string>> = {
   'user.delete': 'Removed a person',
   'tenant.create': 'Created the organization',
   'tenant.entitlements.update': 'Changed the organization’s modules',
+  'tenant.quotas.update': 'Changed the organization’s quotas',
   'connection.create': 'Created a connection',
   'connection.update': 'Edited a connection',
   'connection.credentials.bind': 'Bound credentials to a connection',

@@ -167,19 +167,65 @@ async function queueBacklogHigh(db: Kysely<DB>, now: Date, alerts: Config['alert
 }
 
 /** Every condition that holds now, read from the database (DatabaseUnavailable is the engine's own). */
+/** The percentage of a set quota TenantQuotaNearlyUsed fires from (docs/operators/alerting.md). */
+export const QUOTA_NEARLY_USED_PERCENT = 80;
+
+/**
+ * TenantQuotaNearlyUsed (docs/api/quotas.md), one per tenant and quota (`eventsPerDay`, `connections`):
+ * fires while the tenant uses 80 % or more of a quota the platform set, resolves below. Today's events
+ * are those reserved on the tenant's row for the UTC day (quotas/), its connections those not revoked.
+ * Read by SQL, as the other conditions read delivery's and connections' tables.
+ */
+async function tenantQuotaNearlyUsed(db: Kysely<DB>, now: Date): Promise<Condition[]> {
+  const day = now.toISOString().slice(0, 10);
+  const { rows } = await sql<{
+    tenant_id: string;
+    quota: string;
+    used: number | string;
+    quota_limit: number;
+  }>`
+    select q.tenant_id, 'eventsPerDay' as quota, d.events as used, q.events_per_day as quota_limit
+    from tenant_quotas q
+    join tenant_event_days d on d.tenant_id = q.tenant_id and d.day = ${day}::date
+    where q.events_per_day is not null and d.events::bigint * 100 >= q.events_per_day::bigint * ${QUOTA_NEARLY_USED_PERCENT}
+    union all
+    select q.tenant_id, 'connections' as quota, count(c.id) as used, q.connections as quota_limit
+    from tenant_quotas q
+    join connections c on c.tenant_id = q.tenant_id and c.status <> 'disabled'
+    where q.connections is not null
+    group by q.tenant_id, q.connections
+    having count(c.id) * 100 >= q.connections::bigint * ${QUOTA_NEARLY_USED_PERCENT}`.execute(db);
+  return rows.map((row) => ({
+    labels: {
+      alertname: 'TenantQuotaNearlyUsed',
+      severity: 'warning',
+      tenantId: row.tenant_id,
+      quota: row.quota,
+    },
+    annotations: {
+      summary: `A tenant has used ${Math.floor((Number(row.used) / row.quota_limit) * 100)} % of its ${row.quota} quota`,
+      description:
+        row.quota === 'eventsPerDay'
+          ? `${Number(row.used)} of its ${row.quota_limit} events of today (UTC) are used; past them its publishes answer 429.`
+          : `${Number(row.used)} of its ${row.quota_limit} connections are used; past them a create answers 409.`,
+    },
+  }));
+}
+
 export async function evaluateConditions(
   db: Kysely<DB>,
   now: Date,
   alerts: Config['alerts'],
 ): Promise<Condition[]> {
-  const [failed, rate, backlog, paused, expired] = await Promise.all([
+  const [failed, rate, backlog, paused, expired, quotas] = await Promise.all([
     deliveryFailed(db, now),
     failureRateHigh(db, now, alerts),
     queueBacklogHigh(db, now, alerts),
     connectionPaused(db),
     authorizationExpired(db),
+    tenantQuotaNearlyUsed(db, now),
   ]);
-  return [...failed, ...rate, ...backlog, ...paused, ...expired];
+  return [...failed, ...rate, ...backlog, ...paused, ...expired, ...quotas];
 }
 
 /** Raised by the engine itself when its ping fails; no error text, which may name hosts or users. */
