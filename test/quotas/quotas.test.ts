@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ensurePartitions, partitionDays } from '../../src/db/partitions.js';
 import { purgeExpired } from '../../src/delivery/retention.js';
 import { evaluateConditions } from '../../src/platform/alerting/conditions.js';
 import { createQuotaBook } from '../../src/quotas/book.js';
@@ -307,6 +308,44 @@ describe('retentionDays', () => {
     assert.equal(await eventCount(global), 1, 'a tenant on the global days kept an event past them');
     assert.equal((await deliveries(long)).length, 2, 'the 10-day tenant lost a delivery within its days');
     assert.equal(await eventCount(long), 2, 'the 10-day tenant lost an event within its days');
+  });
+
+  test('a day partition is dropped only once every tenant’s retention has passed it', async (t) => {
+    t.after(() => h.setNow(null));
+    const day = new Date('2021-05-01T10:00:00Z');
+    const tenants = await Promise.all([0, 1].map(() => makeSignedInTenant(h)));
+    await ensurePartitions(h.database.kysely, day, 0);
+    for (const { session } of tenants) {
+      const connection = await makeWebhookConnection(h, session, 'http://127.0.0.1:9/hook');
+      await h.request('POST', `/api/v1/integrations/connections/${connection.id}/pause`, {
+        session,
+        body: {},
+      });
+      h.setNow(day);
+      await publishEvent(h, session);
+      h.setNow(null);
+    }
+    const [plain, long] = tenants.map((x) => x.tenant.id) as [string, string];
+    await setQuotas(long, { retentionDays: 365 });
+    const now = new Date('2021-06-10T00:00:00Z');
+    const purged = await purgeExpired(
+      h.database.kysely,
+      now,
+      new Date(now.getTime() - 30 * DAY_MS),
+      h.database.engine,
+    );
+    assert.deepEqual(purged.days, [], 'a day the 365-day tenant still keeps was dropped');
+    assert.equal(await eventCount(plain), 0, 'a tenant on the global days kept an event past them');
+    assert.equal(await eventCount(long), 1, 'the 365-day tenant lost an event within its days');
+    await setQuotas(long, { retentionDays: null });
+    await purgeExpired(h.database.kysely, now, new Date(now.getTime() - 30 * DAY_MS), h.database.engine);
+    assert.equal(await eventCount(long), 0, 'back on the global days, the tenant kept its old event');
+    if (h.database.engine === 'postgres') {
+      assert.ok(
+        !(await partitionDays(h.database.kysely)).includes('20210501'),
+        'the expired day was not dropped',
+      );
+    }
   });
 });
 
