@@ -8,6 +8,7 @@ import { publishEvent, type Problem } from '../helpers/events.js';
 import { makeSignedInTenant, makeTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { waitUntil } from '../helpers/wait.js';
+import { githubSignature } from '../sources/signers.js';
 
 let h: Harness;
 before(async () => {
@@ -223,6 +224,37 @@ describe('eventsPerDay', () => {
     await publishEvent(h, session, {}, { status: 429 });
     assert.equal(await eventCount(tenant.id), 2, 'the replay took a place of the quota');
   });
+});
+
+test('a source’s ingest over the day’s events answers 429 quota_exceeded, and the provider’s retry is taken the next day', async (t) => {
+  t.after(() => h.setNow(null));
+  const { tenant, session } = await makeSignedInTenant(h);
+  await setQuotas(tenant.id, { eventsPerDay: 1 });
+  const secret = 'gh-quota-secret';
+  const created = await h.request('POST', '/api/v1/integrations/sources', {
+    session,
+    body: { name: 'quota', scheme: 'github', secret },
+  });
+  assert.equal(created.status, 201, `creating a source answered ${created.status}: ${created.text}`);
+  const send = (delivery: string) => {
+    const body = JSON.stringify({ ref: 'refs/heads/main', delivery });
+    return h.request('POST', `/ingest/${created.body.id}`, {
+      rawBody: body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-github-delivery': delivery,
+        'x-hub-signature-256': githubSignature(secret, body),
+      },
+    });
+  };
+  assert.equal((await send('d-1')).status, 202, 'the first delivery within the quota was refused');
+  const over = await send('d-2');
+  assert.equal(over.status, 429, `the delivery over the quota answered ${over.status}: ${over.text}`);
+  assert.equal(over.body.code, 'quota_exceeded', 'the delivery over the quota is not quota_exceeded');
+  assert.ok(Number(over.headers.get('retry-after')) > 0, 'the refusal has no Retry-After');
+  h.setNow(new Date(Math.floor(Date.now() / DAY_MS + 1) * DAY_MS + 1000));
+  assert.equal((await send('d-2')).status, 202, 'the provider’s retry the next day was not taken');
 });
 
 describe('connections', () => {
