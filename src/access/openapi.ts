@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { statusesOf, type ProblemCode } from '../http/problem.js';
+import { PROBLEMS, statusesOf, type ProblemCode } from '../http/problem.js';
 import { ProblemSchema } from '../http/schemas.js';
 import { RFC3339_PATTERN } from '../http/time.js';
 import { VERSION } from '../version.js';
@@ -13,8 +13,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What the document says about a route beyond its schema and access rule. */
     openapi?: {
-      /** Errors its domain code throws besides those every route of its kind can answer (409 …). */
-      problems?: readonly ProblemCode[];
+      /**
+       * Errors its domain code throws besides those every route of its kind can answer (409 …): a code
+       * at its own status, or `[code, status]` for another status PROBLEMS allows it (`quota_exceeded` 409).
+       */
+      problems?: readonly (ProblemCode | readonly [ProblemCode, number])[];
       /** The body as checked at run time, when the route schema can only check its envelope. */
       body?: TSchema;
     };
@@ -34,7 +37,7 @@ const carriesBody = (route: RouteOptions): boolean => methodsOf(route).some((m) 
  * URL or an oversized or Host-less head, 408 for a request that did not arrive in time, 500, 503)
  * are in every operation.
  */
-function problemsOf(route: RouteOptions): ProblemCode[] {
+function problemsOf(route: RouteOptions): Array<readonly [ProblemCode, number]> {
   const rule = route.config?.access as AccessRule | undefined;
   const schema = (route.schema ?? {}) as FastifySchema;
   const unsafe = carriesBody(route);
@@ -63,8 +66,10 @@ function problemsOf(route: RouteOptions): ProblemCode[] {
   }
   if (unsafe) add('invalid_json', 'payload_too_large', 'unsupported_media_type');
   if (schema.params) add('not_found');
-  add(...(route.config?.openapi?.problems ?? []));
-  return [...codes];
+  const declared = route.config?.openapi?.problems ?? [];
+  add(...declared.filter((p): p is ProblemCode => typeof p === 'string'));
+  const others = declared.filter((p): p is readonly [ProblemCode, number] => typeof p !== 'string');
+  return [...[...codes].map((code) => [code, PROBLEMS[code].status] as const), ...others];
 }
 
 /** A route a portal session's token may call (its rule names a portal access) lists it as a scheme too. */
@@ -97,10 +102,11 @@ const RESPONSE_HEADERS: Partial<Record<number, Record<string, { description: str
 };
 
 /** One response per status, listing its codes, each a problem details body. */
-function problemResponses(codes: readonly ProblemCode[]): Record<string, unknown> {
+function problemResponses(codes: ReadonlyArray<readonly [ProblemCode, number]>): Record<string, unknown> {
   const byStatus = new Map<number, ProblemCode[]>();
-  for (const code of codes) {
-    for (const status of statusesOf(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  for (const [code, status] of codes) {
+    if (!statusesOf(code).includes(status)) throw new Error(`${code} does not answer with ${status}`);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [

@@ -226,7 +226,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
       config: {
         ...tenantRule('integrations', 'OPERATOR', { portal: 'manage' }),
         openapi: {
-          problems: ['destination_forbidden', 'conflict', 'quota_exceeded'],
+          problems: ['destination_forbidden', 'conflict', ['quota_exceeded', 409]],
           body: createBody.documented,
         },
       },

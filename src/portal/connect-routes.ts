@@ -305,7 +305,7 @@ export const connectRoutes: RoutePlugin = async (app, services) => {
             ...linkRoute.openapi.problems,
             'destination_forbidden',
             'entitlement_missing',
-            'quota_exceeded',
+            ['quota_exceeded', 409],
           ],
         },
       },
