@@ -320,7 +320,7 @@ if (ENGINE === 'postgres') {
       assert.equal(over.body?.code, 'rate_limited', 'a refusal is rate_limited');
       assert.ok(over.headers.get('retry-after'), 'a refusal says when to retry');
 
-      // A shares its count within a second (rate-limit.ts); the shared row says when it has.
+      // A's leases are in the shared row as it takes them (rate-limit.ts); the row says so.
       const bucket = `tenant_key:${key.id}`;
       const shared = async () =>
         Number(
