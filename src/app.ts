@@ -132,10 +132,12 @@ export async function buildApp(config: Config, services: Services): Promise<Fast
   await registerCompression(app);
   await app.register(cookie);
   registerSecurityHeaders(app, config.publicUrl);
-  const { verifiers, limiter } = services;
+  const { verifiers, limiter, tenantRequestLimit } = services;
   registerGate(app, {
     verifiers,
     limiter,
+    requestsPerMinute: config.rateLimitPerMinute,
+    tenantRequestLimit,
     keyring: ctx.keyring,
     publicOrigin: config.publicUrl.origin,
     now: ctx.now,

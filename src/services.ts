@@ -56,6 +56,8 @@ export interface AppDeps {
   workers?: Partial<WorkerOptions> | false;
   /** Cache and batching intervals; tests shorten them instead of waiting. */
   timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
+  /** A tenant's requests per minute for the gate's tenant bucket; tests give one (see `Services`). */
+  tenantRequestLimit?: (tenantId: string) => number | null;
 }
 
 /**
@@ -74,6 +76,11 @@ export interface Services {
   /** The gate's check per credential kind (sessions, tenant and platform keys, portal tokens). */
   verifiers: CredentialVerifiers;
   limiter: RateLimiter;
+  /**
+   * The tenant's `requestsPerMinute` quota, or null: every request of the tenant's credentials counts
+   * on one bucket of the gate (docs/api/rate-limits.md). Synchronous: read per request from memory.
+   */
+  tenantRequestLimit(tenantId: string): number | null;
   mailer: InvitationMailer;
   catalog: ConnectorCatalog;
   oauth: Awaited<ReturnType<typeof createOAuth>>;
@@ -124,7 +131,7 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
   const portal = createPortal(ctx, deps);
   const { portalTokens } = portal;
   const { mcpAccessTokens, verifiers } = credentialChecks(ctx, deps, tenantKeys, portalTokens, closers);
-  const limiter = createRateLimiter(db, config.rateLimitPerMinute, {
+  const limiter = createRateLimiter(db, {
     syncMs: deps.timings?.rateLimitSyncMs,
     onError: logBackgroundError,
   });
@@ -149,6 +156,9 @@ export async function createServices(config: Config, deps: AppDeps): Promise<Ser
     ...portal,
     verifiers,
     limiter,
+    // The tenant's `requestsPerMinute` quota, from the quota book's cache (src/quotas/, contract §24);
+    // a test harness may give its own.
+    tenantRequestLimit: deps.tenantRequestLimit ?? ((tenantId) => ctx.quotas.requestsPerMinute(tenantId)),
     mailer,
     catalog,
     oauth,

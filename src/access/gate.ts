@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Keyring } from '../crypto/keyring.js';
 import { HttpProblem } from '../http/problem.js';
+import { rateLimitFields } from '../http/rate-limit-fields.js';
 import { authenticate, unauthenticated, type CredentialVerifiers } from './authenticate.js';
 import { addressBucket, clientAddress } from './client-address.js';
 import { verifyCsrfToken } from './csrf.js';
@@ -60,22 +61,50 @@ const addressOf = (request: FastifyRequest): string => addressBucket(clientAddre
 export interface GateDeps {
   verifiers: CredentialVerifiers;
   limiter: RateLimiter;
+  /** `RATE_LIMIT_PER_MINUTE`: a credential's limit unless its key has its own, and an address's. */
+  requestsPerMinute: number;
+  /**
+   * The tenant's `requestsPerMinute` quota (docs/api/rate-limits.md), null for none: every request
+   * of the tenant's credentials counts on one bucket. Synchronous: read from memory per request.
+   */
+  tenantRequestLimit(tenantId: string): number | null;
   keyring: Keyring;
   publicOrigin: string;
   now(): Date;
 }
 
-/** Sets the rate-limit headers of a count, and refuses the request when it is over the limit. */
-function enforce(reply: FastifyReply, result: RateLimitResult, perAddress: boolean): void {
-  reply.header('ratelimit-limit', result.limit);
-  reply.header('ratelimit-remaining', result.remaining);
-  reply.header('ratelimit-reset', result.resetSeconds);
-  if (!result.allowed) {
-    const detail = perAddress
-      ? 'Too many requests from this address; slow down.'
-      : 'Too many requests for this credential; slow down.';
-    throw new HttpProblem('rate_limited', detail, {
-      headers: { 'retry-after': String(result.resetSeconds) },
+/** One bucket a request counts on, and the policy it announces (http/rate-limit-fields.ts). */
+interface Bucket {
+  bucket: string;
+  policy: 'address' | 'credential' | 'tenant';
+  limit: number;
+}
+
+const REFUSALS: Record<Bucket['policy'], string> = {
+  address: 'Too many requests from this address; slow down.',
+  credential: 'Too many requests for this credential; slow down.',
+  tenant: "Over the tenant's requests per minute; slow down.",
+};
+
+/**
+ * Sets the rate-limit fields of the counts so far (every request they admitted carries them), and
+ * refuses the request when the last of them is over its limit.
+ */
+function enforce(reply: FastifyReply, counts: ReadonlyArray<[Bucket, RateLimitResult]>): void {
+  const fields = rateLimitFields(
+    counts.map(([b, result]) => ({
+      policy: b.policy,
+      quota: result.limit,
+      windowSeconds: 60,
+      remaining: result.remaining,
+      resetSeconds: result.resetSeconds,
+    })),
+  );
+  for (const [name, value] of Object.entries(fields)) reply.header(name, value);
+  const last = counts.at(-1);
+  if (last && !last[1].allowed) {
+    throw new HttpProblem('rate_limited', REFUSALS[last[0].policy], {
+      headers: { ...fields, 'retry-after': String(last[1].resetSeconds) },
     });
   }
 }
@@ -122,18 +151,49 @@ function release(gate: Gate, address: string): void {
 }
 
 /**
- * Counts a request against its bucket (the credential's, or the client address's) and sets the
- * headers of the count; a promise only when the count must wait for the shared one.
+ * Counts a request on its buckets in order (the credential's, then its tenant's) and sets the
+ * fields of the counts; a bucket that refuses ends it, uncounted on the buckets after it. A
+ * promise only when a count must wait for a lease from the shared row.
  */
 function limit(
   deps: GateDeps,
   reply: FastifyReply,
-  bucket: string,
-  perAddress: boolean,
+  buckets: readonly Bucket[],
+  counts: Array<[Bucket, RateLimitResult]> = [],
 ): Promise<void> | void {
-  const counted = deps.limiter.hit(bucket, deps.now());
-  if (counted instanceof Promise) return counted.then((result) => enforce(reply, result, perAddress));
-  enforce(reply, counted, perAddress);
+  const now = deps.now();
+  for (let i = counts.length; i < buckets.length; i++) {
+    const b = buckets[i]!;
+    const counted = deps.limiter.hit(b.bucket, now, b.limit);
+    if (counted instanceof Promise) {
+      return counted.then((result) => {
+        counts.push([b, result]);
+        if (!result.allowed) return enforce(reply, counts);
+        return limit(deps, reply, buckets, counts);
+      });
+    }
+    counts.push([b, counted]);
+    if (!counted.allowed) break;
+  }
+  enforce(reply, counts);
+}
+
+const addressBuckets = (deps: GateDeps, request: FastifyRequest): Bucket[] => [
+  { bucket: addressOf(request), policy: 'address', limit: deps.requestsPerMinute },
+];
+
+/** A credential's bucket (a key's own limit, else the global), then its tenant's if it has a quota. */
+function principalBuckets(deps: GateDeps, principal: Principal): Bucket[] {
+  const own = principal.kind === 'tenant_key' ? principal.rateLimitPerMinute : null;
+  const buckets: Bucket[] = [
+    { bucket: principalBucket(principal), policy: 'credential', limit: own ?? deps.requestsPerMinute },
+  ];
+  const tenantId = principal.kind === 'platform_key' ? null : principal.tenantId;
+  const tenantLimit = tenantId === null ? null : deps.tenantRequestLimit(tenantId);
+  if (tenantLimit !== null) {
+    buckets.push({ bucket: `tenant:${tenantId}`, policy: 'tenant', limit: tenantLimit });
+  }
+  return buckets;
 }
 
 /**
@@ -146,9 +206,9 @@ function check(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promis
   const { deps, lookups } = gate;
   const rule = request.routeOptions.config.access;
   // Only the not-found route declares nothing: what no route takes is limited per address.
-  if (!rule) return limit(deps, reply, addressOf(request), true);
+  if (!rule) return limit(deps, reply, addressBuckets(deps, request));
   if (rule.class === 'public')
-    return rule.unlimited ? undefined : limit(deps, reply, addressOf(request), true);
+    return rule.unlimited ? undefined : limit(deps, reply, addressBuckets(deps, request));
 
   const now = deps.now();
   // An address that has spent its allowance of unauthenticated and failed requests is refused
@@ -156,31 +216,37 @@ function check(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promis
   // Lookups still in flight count as spent: a burst must not pass before its failures are counted.
   const address = addressOf(request);
   const pending = lookups.get(address) ?? 0;
-  const early = deps.limiter.peek(address, now, pending);
+  const early = deps.limiter.peek(address, now, deps.requestsPerMinute, pending);
   // Passed, it is counted again once the credential is known, and that count sets the headers.
-  if (!early.allowed) enforce(reply, early, true);
+  if (!early.allowed) enforce(reply, [[addressBuckets(deps, request)[0]!, early]]);
   lookups.set(address, pending + 1);
   let found: Promise<Principal | null> | Principal | null;
   try {
     found = authenticate(request, deps.verifiers, now);
   } catch (error) {
-    return refuse(gate, reply, address, error);
+    return refuse(gate, request, reply, address, error);
   }
   if (found instanceof Promise) {
     return found.then(
       (principal) => admit(gate, request, reply, rule, address, principal),
-      (error: unknown) => refuse(gate, reply, address, error),
+      (error: unknown) => refuse(gate, request, reply, address, error),
     );
   }
   return admit(gate, request, reply, rule, address, found);
 }
 
 /** After a failed credential: guessing credentials is limited per client address. */
-function refuse(gate: Gate, reply: FastifyReply, address: string, error: unknown): Promise<never> {
+function refuse(
+  gate: Gate,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  address: string,
+  error: unknown,
+): Promise<never> {
   // The lookup stays counted as spent until the failure itself is.
   let counted: Promise<void> | void;
   try {
-    counted = limit(gate.deps, reply, address, true);
+    counted = limit(gate.deps, reply, addressBuckets(gate.deps, request));
   } catch (refusal) {
     release(gate, address);
     throw refusal;
@@ -210,7 +276,11 @@ function admit(
   // A tool call's own request was counted as the MCP request that made it: counting it again would
   // halve a key's limit through MCP (docs/api/mcp.md).
   if (principal && viaOf(request) === 'mcp') return allow(gate.deps, request, rule, principal);
-  const counted = limit(gate.deps, reply, principal ? principalBucket(principal) : address, !principal);
+  const counted = limit(
+    gate.deps,
+    reply,
+    principal ? principalBuckets(gate.deps, principal) : addressBuckets(gate.deps, request),
+  );
   if (counted) return counted.then(() => allow(gate.deps, request, rule, principal));
   allow(gate.deps, request, rule, principal);
 }

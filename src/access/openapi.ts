@@ -97,7 +97,18 @@ function securityOf(rule: AccessRule | undefined, unsafe: boolean): Array<Record
 
 const RESPONSE_HEADERS: Partial<Record<number, Record<string, { description: string; type: string }>>> = {
   401: { 'www-authenticate': { description: 'Bearer, on API routes', type: 'string' } },
-  429: { 'retry-after': { description: 'seconds until a request may succeed', type: 'integer' } },
+  429: {
+    'retry-after': { description: 'seconds until a request may succeed', type: 'integer' },
+    'ratelimit-policy': {
+      description:
+        'the limits that applied: "<policy>";q=<quota>;w=<window seconds> (draft-ietf-httpapi-ratelimit-headers)',
+      type: 'string',
+    },
+    ratelimit: {
+      description: 'where the request stands: "<policy>";r=<remaining>;t=<seconds to reset>',
+      type: 'string',
+    },
+  },
   503: { 'retry-after': { description: 'seconds before trying again', type: 'integer' } },
 };
 

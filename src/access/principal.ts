@@ -14,6 +14,11 @@ export type Principal =
       entitlements: string[];
       expiresAt: Date;
       /**
+       * The key's own requests per minute (docs/api/keys.md), null for `RATE_LIMIT_PER_MINUTE`: the
+       * gate counts with it without reading the database.
+       */
+      rateLimitPerMinute: number | null;
+      /**
        * Set for an MCP client's OAuth access token (`oat_`, docs/api/mcp.md): a grant holds scopes as
        * a key does, but only on the MCP route and the tool calls it makes; `keyId` is the grant's ID.
        */

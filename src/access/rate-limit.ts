@@ -11,161 +11,227 @@ export interface RateLimitResult {
 
 export interface RateLimiter {
   /**
-   * Counts a hit. A promise only when the count waits for the shared one (a bucket's first hit in
-   * a window, then at most once per sync interval); otherwise the answer comes at once.
+   * Counts a hit on `bucket`, whose limit per window is `limit` (buckets have limits of their own:
+   * a key's, the tenant's). A promise only when the hit waits for a lease from the shared row (a
+   * bucket's first hit in a window, and near its limit); otherwise the answer comes at once.
    */
-  hit(bucket: string, now: Date): Promise<RateLimitResult> | RateLimitResult;
+  hit(bucket: string, now: Date, limit: number): Promise<RateLimitResult> | RateLimitResult;
   /**
    * What a bucket has left as this process knows it, less `reserved` hits the caller expects,
    * without counting a hit or asking the database: refusing a spent bucket costs nothing.
    */
-  peek(bucket: string, now: Date, reserved?: number): RateLimitResult;
+  peek(bucket: string, now: Date, limit: number, reserved?: number): RateLimitResult;
   close(): Promise<void>;
 }
 
 interface BucketState {
   windowStart: number;
-  /** The shared count as of the last exchange with the database (every process's hits). */
+  /** The limit of the bucket's last hit; a change (a key's new limit) reopens a spent bucket. */
+  limit: number;
+  /** Hits this process has leased from the shared row in this window. */
+  granted: number;
+  /** Hits this process has admitted: never more than `granted`. */
+  used: number;
+  /** The shared row's count (every process's leases) as of this process's last lease. */
   shared: number;
-  /** Hits of this process not yet added to the shared count. */
-  pending: number;
-  /** Hits on their way to the shared row: counted until the answer includes them. */
-  sending: number;
-  syncedAt: number;
+  /** The shared row refused a lease of one: nothing is left in this window but this process's lease. */
+  spent: boolean;
+  /** The lease on its way, which every hit that finds no allowance waits for. */
+  leasing: Promise<void> | undefined;
 }
 
 const WINDOW_MS = 60_000;
+/** A lease is at most this share of the limit: what one process can hold unused (docs/decisions/0091-…). */
+const SLICE_SHARE = 0.05;
 
 const windowOf = (now: Date) => Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
-const counted = (state: BucketState) => state.shared + state.sending + state.pending;
+const freshState = (windowStart: number, limit: number): BucketState => ({
+  windowStart,
+  limit,
+  granted: 0,
+  used: 0,
+  shared: 0,
+  spent: false,
+  leasing: undefined,
+});
 
-function answerOf(
-  limit: number,
-  allowed: boolean,
-  total: number,
-  windowStart: number,
-  now: Date,
-): RateLimitResult {
-  return {
-    allowed,
-    limit,
-    remaining: Math.max(0, limit - total),
-    resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now.getTime()) / 1000)),
-  };
-}
-
-/** Adds this process's unshared hits to the bucket's shared row and reads back every process's total. */
-async function exchangeCount(db: Kysely<DB>, bucket: string, state: BucketState): Promise<void> {
-  const add = state.pending;
-  state.pending = 0;
-  state.sending += add;
-  state.syncedAt = Date.now();
-  try {
-    const result = await sql<{ hits: number }>`
-      insert into rate_limit_windows (bucket, window_start, hits)
-      values (${bucket}, ${new Date(state.windowStart)}, ${add})
-      on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
-      returning hits`.execute(db);
-    state.shared = Math.max(state.shared, Number(result.rows[0]?.hits ?? 0));
-  } catch (error) {
-    // Not shared this time: count them again with the next exchange.
-    state.pending += add;
-    throw error;
-  } finally {
-    state.sending -= add;
-  }
+/** What the bucket has left for this process: its own unused lease, and the shared row's rest. */
+function remainingOf(state: BucketState): number {
+  const unused = state.granted - state.used;
+  return state.spent ? unused : Math.max(0, state.limit - state.shared) + unused;
 }
 
 /**
- * Pending hits reach the shared row even when this process sees no more traffic for a bucket;
- * about once a window, rows of finished windows are deleted.
+ * The size of the next lease: at most 5 % of the limit, a quarter of what the shared row had left
+ * when last seen, and 1 near the end, so that what processes hold unused at the end is small.
  */
+function sliceOf(state: BucketState): number {
+  const most = Math.max(1, Math.ceil(state.limit * SLICE_SHARE));
+  return Math.max(1, Math.min(most, Math.floor((state.limit - state.shared) / 4)));
+}
+
+function answerOf(state: BucketState, allowed: boolean, now: Date): RateLimitResult {
+  return {
+    allowed,
+    limit: state.limit,
+    remaining: remainingOf(state),
+    resetSeconds: Math.max(1, Math.ceil((state.windowStart + WINDOW_MS - now.getTime()) / 1000)),
+  };
+}
+
+/**
+ * Reserves `n` hits of the window from the bucket's shared row, only if that keeps the row within
+ * the limit: the row never counts more than the limit, so no process can admit beyond it. The
+ * new count when granted, undefined when refused.
+ */
+async function reserve(
+  db: Kysely<DB>,
+  bucket: string,
+  state: BucketState,
+  n: number,
+): Promise<number | undefined> {
+  const result = await sql<{ hits: number }>`
+    insert into rate_limit_windows (bucket, window_start, hits)
+    values (${bucket}, ${new Date(state.windowStart)}, ${n})
+    on conflict (bucket, window_start) do update set hits = rate_limit_windows.hits + excluded.hits
+      where rate_limit_windows.hits + excluded.hits <= ${state.limit}
+    returning hits`.execute(db);
+  const hits = result.rows[0]?.hits;
+  return hits === undefined ? undefined : Number(hits);
+}
+
+/**
+ * Takes one lease for the bucket: a slice granted, or the bucket spent for the window. A refused
+ * slice of more than one is tried again as one (the row had less left than the slice).
+ */
+async function lease(
+  db: Kysely<DB>,
+  bucket: string,
+  state: BucketState,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  let n = sliceOf(state);
+  for (;;) {
+    let hits: number | undefined;
+    try {
+      hits = await reserve(db, bucket, state, n);
+    } catch (error) {
+      // Sharing the count is best effort: with the database gone, this process grants itself the
+      // slice and counts on its own; the request goes on to answer for itself (503 where it needs
+      // the database).
+      onError(error);
+      state.granted += n;
+      state.shared = Math.min(state.limit, state.shared + n);
+      return;
+    }
+    if (hits !== undefined) {
+      state.granted += n;
+      state.shared = Math.max(state.shared, hits);
+      return;
+    }
+    if (n === 1) {
+      // Once the row refuses one, the window is spent: a flood of refused requests costs no write.
+      state.spent = true;
+      state.shared = state.limit;
+      return;
+    }
+    state.shared = Math.max(state.shared, state.limit - n + 1);
+    n = 1;
+  }
+}
+
+/** Rows of finished windows are deleted about once a window, and this process's old buckets forgotten. */
 function startSweeper(
   db: Kysely<DB>,
   buckets: Map<string, BucketState>,
-  syncMs: number,
+  sweepMs: number,
   onError: (error: unknown) => void,
 ): NodeJS.Timeout {
   let ticks = 0;
   const timer = setInterval(() => {
     const cutoff = Date.now() - WINDOW_MS * 2;
-    for (const [bucket, state] of buckets) {
-      if (state.windowStart < cutoff) buckets.delete(bucket);
-      else if (state.pending > 0) exchangeCount(db, bucket, state).catch(onError);
-    }
-    if (++ticks % Math.max(1, Math.round(WINDOW_MS / syncMs)) === 0) {
+    for (const [bucket, state] of buckets) if (state.windowStart < cutoff) buckets.delete(bucket);
+    if (++ticks % Math.max(1, Math.round(WINDOW_MS / sweepMs)) === 0) {
       sql`delete from rate_limit_windows where window_start < ${new Date(cutoff)}`.execute(db).catch(onError);
     }
-  }, syncMs);
+  }, sweepMs);
   timer.unref();
   return timer;
 }
 
+/** The bucket's state in this window (a new window starts from nothing), at the hit's limit. */
+function stateOf(buckets: Map<string, BucketState>, bucket: string, now: Date, limit: number): BucketState {
+  const windowStart = windowOf(now);
+  let state = buckets.get(bucket);
+  if (!state || state.windowStart !== windowStart) {
+    state = freshState(windowStart, limit);
+    buckets.set(bucket, state);
+  } else if (state.limit !== limit) {
+    // A changed limit (a key's, a tenant's) applies from its next lease; a higher one reopens.
+    if (limit > state.limit) state.spent = false;
+    state.limit = limit;
+  }
+  return state;
+}
+
 /**
- * A fixed one-minute window per credential, shared by every process through PostgreSQL (docs/api/rate-limits.md:
- * RATE_LIMIT_PER_MINUTE, per credential). A process counts locally and exchanges its count with
- * the shared row at most once per `syncMs` per bucket, so the hot path costs a map lookup, not a
- * write; a bucket's first hit in a window always asks the database, and so does every hit that
- * brings this process's unshared count to a quarter of what was left. Several processes can
- * overshoot the limit by what they admit between two exchanges, and no more.
+ * A fixed one-minute window per bucket (a credential, a tenant, a client address), shared by every
+ * process through one row per bucket and window (docs/api/rate-limits.md,
+ * docs/decisions/0091-rate-limits-leased-across-processes.md). A process leases slices of the
+ * window's allowance from the row with a conditional upsert that never takes the row past the
+ * limit, and admits locally within its slices: the hot path is a map lookup, one statement per
+ * slice (at most 5 % of the limit, 1 near the end), and once the row refuses a slice of one the
+ * bucket is spent for the window in this process, with no further writes. Processes together
+ * never admit more than the limit; they admit less only by what they hold unused when traffic stops.
  */
 export function createRateLimiter(
   db: Kysely<DB>,
-  limit: number,
   options: { syncMs?: number; onError?: (error: unknown) => void } = {},
 ): RateLimiter {
-  const syncMs = options.syncMs ?? 1_000;
   const buckets = new Map<string, BucketState>();
-
-  const exchange = (bucket: string, state: BucketState) => exchangeCount(db, bucket, state);
-
   const onError = options.onError ?? (() => {});
-  const timer = startSweeper(db, buckets, syncMs, onError);
+  const timer = startSweeper(db, buckets, options.syncMs ?? 1_000, onError);
 
-  const answer = (allowed: boolean, total: number, windowStart: number, now: Date) =>
-    answerOf(limit, allowed, total, windowStart, now);
+  const startLease = (bucket: string, state: BucketState): Promise<void> =>
+    (state.leasing ??= lease(db, bucket, state, onError).finally(() => {
+      state.leasing = undefined;
+    }));
+
+  /** Admits from the lease at hand, or refuses a spent bucket; a promise while a lease is needed. */
+  const take = (
+    bucket: string,
+    state: BucketState,
+    now: Date,
+  ): Promise<RateLimitResult> | RateLimitResult => {
+    if (state.used < state.granted) {
+      state.used += 1;
+      // Before the lease runs out, the next one is asked for without holding up this request, so a
+      // steady stream of hits never waits; not near the end, where slices are of one.
+      const slice = sliceOf(state);
+      if (!state.spent && slice > 1 && state.granted - state.used <= slice / 2) {
+        startLease(bucket, state).catch(onError);
+      }
+      return answerOf(state, true, now);
+    }
+    if (state.spent) return answerOf(state, false, now);
+    return startLease(bucket, state).then(() => take(bucket, state, now));
+  };
 
   return {
-    hit(bucket, now) {
-      const windowStart = windowOf(now);
-      let known = buckets.get(bucket);
-      if (!known || known.windowStart !== windowStart) {
-        known = { windowStart, shared: 0, pending: 0, sending: 0, syncedAt: 0 };
-        buckets.set(bucket, known);
-      }
-      const state = known;
-      state.pending += 1;
-      const count = counted(state);
-      const settled = () => {
-        const total = Math.max(count, counted(state));
-        return answer(total <= limit, total, windowStart, now);
-      };
-      // Once over, a bucket stays over for its window: the shared row has nothing to add, and a
-      // flood of refused requests must not cost a write each.
-      // Sharing the count is best effort: with the database gone, this process still counts on its
-      // own, and the request goes on to answer for itself (503 where it needs the database).
-      if (count <= limit && Date.now() - state.syncedAt >= syncMs) {
-        return exchange(bucket, state).catch(onError).then(settled);
-      } else if (count <= limit && state.sending === 0 && state.pending >= (limit - state.shared) / 4) {
-        // Near the limit, a process shares its count sooner: once it has admitted a quarter of what
-        // was left at its last exchange, without holding up this request. Several processes
-        // hammering one credential then see one another's hits before each could admit the limit;
-        // far from the limit this costs nothing.
-        exchange(bucket, state).catch(onError);
-      }
-      return settled();
+    hit(bucket, now, limit) {
+      return take(bucket, stateOf(buckets, bucket, now, limit), now);
     },
-    peek(bucket, now, reserved = 0) {
-      const windowStart = windowOf(now);
-      const state = buckets.get(bucket);
-      const total = (state?.windowStart === windowStart ? counted(state) : 0) + reserved;
-      return answer(total < limit, total, windowStart, now);
+    peek(bucket, now, limit, reserved = 0) {
+      const known = buckets.get(bucket);
+      const state =
+        known?.windowStart === windowOf(now) ? { ...known, limit } : freshState(windowOf(now), limit);
+      const answer = answerOf(state, true, now);
+      const remaining = Math.max(0, answer.remaining - reserved);
+      return { ...answer, allowed: remaining > 0, remaining };
     },
     async close() {
       clearInterval(timer);
-      await Promise.all(
-        [...buckets].filter(([, s]) => s.pending > 0).map(([bucket, state]) => exchange(bucket, state)),
-      );
+      await Promise.allSettled([...buckets.values()].map((state) => state.leasing));
     },
   };
 }

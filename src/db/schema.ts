@@ -117,6 +117,8 @@ export interface ApiKeysTable {
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
   rotated_at: Timestamp | null;
+  /** The key's requests per minute; null: `RATE_LIMIT_PER_MINUTE` (docs/api/keys.md). */
+  rate_limit_per_minute: number | null;
 }
 
 export interface SignInFailuresTable {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../db/database.js';
 import { CLIENT_CLOSED_REQUEST } from './access-log.js';
 import { HttpProblem, noSuchRoute, PROBLEMS } from './problem.js';
+import { refusalFields } from './rate-limit-fields.js';
 import { validationProblem } from './validation.js';
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -41,8 +42,23 @@ export function problemBody(problem: HttpProblem, requestId: string) {
   };
 }
 
+/**
+ * Every 429 carries Retry-After and the rate-limit fields (docs/api/rate-limits.md): a problem that
+ * does not set them itself (the gate does) gets them from its Retry-After and the limit it names,
+ * over whatever fields an earlier count (the gate's, per address) put on the reply.
+ */
+function headersOf(problem: HttpProblem): Record<string, string> {
+  if (problem.status !== 429 || problem.headers['ratelimit-policy']) return problem.headers;
+  const retryAfter = Math.max(1, Number.parseInt(problem.headers['retry-after'] ?? '', 10) || 1);
+  return {
+    ...refusalFields(retryAfter, problem.limit),
+    ...problem.headers,
+    'retry-after': String(retryAfter),
+  };
+}
+
 export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
-  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  for (const [name, value] of Object.entries(headersOf(problem))) reply.header(name, value);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(problem, reply.request.id));
 }
 

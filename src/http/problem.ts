@@ -44,17 +44,31 @@ export interface FieldError {
   message: string;
 }
 
+/** A limit a request was refused by: its policy's name, its quota, and its window in seconds. */
+export interface RefusedLimit {
+  policy: string;
+  quota: number;
+  windowSeconds: number;
+}
+
 export class HttpProblem extends Error {
   readonly code: ProblemCode;
   readonly status: number;
   readonly detail: string | undefined;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
+  /** The limit a 429 enforces, for its RateLimit-Policy field (http/rate-limit-fields.ts). */
+  readonly limit: RefusedLimit | undefined;
 
   constructor(
     code: ProblemCode,
     detail?: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string>; status?: number } = {},
+    options: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      status?: number;
+      limit?: RefusedLimit;
+    } = {},
   ) {
     super(detail ?? PROBLEMS[code].title);
     this.name = 'HttpProblem';
@@ -63,6 +77,7 @@ export class HttpProblem extends Error {
     this.detail = detail;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.limit = options.limit;
   }
 }
 

@@ -46,6 +46,7 @@ export function principalOf(found: KeyForVerification, hash: string, now: Date):
     scopes: row.scopes,
     entitlements,
     expiresAt,
+    rateLimitPerMinute: row.rate_limit_per_minute,
   };
 }
 

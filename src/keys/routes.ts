@@ -24,7 +24,20 @@ export const KeyRecord = Type.Object({
   lastUsedAt: Nullable(Timestamp),
   revokedAt: Nullable(Timestamp),
   rotatedAt: Nullable(Timestamp),
+  rateLimitPerMinute: Nullable(
+    Type.Integer({ description: 'Requests per minute of this key; null: the global RATE_LIMIT_PER_MINUTE' }),
+  ),
 });
+
+/** A key's own limit: 1–100,000 requests per minute, null for the global `RATE_LIMIT_PER_MINUTE`. */
+const RateLimitPerMinute = Nullable(
+  Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    description:
+      'Requests per minute of this key (429 rate_limited beyond); null: the global RATE_LIMIT_PER_MINUTE',
+  }),
+);
 export const KeyWithSecret = Type.Intersect([
   KeyRecord,
   Type.Object({ secret: Type.String({ description: 'Shown once; store it in a secret manager.' }) }),
@@ -45,6 +58,8 @@ export const AllowedScopes = Type.Object({
 export const RotateKeyBody = StrictObject({
   expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
   previousSecretValidForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+  /** Absent: the key keeps its limit; given: replaces it. */
+  rateLimitPerMinute: Type.Optional(RateLimitPerMinute),
 });
 
 const keyManagement = keyManagementRule();
@@ -86,6 +101,7 @@ export const keyRoutes: RoutePlugin = async (app, services) => {
             format: 'date-time',
             description: 'At least 1 minute, at most 366 days ahead',
           }),
+          rateLimitPerMinute: Type.Optional(RateLimitPerMinute),
         }),
         response: { 201: KeyWithSecret },
       },

@@ -29,6 +29,8 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
   revokedAt: string | null;
   rotatedAt: string | null;
+  /** Null: the global `RATE_LIMIT_PER_MINUTE`. */
+  rateLimitPerMinute: number | null;
 }
 
 export function keyStatus(
@@ -52,6 +54,7 @@ export function toKeyRecord(row: ApiKeyRow, now: Date): ApiKeyRecord {
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
     rotatedAt: isoOrNull(row.rotated_at),
+    rateLimitPerMinute: row.rate_limit_per_minute,
   };
 }
 
@@ -85,7 +88,7 @@ export async function createApiKey(
   scope: TenantScope,
   origin: AuditOrigin,
   session: SessionPrincipal,
-  input: { name: string; scopes: string[]; expiresAt: string },
+  input: { name: string; scopes: string[]; expiresAt: string; rateLimitPerMinute?: number | null },
 ): Promise<ApiKeyRecord & { secret: string }> {
   const expiresAt = checkExpiry(input.expiresAt, origin.at);
   checkScopes(input.scopes, scope.entitlements);
@@ -105,6 +108,7 @@ export async function createApiKey(
     last_used_at: null,
     revoked_at: null,
     rotated_at: null,
+    rate_limit_per_minute: input.rateLimitPerMinute ?? null,
   };
   await ctx.db.transaction().execute(async (trx) => {
     await insertApiKey(trx, scope, row);
@@ -118,6 +122,7 @@ export async function createApiKey(
         prefix: row.prefix,
         scopes: row.scopes,
         expiresAt: expiresAt.toISOString(),
+        rateLimitPerMinute: row.rate_limit_per_minute,
       },
     });
   });
@@ -141,14 +146,15 @@ export async function listApiKeys(
 
 /**
  * A new secret for the same key ID. The old secret stops at once, or stays valid for the overlap;
- * only one previous secret is kept, so rotating again ends the earlier overlap.
+ * only one previous secret is kept, so rotating again ends the earlier overlap. `rateLimitPerMinute`
+ * absent keeps the key's limit; given (null: the global one) replaces it.
  */
 export async function rotateApiKey(
   ctx: AppContext,
   scope: TenantScope,
   origin: AuditOrigin,
   id: string,
-  input: { expiresAt?: string; previousSecretValidForSeconds?: number },
+  input: { expiresAt?: string; previousSecretValidForSeconds?: number; rateLimitPerMinute?: number | null },
 ): Promise<ApiKeyRecord & { secret: string }> {
   const now = origin.at;
   const expiresAt = input.expiresAt === undefined ? undefined : checkExpiry(input.expiresAt, now);
@@ -167,13 +173,19 @@ export async function rotateApiKey(
       previous_valid_until: overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null,
       rotated_at: now,
       ...(expiresAt ? { expires_at: expiresAt } : {}),
+      ...(input.rateLimitPerMinute === undefined ? {} : { rate_limit_per_minute: input.rateLimitPerMinute }),
     });
     await recordAudit(trx, origin, {
       action: 'api_key.rotate',
       tenantId: scope.tenantId,
       targetType: 'api_key',
       targetId: id,
-      metadata: { name: updated.name, prefix: updated.prefix, previousSecretValidForSeconds: overlapSeconds },
+      metadata: {
+        name: updated.name,
+        prefix: updated.prefix,
+        previousSecretValidForSeconds: overlapSeconds,
+        rateLimitPerMinute: updated.rate_limit_per_minute,
+      },
     });
     return updated;
   });

@@ -41,6 +41,8 @@ export function grantPrincipalOf(
     scopes,
     entitlements,
     expiresAt,
+    // A grant has no limit of its own: RATE_LIMIT_PER_MINUTE.
+    rateLimitPerMinute: null,
     grant: { clientName: row.client_name },
   };
 }

@@ -134,7 +134,11 @@ async function reserveEvents(
     n === 1
       ? `The tenant has published its ${limit} events of today (UTC); more can be published from the next UTC day.`
       : `These ${n} events would take the tenant over its ${limit} events of today (UTC); none was published.`,
-    { headers: { 'retry-after': String(secondsLeft) } },
+    {
+      headers: { 'retry-after': String(secondsLeft) },
+      // RateLimit-Policy names the day's quota (http/rate-limit-fields.ts).
+      limit: { policy: 'events-per-day', quota: limit, windowSeconds: 86_400 },
+    },
   );
 }
 

@@ -51,6 +51,7 @@ export async function reserveAttempt(
   const unlockAt = (reservation.oldestFailure?.getTime() ?? now.getTime()) + SIGN_IN_FAILURE_WINDOW_MS;
   throw new HttpProblem('rate_limited', tooMany, {
     headers: { 'retry-after': String(Math.max(1, Math.ceil((unlockAt - now.getTime()) / 1000))) },
+    limit: { policy: 'sign-in', quota: MAX_FAILURES, windowSeconds: SIGN_IN_FAILURE_WINDOW_MS / 1000 },
   });
 }
 

@@ -256,6 +256,7 @@ export function createIngest(deps: PublishDeps, metricsOf: (ctx: AppContext) => 
           `This source takes at most ${row.max_per_second} requests a second.`,
           {
             headers: { 'retry-after': '1' },
+            limit: { policy: 'source', quota: row.max_per_second, windowSeconds: 1 },
           },
         );
       }

@@ -39,6 +39,7 @@ describe('key lifecycle', () => {
         'lastUsedAt',
         'name',
         'prefix',
+        'rateLimitPerMinute',
         'revokedAt',
         'rotatedAt',
         'scopes',

@@ -340,6 +340,7 @@ function gateAllows(route: DeclaredRoute, kind: Kind): boolean {
           scopes: [...SCOPES],
           entitlements,
           expiresAt,
+          rateLimitPerMinute: null,
         };
   return decide(route.access, principal).allowed;
 }

@@ -13,6 +13,7 @@ const key = (scopes: string[], entitlements = ['integrations', 'integration_hub'
   scopes,
   entitlements,
   expiresAt: new Date(),
+  rateLimitPerMinute: null,
 });
 const session = (
   role: 'MEMBER' | 'EXECUTIVE',

@@ -93,15 +93,23 @@ export const inDays = (days: number, from = new Date()): string =>
 export async function makeKey(
   h: Harness,
   session: TestSession,
-  options: { scopes?: string[]; expiresAt?: string; name?: string } = {},
+  options: { scopes?: string[]; expiresAt?: string; name?: string; rateLimitPerMinute?: number | null } = {},
 ) {
-  type NewKey = { id: string; secret: string; prefix: string; scopes: string[]; expiresAt: string };
+  type NewKey = {
+    id: string;
+    secret: string;
+    prefix: string;
+    scopes: string[];
+    expiresAt: string;
+    rateLimitPerMinute: number | null;
+  };
   const response = await h.request<NewKey>('POST', '/api/v1/company/api-keys', {
     session,
     body: {
       name: options.name ?? `key ${randomBase62(4)}`,
       scopes: options.scopes ?? ['integrations:READER'],
       expiresAt: options.expiresAt ?? inDays(30),
+      ...(options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute }),
     },
   });
   assert.equal(response.status, 201, `creating an API key answered ${response.status}: ${response.text}`);

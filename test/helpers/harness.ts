@@ -71,6 +71,8 @@ export interface HarnessOptions {
   workers?: AppDeps['workers'];
   /** Listen on this port of 127.0.0.1 (any free port unless given), e.g. the port of `PUBLIC_URL`. */
   port?: number;
+  /** The tenants' requests per minute the gate counts on (none unless given), as quotas will set them. */
+  tenantRequestLimit?: AppDeps['tenantRequestLimit'];
 }
 
 /** The real app (createServices, buildApp, and startBackground when workers are asked for) on a real port on 127.0.0.1, with its own database and captured logs. */
@@ -96,6 +98,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logger: createLogger(config.logLevel, sink),
     now,
     workers: options.workers,
+    ...(options.tenantRequestLimit ? { tenantRequestLimit: options.tenantRequestLimit } : {}),
     // Short enough that a test observes batched writes without waiting seconds.
     timings: { lastUsedFlushMs: 50, rateLimitSyncMs: 100, ...options.timings },
   });

@@ -267,6 +267,9 @@ describe('limits and refusals', () => {
     assert.ok(refused, `five calls at once under maxPerSecond 1 all went through: ${statuses.join(',')}`);
     assert.ok(statuses.includes(200), `none of five calls went through: ${statuses.join(',')}`);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'the 429 has no Retry-After');
+    // Every 429 carries the rate-limit fields, set from its Retry-After where it names no limit.
+    assert.ok(refused.headers.get('ratelimit-policy'), 'the 429 has no RateLimit-Policy');
+    assert.match(refused.headers.get('ratelimit') ?? '', /;r=0;t=\d+$/, 'the 429 has no RateLimit');
     assert.equal(refused.body.code, 'rate_limited', 'the 429 is not rate_limited');
   });
 

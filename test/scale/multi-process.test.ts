@@ -155,10 +155,20 @@ if (ENGINE === 'postgres') {
     return { tenantId: tenant.body.id as string, session };
   }
 
-  async function newKey(server: RunningServer, session: Session, scopes: string[]) {
+  async function newKey(
+    server: RunningServer,
+    session: Session,
+    scopes: string[],
+    rateLimitPerMinute?: number,
+  ) {
     const r = await call(server, 'POST', '/api/v1/company/api-keys', {
       session,
-      body: { name: 'scale', scopes, expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      body: {
+        name: 'scale',
+        scopes,
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+        ...(rateLimitPerMinute ? { rateLimitPerMinute } : {}),
+      },
     });
     assert.equal(r.status, 201, `creating a key: ${r.text}`);
     return r.body as { id: string; secret: string };
@@ -254,13 +264,13 @@ if (ENGINE === 'postgres') {
 
   describe('rate limits across two serve processes', () => {
     const LIMIT = 30;
-    // rate-limit.ts and the README: each process adds its count to the shared row, and reads the
-    // row back, once a second per bucket, and sooner once it has admitted a quarter of what was left
-    // at its last exchange: with two processes, together they admit at most a quarter of the limit
-    // more. A hit counted by one process is in the row within one exchange and read by another at
-    // its next one: two exchanges. The margin is for a loaded machine.
-    const EXCHANGE_MS = 1_000;
-    const SLACK_MS = 2 * EXCHANGE_MS + 1_500;
+    // rate-limit.ts and docs/decisions/0091-…: each process leases slices of a window's allowance
+    // from the shared row, which never grants past the limit, so together the processes admit at
+    // most the limit (within 10 %, the contract's promise), and refuse at once once it is spent. The
+    // slack is for a loaded machine, not for an exchange interval: there is none.
+    const SLACK_MS = 1_500;
+    /** The hammered key's own limit (docs/api/keys.md): large enough that 10 % means something. */
+    const KEY_LIMIT = 200;
     const WINDOW_MS = 60_000;
     const windowOf = (at: number) => Math.floor(at / WINDOW_MS) * WINDOW_MS;
     let a: RunningServer;
@@ -310,7 +320,7 @@ if (ENGINE === 'postgres') {
       assert.equal(over.body?.code, 'rate_limited', 'a refusal is rate_limited');
       assert.ok(over.headers.get('retry-after'), 'a refusal says when to retry');
 
-      // A shares its count within a second (rate-limit.ts); the shared row says when it has.
+      // A's leases are in the shared row as it takes them (rate-limit.ts); the row says so.
       const bucket = `tenant_key:${key.id}`;
       const shared = async () =>
         Number(
@@ -343,9 +353,10 @@ if (ENGINE === 'postgres') {
       assert.equal(windowOf(Date.now()), window, 'the test ran within one rate-limit window');
     });
 
-    test('hammered through both processes at once: each admits at most the limit, and after the documented exchange slack nothing more is admitted', async (t) => {
+    test(`a key with a limit of ${KEY_LIMIT} hammered through both processes at once: together they admit it within 10 %, and nothing after it is spent`, async (t) => {
+      const LIMIT = KEY_LIMIT;
       const { session } = await tenantAdmin(a, 'Limits hammered');
-      const key = await newKey(a, session, ['integrations:READER']);
+      const key = await newKey(a, session, ['integrations:READER'], LIMIT);
       const window = await windowWithRoom(9_000);
 
       interface Shot {
@@ -379,11 +390,18 @@ if (ENGINE === 'postgres') {
             spentAt = Date.now();
             stopAt = spentAt + SLACK_MS + 1_000;
           }
-          // Pacing, not waiting for anything: ~100 requests a second per client on a shared machine.
-          await delay(10);
+          // Pacing, not waiting for anything: ~200 requests a second per client on a shared machine.
+          await delay(5);
         }
       };
-      await Promise.all([hammer(a, 'A'), hammer(a, 'A'), hammer(b, 'B'), hammer(b, 'B')]);
+      await Promise.all([
+        hammer(a, 'A'),
+        hammer(a, 'A'),
+        hammer(a, 'A'),
+        hammer(b, 'B'),
+        hammer(b, 'B'),
+        hammer(b, 'B'),
+      ]);
 
       const odd = shots.filter((s) => s.status !== 200 && s.status !== 429);
       assert.deepEqual(
@@ -401,12 +419,8 @@ if (ENGINE === 'postgres') {
           `after ${LIMIT} answers were in; ${late.length} requests after the slack`,
       );
       assert.ok(
-        admitted.length >= LIMIT,
-        `the limit is not undershot: ${admitted.length} admitted of a limit of ${LIMIT}`,
-      );
-      assert.ok(
-        admitted.length <= LIMIT + Math.ceil(LIMIT / 4),
-        `two processes together admit at most a quarter of the limit more: ${admitted.length} of ${LIMIT}`,
+        admitted.length >= LIMIT * 0.9 && admitted.length <= LIMIT * 1.1,
+        `two processes together admit the limit within 10 %: ${admitted.length} of ${LIMIT}`,
       );
       for (const name of ['A', 'B'] as const) {
         assert.ok(

@@ -380,6 +380,13 @@ describe('the ingest URL’s protections', () => {
     const unsigned = await send(source.id, github('wrong', { n: 9 }));
     assert.equal(unsigned.status, 429, 'a forged request over the rate reached the signature check');
     assert.ok(Number(unsigned.headers.get('retry-after')) >= 1, 'a 429 has no Retry-After');
+    // Every 429 names its limit (docs/api/rate-limits.md): the source's requests a second.
+    assert.match(
+      unsigned.headers.get('ratelimit-policy') ?? '',
+      /^"source";q=\d+;w=1$/,
+      "the 429 has no RateLimit-Policy of the source's limit",
+    );
+    assert.match(unsigned.headers.get('ratelimit') ?? '', /^"source";r=0;t=\d+$/, 'the 429 has no RateLimit');
     h.setNow(new Date(Date.now() + 5_000));
     assert.equal(
       (await send(source.id, github(source.secret, { n: 10 }))).status,

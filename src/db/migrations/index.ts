@@ -29,6 +29,7 @@ import * as m0027 from './0027_portal_caps.js';
 import * as m0028 from './0028_mcp_oauth.js';
 import * as m0029 from './0029_sources.js';
 import * as m0031 from './0031_quotas.js';
+import * as m0032 from './0032_key_rate_limits.js';
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so the same set runs from
@@ -65,4 +66,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0028_mcp_oauth': m0028,
   '0029_sources': m0029,
   '0031_quotas': m0031,
+  '0032_key_rate_limits': m0032,
 };
