@@ -34,7 +34,7 @@ export interface EventReservation {
  */
 export interface QuotaBook {
   /** The tenant's requests-per-minute quota as this process knows it (null: none); a miss starts a read. */
-  requestsPerMinute(tenantId: string): number | null;
+  requestsPerMinute(tenantId: string): number | null | Promise<number | null>;
   /** Reserves `events` of the tenant's UTC day before they are written; `429 quota_exceeded` if they do not fit. */
   reserveEvents(tenantId: string, events: number, at: Date): Promise<EventReservation>;
   /** In a connection create's transaction: `409 quota_exceeded` if the tenant has its connections. */

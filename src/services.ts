@@ -80,7 +80,7 @@ export interface Services {
    * The tenant's `requestsPerMinute` quota, or null: every request of the tenant's credentials counts
    * on one bucket of the gate (docs/api/rate-limits.md). Synchronous: read per request from memory.
    */
-  tenantRequestLimit(tenantId: string): number | null;
+  tenantRequestLimit(tenantId: string): number | null | Promise<number | null>;
   mailer: InvitationMailer;
   catalog: ConnectorCatalog;
   oauth: Awaited<ReturnType<typeof createOAuth>>;

@@ -67,7 +67,7 @@ export interface GateDeps {
    * The tenant's `requestsPerMinute` quota (docs/api/rate-limits.md), null for none: every request
    * of the tenant's credentials counts on one bucket. Synchronous: read from memory per request.
    */
-  tenantRequestLimit(tenantId: string): number | null;
+  tenantRequestLimit(tenantId: string): number | null | Promise<number | null>;
   keyring: Keyring;
   publicOrigin: string;
   now(): Date;
@@ -183,17 +183,19 @@ const addressBuckets = (deps: GateDeps, request: FastifyRequest): Bucket[] => [
 ];
 
 /** A credential's bucket (a key's own limit, else the global), then its tenant's if it has a quota. */
-function principalBuckets(deps: GateDeps, principal: Principal): Bucket[] {
+function principalBuckets(deps: GateDeps, principal: Principal): Bucket[] | Promise<Bucket[]> {
   const own = principal.kind === 'tenant_key' ? principal.rateLimitPerMinute : null;
   const buckets: Bucket[] = [
     { bucket: principalBucket(principal), policy: 'credential', limit: own ?? deps.requestsPerMinute },
   ];
   const tenantId = principal.kind === 'platform_key' ? null : principal.tenantId;
   const tenantLimit = tenantId === null ? null : deps.tenantRequestLimit(tenantId);
-  if (tenantLimit !== null) {
-    buckets.push({ bucket: `tenant:${tenantId}`, policy: 'tenant', limit: tenantLimit });
-  }
-  return buckets;
+  const withTenant = (limit: number | null) => {
+    if (limit !== null) buckets.push({ bucket: `tenant:${tenantId}`, policy: 'tenant', limit });
+    return buckets;
+  };
+  // A promise only while this process knows nothing of the tenant's quotas yet (src/quotas/book.ts).
+  return tenantLimit instanceof Promise ? tenantLimit.then(withTenant) : withTenant(tenantLimit);
 }
 
 /**
@@ -276,11 +278,11 @@ function admit(
   // A tool call's own request was counted as the MCP request that made it: counting it again would
   // halve a key's limit through MCP (docs/api/mcp.md).
   if (principal && viaOf(request) === 'mcp') return allow(gate.deps, request, rule, principal);
-  const counted = limit(
-    gate.deps,
-    reply,
-    principal ? principalBuckets(gate.deps, principal) : addressBuckets(gate.deps, request),
-  );
+  const buckets = principal ? principalBuckets(gate.deps, principal) : addressBuckets(gate.deps, request);
+  const counted =
+    buckets instanceof Promise
+      ? buckets.then((known) => limit(gate.deps, reply, known))
+      : limit(gate.deps, reply, buckets);
   if (counted) return counted.then(() => allow(gate.deps, request, rule, principal));
   allow(gate.deps, request, rule, principal);
 }

@@ -58,9 +58,20 @@ export function createQuotaBook(
     quotasOf: cache.quotasOf,
     requestsPerMinute(tenantId) {
       const { known, fresh } = cache.peek(tenantId);
-      if (!fresh) cache.quotasOf(tenantId).catch((error: unknown) => options.onError?.(error));
-      // What was known before (a stale value), or no limit until the first read answers.
-      return known?.requests_per_minute ?? null;
+      if (fresh && known) return known.requests_per_minute;
+      const read = cache.quotasOf(tenantId).then(
+        (quotas) => quotas.requests_per_minute,
+        (error: unknown) => {
+          // The request goes on unbounded by its tenant and answers for itself (503 where it needs
+          // the database); the next request asks again.
+          options.onError?.(error);
+          return null;
+        },
+      );
+      // Nothing known yet (this process's first request of the tenant, or just after its own PUT):
+      // the request waits for the read, so no request passes unlimited. Otherwise what was known
+      // answers while it is read again.
+      return known ? known.requests_per_minute : read;
     },
     async reserveEvents(tenantId, n, at) {
       if (n <= 0) return NOTHING_RESERVED;
@@ -105,9 +116,12 @@ function createQuotaCache(db: Kysely<DB>, ttlMs: number, clock: () => number) {
       const entry = cache.get(tenantId);
       return { known: entry?.quotas, fresh: isFresh(entry) };
     },
-    /** Read again at the next use; a read in flight is not kept. Until then, what was known answers. */
+    /**
+     * Read again at the next use, which waits for the read (this process's own PUT applies to its very
+     * next request); a read in flight is not kept.
+     */
     forget(tenantId: string): void {
-      cache.set(tenantId, { quotas: cache.get(tenantId)?.quotas, loadedAt: -Infinity });
+      cache.set(tenantId, { quotas: undefined, loadedAt: -Infinity });
     },
   };
 }
