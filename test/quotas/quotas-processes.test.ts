@@ -96,11 +96,18 @@ if (ENGINE === 'postgres') {
     const set = await call(b, 'PUT', `/api/v1/platform/tenants/${tenantId}/quotas`, plt, {
       eventsPerDay: N,
       connections: null,
-      requestsPerMinute: null,
+      // Not reached; its bucket's name in a's answers shows a's cache has read the new quotas.
+      requestsPerMinute: 100_000,
       retentionDays: null,
     });
     assert.equal(set.status, 200, `setting the quota: ${set.text}`);
-    // Both processes read the quota fresh: a's cache has never seen the tenant.
+    // a read the tenant's quotas (none) while its key was made, and trusts them for a second
+    // (docs/api/quotas.md); the quotas apply there once an answer names the tenant's bucket.
+    for (;;) {
+      const r = await call(a, 'GET', '/api/v1/automation/health', token);
+      if ((r.headers.get('ratelimit-policy') ?? '').includes('"tenant"')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const answers = await Promise.all(
       Array.from({ length: 2 * N }, (_, i) =>
         call(i % 2 === 0 ? a : b, 'POST', '/api/v1/integrations/events', token, {
@@ -125,5 +132,63 @@ if (ENGINE === 'postgres') {
       .where('tenant_id', '=', tenantId)
       .executeTakeFirstOrThrow();
     assert.equal(Number(n), N, `the processes created ${n} events, not ${N}`);
+  });
+
+  test('two processes hammering a tenant with requestsPerMinute = 100, a key through each: together they admit 100 within 10 %', async () => {
+    const [a, b] = servers as [RunningServer, RunningServer];
+    const tenant = await call(a, 'POST', '/api/v1/platform/tenants', plt, {
+      name: 'requests',
+      entitlements: ['integrations'],
+    });
+    assert.equal(tenant.status, 201, `creating a tenant: ${tenant.text}`);
+    const tenantId = tenant.body.id as string;
+    const [onA, onB] = [await tenantKey(a, tenantId), await tenantKey(b, tenantId)];
+    const LIMIT = 100;
+    // Well inside one fixed minute: the whole hammering must fall in one window.
+    const second = new Date().getUTCSeconds();
+    if (second > 40) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+    const set = await call(a, 'PUT', `/api/v1/platform/tenants/${tenantId}/quotas`, plt, {
+      eventsPerDay: null,
+      connections: null,
+      requestsPerMinute: LIMIT,
+      retentionDays: null,
+    });
+    assert.equal(set.status, 200, `setting the quota: ${set.text}`);
+    const health = (server: RunningServer, token: string) =>
+      call(server, 'GET', '/api/v1/automation/health', token);
+    // Each process applies the quota once its cache has read it: the first answer that names the
+    // tenant's bucket says so (a at once, b within its cache's second).
+    let admitted = 0;
+    for (const [server, token] of [
+      [a, onA],
+      [b, onB],
+    ] as const) {
+      for (;;) {
+        const r = await health(server, token);
+        // Before its cache read the quota, a process counted nothing on the tenant's bucket
+        // (docs/api/quotas.md: within a second); the first answer that names the bucket was counted.
+        if ((r.headers.get('ratelimit-policy') ?? '').includes('"tenant"')) {
+          if (r.status === 200) admitted++;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 3 * LIMIT }, (_, i) => (i % 2 === 0 ? health(a, onA) : health(b, onB))),
+    );
+    const other = answers
+      .filter((r) => r.status !== 200 && r.status !== 429)
+      .map((r) => `${r.status} ${r.text}`);
+    assert.deepEqual(other, [], 'a request answered something else than 200 or 429');
+    admitted += answers.filter((r) => r.status === 200).length;
+    assert.ok(
+      admitted >= LIMIT * 0.9 && admitted <= LIMIT * 1.1,
+      `the two processes admitted ${admitted} requests of the tenant, not ${LIMIT} within 10 %`,
+    );
+    for (const refused of answers.filter((r) => r.status === 429)) {
+      assert.equal(refused.body.code, 'rate_limited', `a refusal is not rate_limited: ${refused.text}`);
+      assert.match(refused.headers.get('ratelimit-policy') ?? '', /"tenant";q=100;w=60/, 'no tenant policy');
+    }
   });
 }
