@@ -25,6 +25,7 @@ import { KeyCreateDialog } from './KeyCreateDialog.js';
 import { KeyRotateDialog } from './KeyRotateDialog.js';
 import { McpClientsSection } from './McpClientsSection.js';
 import { KeyScopeList } from './scopes.js';
+import { rateLimitWords } from './shared.js';
 
 /** The dialog open over the API keys page, if any. */
 type ApiKeyDialog =
@@ -84,6 +85,7 @@ function KeyRow({
         <span class="key-created">
           Created <Time at={key.createdAt} />
         </span>
+        <span class="key-created key-rate">{rateLimitWords(key.rateLimitPerMinute)}</span>
       </th>
       <td data-label="Prefix">
         <span class="mono key-prefix">{key.prefix}…</span>
