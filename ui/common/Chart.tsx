@@ -53,6 +53,9 @@ function yAxisSize(font: string) {
   };
 }
 
+// Whole days (1, 2, 7, 14, 28 days), in seconds: the ticks of a chart of days.
+const DAY_STEPS = [1, 2, 7, 14, 28].map((days) => days * 86_400);
+
 // Whole steps for counts: a queue of 3 is never drawn at 2.5.
 const WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6];
 
@@ -60,7 +63,13 @@ const WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4,
 interface ChartLook {
   yLabel: string;
   /** What one point is ("Minute", "Day") and how its time reads in the legend (uPlot's template). */
-  x?: { label: string; value: string; utc?: boolean };
+  x?: {
+    label: string;
+    value: string;
+    utc?: boolean;
+    /** Ticks at whole days only ("Dec 5"): a chart of days has no hours to mark. */
+    days?: boolean;
+  };
   format: (value: number) => string;
   whole: boolean;
   /** The y axis's values, all in one unit (every value through `format` unless given). */
@@ -99,7 +108,12 @@ function optionsFor(width: number, series: ChartSeries[], look: ChartLook): uPlo
       })),
     ],
     axes: [
-      { ...axis, label: 'Time', labelSize: 20 },
+      {
+        ...axis,
+        label: look.x ? x.label : 'Time',
+        labelSize: 20,
+        ...(x.days ? { incrs: DAY_STEPS, values: '{MMM} {D}' } : {}),
+      },
       {
         ...axis,
         label: yLabel,

@@ -65,7 +65,7 @@ function UsageChart({ buckets, range }: { buckets: UsageBucket[]; range: UsageRa
       x={
         hourly
           ? { label: 'Hour (UTC)', value: '{YYYY}-{MM}-{DD} {HH}:00', utc: true }
-          : { label: 'Day (UTC)', value: '{YYYY}-{MM}-{DD}', utc: true }
+          : { label: 'Day (UTC)', value: '{YYYY}-{MM}-{DD}', utc: true, days: true }
       }
     />
   );
@@ -81,9 +81,7 @@ function UsageTable({ buckets, range }: { buckets: UsageBucket[]; range: UsageRa
       <h2 id={`${id}-title`}>{range.granularity === 'hour' ? 'Every hour' : 'Every day'}</h2>
       <div class="table-wrap" tabIndex={0} role="region" aria-labelledby={`${id}-title`}>
         <table class="usage-table cards-on-phone">
-          <caption class="visually-hidden">
-            {range.words}, newest first, and the totals of the range
-          </caption>
+          <caption class="visually-hidden">{range.words}, newest first, and the totals of the range</caption>
           <thead>
             <tr>
               <th scope="col">{unit}</th>
@@ -130,7 +128,11 @@ function UsageRangeSelect({ range, onChange }: { range: UsageRange; onChange: (k
   return (
     <label class="usage-range">
       Range{' '}
-      <select class="select-inline" value={range.key} onChange={(event) => onChange(event.currentTarget.value)}>
+      <select
+        class="select-inline"
+        value={range.key}
+        onChange={(event) => onChange(event.currentTarget.value)}
+      >
         {USAGE_RANGES.map((r) => (
           <option key={r.key} value={r.key}>
             {r.label}

@@ -1,8 +1,8 @@
 // The monitoring charts (docs/operators/web-ui.md): the last hour (or 3 to 24) of deliveries, failure ratio,
 // latency and queue depth, drawn with uPlot in the page's colours, each with a sentence that is also
 // its description.
-import { useMemo } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { useMemo } from 'preact/hooks';
 import { withQuery, type ApiError } from '../../common/api.js';
 import { ChartPanel } from '../../common/Chart.js';
 import { ErrorNotice, Loading, Notice } from '../../common/Notice.js';
