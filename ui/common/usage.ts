@@ -62,9 +62,7 @@ const hourWords = new Intl.DateTimeFormat(undefined, {
 
 /** A bucket's start in words: "Mon, 7 Dec 2026" (a UTC day) or "7 Dec, 14:00 UTC" (an hour). */
 export const bucketWords = (start: string, granularity: UsageGranularity): string =>
-  granularity === 'hour'
-    ? `${hourWords.format(new Date(start))} UTC`
-    : dayWords.format(new Date(start));
+  granularity === 'hour' ? `${hourWords.format(new Date(start))} UTC` : dayWords.format(new Date(start));
 
 /** The counts of one bucket or of a sum, as the tables' columns read them. */
 export interface UsageCounts {

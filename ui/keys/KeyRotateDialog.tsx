@@ -148,12 +148,14 @@ function KeyRotateForm({
   const rateError =
     (checked ? rateLimitProblem(rotate.rate) : undefined) ?? apiError?.forField('rateLimitPerMinute');
   const otherError =
-    apiError && !apiError.forField('expiresAt') && !apiError.forField('rateLimitPerMinute') ? apiError : undefined;
+    apiError && !apiError.forField('expiresAt') && !apiError.forField('rateLimitPerMinute')
+      ? apiError
+      : undefined;
   return (
     <form class="form" noValidate onSubmit={rotate.onSubmit}>
       <p class="dialog-lead">
-        The key gets a new secret; its ID, name and scopes stay the same, its rate limit as you set it
-        below. The new secret is shown once.
+        The key gets a new secret; its ID, name and scopes stay the same, its rate limit as you set it below.
+        The new secret is shown once.
       </p>
       <KeyOverlapChoice id={id} overlap={rotate.overlap} onChange={rotate.setOverlap} />
       <KeyExpiryPicker
