@@ -51,7 +51,8 @@ function useKeyCreate(allowed: AllowedScopesAnswer | undefined, onCreated: () =>
         name: name.trim(),
         scopes: [...scopes].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
         expiresAt: expiresAtOf(expiry),
-        rateLimitPerMinute: rateLimitOf(rate),
+        // Left out when empty: the default, and a hubgate without per-key limits takes the body as before.
+        ...(rate.trim() ? { rateLimitPerMinute: rateLimitOf(rate) } : {}),
       },
     });
     setCreated(key);

@@ -49,7 +49,8 @@ function useKeyRotate(apiKey: ApiKey, onRotated: () => void) {
         body: {
           previousSecretValidForSeconds: overlap,
           ...(expiresAt ? { expiresAt } : {}),
-          rateLimitPerMinute: rateLimitOf(rate),
+          // Sent when there is a limit to keep, set or lift; a key on the default without one stays so.
+          ...(rate.trim() || apiKey.rateLimitPerMinute ? { rateLimitPerMinute: rateLimitOf(rate) } : {}),
         },
       });
       setRotated(key);
