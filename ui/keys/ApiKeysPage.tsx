@@ -85,7 +85,10 @@ function KeyRow({
         <span class="key-created">
           Created <Time at={key.createdAt} />
         </span>
-        <span class="key-created key-rate">{rateLimitWords(key.rateLimitPerMinute)}</span>
+        {/* Only a key's own limit: every other key has the default, said in the create dialog. */}
+        {key.rateLimitPerMinute ? (
+          <span class="key-created">{rateLimitWords(key.rateLimitPerMinute)}</span>
+        ) : null}
       </th>
       <td data-label="Prefix">
         <span class="mono key-prefix">{key.prefix}…</span>
