@@ -58,8 +58,10 @@ describe('usage, quotas and key rate limits in the UI', () => {
   before(async () => {
     if (skip) return;
     browser = await launchBrowser();
+    // The delivery worker runs, so that published events are delivered (and counted) to a local receiver.
     h = await startUiHarness({
       env: { DELIVERY_ALLOW_HTTP: 'true', DELIVERY_ALLOWED_CIDRS: '127.0.0.1/32' },
+      workers: { pollMs: 50 },
     });
   });
   after(async () => {
