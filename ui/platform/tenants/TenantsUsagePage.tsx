@@ -89,7 +89,7 @@ function TenantsUsageTable({
                 <a href={`/platform/tenants/${encodeURIComponent(tenantId)}`}>
                   <bdi>{names?.get(tenantId) ?? tenantId}</bdi>
                 </a>
-                <span class="tenant-id mono">{tenantId}</span>
+                {names?.has(tenantId) ? <span class="tenant-id mono">{tenantId}</span> : null}
               </th>
               {USAGE_COLUMNS.map((c) => (
                 <td class="number" data-label={c.label} key={c.name}>
