@@ -28,7 +28,7 @@ export function TenantPage({ id }: { id: string }) {
               {t.entitlements.length
                 ? orderedModules(new Set(t.entitlements)).map(moduleName).join(', ')
                 : 'no modules'}{' '}
-              · <a href={`/platform/usage?tenant=${encodeURIComponent(t.id)}`}>Usage</a>
+              · <a href={`/platform/usage?tenant=${encodeURIComponent(t.id)}`}>See its usage</a>
             </>
           ) : undefined
         }
