@@ -31,15 +31,16 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
- * The query of a range at `now`: from the start of the first bucket to the end of the current one
- * (the current hour or UTC day, still counting), so the last bucket is always today's.
+ * The query of a range at `now`: from the start of the first bucket to now. The API counts both ends'
+ * buckets in (`to` names the last bucket by a time it holds), so the last is the current hour or UTC
+ * day, still counting, and there are exactly `buckets` of them.
  */
 export function usageQuery(range: UsageRange, now = Date.now()): UsageQuery {
   const size = range.granularity === 'hour' ? HOUR_MS : DAY_MS;
   const current = Math.floor(now / size) * size;
   return {
     from: new Date(current - (range.buckets - 1) * size).toISOString(),
-    to: new Date(current + size).toISOString(),
+    to: new Date(now).toISOString(),
     granularity: range.granularity,
   };
 }
