@@ -98,7 +98,7 @@ describe('usage, quotas and key rate limits in the UI', () => {
         // The chart is an image with a sentence, not colours alone.
         const chart = page.getByRole('img', { name: 'Events and deliveries per day' });
         await visible(chart);
-        const table = page.getByRole('table');
+        const table = page.getByRole('table', { name: /newest first/ });
         await visible(table);
         await eventually(async () =>
           assert.equal(await totalOf(table, 'Events published'), '3', 'the total of events published'),
@@ -142,7 +142,10 @@ describe('usage, quotas and key rate limits in the UI', () => {
         assert.match(page.url(), /[?&]range=24h/, 'the range is not in the URL');
         await eventually(async () =>
           assert.equal(
-            await page.getByRole('table').getByRole('row').count(),
+            await page
+              .getByRole('table', { name: /newest first/ })
+              .getByRole('row')
+              .count(),
             1 + 24 + 1,
             'the table does not hold 24 hours and a total',
           ),
