@@ -41,7 +41,7 @@ async function assertNoSidewaysScroll(page: Page, label: string): Promise<void> 
 /** The text of a table's "Total" row cell for a column (the foot of the usage table). */
 async function totalOf(table: Locator, column: string): Promise<string> {
   const row = table.getByRole('row').filter({ has: table.page().getByRole('rowheader', { name: 'Total' }) });
-  const headers = await table.getByRole('columnheader').allInnerTexts();
+  const headers = await table.getByRole('columnheader').allTextContents();
   const index = headers.findIndex((h) => h.trim() === column);
   assert.ok(index > 0, `the usage table has no column "${column}" (${headers.join(' | ')})`);
   return (
