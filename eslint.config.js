@@ -18,6 +18,7 @@ export const UI_FEATURES = {
   connect: ['connections'],
   consent: [],
   sources: [],
+  usage: [],
   deliveries: ['connections'],
   'event-types': [],
   keys: [],

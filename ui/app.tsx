@@ -29,6 +29,7 @@ import { SetupPage } from './setup/SetupPage.js';
 import { SignInPage } from './sign-in/SignInPage.js';
 import { SourcePage } from './sources/SourcePage.js';
 import { SourcesPage } from './sources/SourcesPage.js';
+import { UsagePage } from './usage/UsagePage.js';
 
 function NotFoundBody() {
   useTitle('Page not found');
@@ -99,6 +100,7 @@ const Delivery = signedIn(DeliveryPage);
 const ApiKeys = signedIn(ApiKeysPage);
 const Sources = signedIn(SourcesPage);
 const SourceRequests = signedIn(SourcePage);
+const Usage = signedIn(UsagePage);
 const EventTypes = signedIn(EventTypesPage);
 const AuditLog = signedIn(AuditLogPage);
 const Profile = signedIn(ProfilePage);
@@ -175,6 +177,7 @@ function Pages() {
       <Route path="/connections/:id/events/:deliveryId" component={Delivery} />
       <Route path="/sources" component={Sources} />
       <Route path="/sources/:id" component={SourceRequests} />
+      <Route path="/usage" component={Usage} />
       <Route path="/event-types" component={EventTypes} />
       <Route path="/api-keys" component={ApiKeys} />
       <Route path="/audit-log" component={AuditLog} />

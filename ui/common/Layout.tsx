@@ -12,6 +12,8 @@ interface NavItem {
   /** Also current for paths under it (a connection's events under Connections). */
   prefix?: string;
   keyManagers?: boolean;
+  /** Only where the organization is entitled to this module (its pages' routes need it). */
+  module?: string;
   /** Only for a PLATFORM_ADMIN: the operator console. */
   platformAdmins?: boolean;
 }
@@ -20,6 +22,7 @@ const NAV: NavItem[] = [
   { href: '/', label: 'Overview' },
   { href: '/connections', label: 'Connections', prefix: '/connections' },
   { href: '/sources', label: 'Sources', prefix: '/sources' },
+  { href: '/usage', label: 'Usage', module: 'integrations' },
   { href: '/event-types', label: 'Event types', keyManagers: true },
   { href: '/api-keys', label: 'API keys', keyManagers: true },
   { href: '/people', label: 'People', keyManagers: true },
@@ -38,6 +41,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const items = NAV.filter(
     (item) =>
       (!item.keyManagers || canManageKeys(answer)) &&
+      (!item.module || answer.tenant.entitlements.includes(item.module)) &&
       (!item.platformAdmins || answer.user.role === 'PLATFORM_ADMIN'),
   );
   const current = (item: NavItem) =>

@@ -172,7 +172,7 @@ interface CallInput {
 }
 
 async function send(route: RouteSpec, input: CallInput): Promise<Response> {
-  const headers: Record<string, string> = { ...input.headers, accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...input.headers };
   if (input.body !== undefined) headers['content-type'] = 'application/json';
   const auth = route.auth ?? 'session';
   // A request with a key carries no session: the console and the portal never mix the two.
@@ -227,9 +227,37 @@ export async function api<R extends RouteSpec>(route: R, ...[input]: Args<Input<
   }
   if (response.ok) return body as Answer<R>;
   const error = problemOf(response, body);
+  throw refused(route, response, error);
+}
+
+/** A refusal, after telling the session what it means for it (platform routes leave it to the console). */
+function refused(route: RouteSpec, response: Response, error: ApiError): ApiError {
   const auth = route.auth ?? 'session';
-  if (auth === 'platform') throw error;
+  if (auth === 'platform') return error;
   if (response.status === 401 && auth === 'session') tellSession('ended');
   if (error.code === 'role_forbidden' || error.code === 'csrf_failed') tellSession('stale');
-  throw error;
+  return error;
+}
+
+/**
+ * A GET route's answer in another representation (`text/csv`), as text, with the same credentials and
+ * the same refusals in words as `api()`: a download that the page saves (a plain link could not carry
+ * the console's key or the portal's token).
+ */
+export async function apiText<R extends RouteSpec & { method: 'GET' }>(
+  route: R,
+  accept: string,
+  ...[input]: Args<Input<R>>
+): Promise<string> {
+  const call = (input ?? {}) as CallInput;
+  const response = await send(route, { ...call, headers: { ...call.headers, accept } });
+  const text = await response.text();
+  if (response.ok) return text;
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = null;
+  }
+  throw refused(route, response, problemOf(response, body));
 }

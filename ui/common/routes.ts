@@ -156,8 +156,15 @@ export type ConsentView = Static<typeof ConsentAnswer>;
 /** An MCP client given access with OAuth, as the API keys page lists it. */
 export type McpGrant = Static<typeof McpGrantRecord>;
 
-export type ApiKey = Static<typeof KeyRecord>;
-export type ApiKeyWithSecret = Static<typeof KeyWithSecret>;
+/**
+ * A key's own rate limit (contract §24): requests per minute, null for the hub's default. Written here
+ * until src/keys/routes.ts's schemas carry it; then the intersection is the schema's own field.
+ */
+interface KeyRateLimit {
+  rateLimitPerMinute?: number | null;
+}
+export type ApiKey = Static<typeof KeyRecord> & KeyRateLimit;
+export type ApiKeyWithSecret = Static<typeof KeyWithSecret> & KeyRateLimit;
 export type AllowedScopesAnswer = Static<typeof AllowedScopes>;
 export type AuditEntryRecord = Static<typeof AuditEntry>;
 /** The tenant's branding, as the portal and connect pages get it (inline in src/portal/routes.ts). */
@@ -282,6 +289,37 @@ export interface OAuthProviderBody {
 export type OAuthProviderPatch = Partial<Omit<OAuthProviderBody, 'key' | 'authorizationUrl'>> & {
   authorizationUrl?: string | null;
 };
+
+/**
+ * One bucket of a tenant's usage (contract §24, docs/api/usage.md): an hour or a UTC day from `start`,
+ * every bucket of the range, zeros included (inline in src/usage/routes.ts).
+ */
+export interface UsageBucket {
+  start: string;
+  eventsPublished: number;
+  deliveries: { delivered: number; failed: number; skipped: number };
+  attempts: number;
+  proxyCalls: number;
+  ingested: number;
+}
+export type UsageGranularity = 'hour' | 'day';
+/** The usage routes' query: an ISO range (at most 400 days) and the bucket size. */
+export interface UsageQuery {
+  from: string;
+  to: string;
+  granularity: UsageGranularity;
+}
+/** The platform's usage: the same buckets, each of one tenant. */
+export type TenantUsageBucket = UsageBucket & { tenantId: string };
+/** A tenant's quotas (contract §24); null is no limit (`retentionDays` null: the hub's retention). */
+export interface Quotas {
+  eventsPerDay: number | null;
+  connections: number | null;
+  requestsPerMinute: number | null;
+  retentionDays: number | null;
+}
+/** The quotas and how much of them is in use now (inline in src/quotas/routes.ts). */
+export type QuotasAnswer = Quotas & { usage: { eventsToday: number; connections: number } };
 
 // ---- The table ----
 
@@ -426,13 +464,13 @@ export const routes = {
     create: {
       method: 'POST',
       path: '/api/v1/company/api-keys',
-      body: shape<{ name: string; scopes: string[]; expiresAt: string | undefined }>(),
+      body: shape<{ name: string; scopes: string[]; expiresAt: string | undefined } & KeyRateLimit>(),
       answer: shape<ApiKeyWithSecret>(),
     },
     rotate: {
       method: 'POST',
       path: '/api/v1/company/api-keys/:id/rotate',
-      body: shape<Static<typeof RotateKeyBody>>(),
+      body: shape<Static<typeof RotateKeyBody> & KeyRateLimit>(),
       answer: shape<ApiKeyWithSecret>(),
     },
     revoke: { method: 'DELETE', path: '/api/v1/company/api-keys/:id', answer: shape<void>() },
@@ -700,6 +738,15 @@ export const routes = {
       answer: shape<Page<SourceRequest>>(),
     },
   },
+  usage: {
+    // `Accept: text/csv` gives the same as CSV (apiText)
+    tenant: {
+      method: 'GET',
+      path: '/api/v1/integrations/usage',
+      query: shape<UsageQuery>(),
+      answer: shape<{ data: UsageBucket[] }>(),
+    },
+  },
   eventTypes: {
     list: {
       method: 'GET',
@@ -764,6 +811,32 @@ export const routes = {
       auth: 'platform',
       body: shape<{ entitlements: string[] }>(),
       answer: shape<Tenant>(),
+    },
+    tenant: {
+      method: 'GET',
+      path: '/api/v1/platform/tenants/:id',
+      auth: 'platform',
+      answer: shape<Tenant>(),
+    },
+    quotas: {
+      method: 'GET',
+      path: '/api/v1/platform/tenants/:id/quotas',
+      auth: 'platform',
+      answer: shape<QuotasAnswer>(),
+    },
+    setQuotas: {
+      method: 'PUT',
+      path: '/api/v1/platform/tenants/:id/quotas',
+      auth: 'platform',
+      body: shape<Quotas>(),
+      answer: shape<QuotasAnswer>(),
+    },
+    usage: {
+      method: 'GET',
+      path: '/api/v1/platform/usage',
+      auth: 'platform',
+      query: shape<UsageQuery & { tenantId?: string }>(),
+      answer: shape<{ data: TenantUsageBucket[] }>(),
     },
     addUser: {
       method: 'POST',

@@ -25,6 +25,7 @@ import { KeyCreateDialog } from './KeyCreateDialog.js';
 import { KeyRotateDialog } from './KeyRotateDialog.js';
 import { McpClientsSection } from './McpClientsSection.js';
 import { KeyScopeList } from './scopes.js';
+import { rateLimitWords } from './shared.js';
 
 /** The dialog open over the API keys page, if any. */
 type ApiKeyDialog =
@@ -84,6 +85,10 @@ function KeyRow({
         <span class="key-created">
           Created <Time at={key.createdAt} />
         </span>
+        {/* Only a key's own limit: every other key has the default, said in the create dialog. */}
+        {key.rateLimitPerMinute ? (
+          <span class="key-created">{rateLimitWords(key.rateLimitPerMinute)}</span>
+        ) : null}
       </th>
       <td data-label="Prefix">
         <span class="mono key-prefix">{key.prefix}…</span>

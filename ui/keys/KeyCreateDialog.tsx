@@ -17,7 +17,11 @@ import {
   EXPIRY_RANGE_MESSAGE,
   expiryProblem,
   KeyExpiryPicker,
+  KeyRateLimitField,
   KeyUsage,
+  rateLimitOf,
+  rateLimitProblem,
+  rateLimitWords,
 } from './shared.js';
 
 /**
@@ -29,6 +33,7 @@ function useKeyCreate(allowed: AllowedScopesAnswer | undefined, onCreated: () =>
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<string>>(() => new Set());
   const [expiry, setExpiry] = useState(DEFAULT_EXPIRY);
+  const [rate, setRate] = useState('');
   const [checked, setChecked] = useState(false);
   const [attempt, setAttempt] = useState(0);
   const form = useFocusFirstInvalid(attempt);
@@ -46,6 +51,8 @@ function useKeyCreate(allowed: AllowedScopesAnswer | undefined, onCreated: () =>
         name: name.trim(),
         scopes: [...scopes].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
         expiresAt: expiresAtOf(expiry),
+        // Left out when empty: the default, and a hubgate without per-key limits takes the body as before.
+        ...(rate.trim() ? { rateLimitPerMinute: rateLimitOf(rate) } : {}),
       },
     });
     setCreated(key);
@@ -55,7 +62,7 @@ function useKeyCreate(allowed: AllowedScopesAnswer | undefined, onCreated: () =>
     event.preventDefault();
     setChecked(true);
     setAttempt((n) => n + 1);
-    if (!name.trim() || scopes.size === 0 || expiryProblem(expiry)) return;
+    if (!name.trim() || scopes.size === 0 || expiryProblem(expiry) || rateLimitProblem(rate)) return;
     void submit.run();
   };
   return {
@@ -66,6 +73,8 @@ function useKeyCreate(allowed: AllowedScopesAnswer | undefined, onCreated: () =>
     setScopes,
     expiry,
     setExpiry,
+    rate,
+    setRate,
     checked,
     form,
     nameInput,
@@ -82,7 +91,7 @@ const KEY_NAME_MAX = 100;
  * What is wrong with each field of the create-key form: found before sending (once submitted) or
  * named by the API; `other` is a refusal that names no field.
  */
-function keyCreateErrors({ checked, name, scopes, expiry, submit }: KeyCreate) {
+function keyCreateErrors({ checked, name, scopes, expiry, rate, submit }: KeyCreate) {
   const apiError = submit.error;
   const nameError =
     (checked && !name.trim() ? 'Enter a name.' : undefined) ??
@@ -94,11 +103,13 @@ function keyCreateErrors({ checked, name, scopes, expiry, submit }: KeyCreate) {
   const expiryError =
     (checked ? expiryProblem(expiry) : undefined) ??
     (apiError?.forField('expiresAt') ? EXPIRY_RANGE_MESSAGE : undefined);
+  const rateError =
+    (checked ? rateLimitProblem(rate) : undefined) ?? apiError?.forField('rateLimitPerMinute');
   const otherError =
     apiError && apiError.fieldErrors.length === 0 && apiError.code !== 'entitlement_missing'
       ? apiError
       : undefined;
-  return { nameError, scopesError, expiryError, otherError };
+  return { nameError, scopesError, expiryError, rateError, otherError };
 }
 
 /** A new key's name: what uses the key. */
@@ -147,7 +158,7 @@ function KeyCreateForm({
   modules: AllowedScopesAnswer['modules'];
   onClose: () => void;
 }) {
-  const { nameError, scopesError, expiryError, otherError } = keyCreateErrors(create);
+  const { nameError, scopesError, expiryError, rateError, otherError } = keyCreateErrors(create);
   return (
     <form class="form" ref={create.form} noValidate onSubmit={create.onSubmit}>
       <KeyNameField
@@ -163,6 +174,7 @@ function KeyCreateForm({
         error={scopesError}
       />
       <KeyExpiryPicker value={create.expiry} onChange={create.setExpiry} error={expiryError} />
+      <KeyRateLimitField value={create.rate} onInput={create.setRate} error={rateError} />
       <ErrorNotice error={otherError} />
       <FormActions busy={create.submit.busy} onCancel={onClose} label="Create key" busyLabel="Creating…" />
     </form>
@@ -218,7 +230,7 @@ export function KeyCreateDialog({ onClose, onCreated }: { onClose: () => void; o
           usage={<KeyUsage secret={created.secret} />}
         >
           <strong>“{created.name}”</strong> was created with {scopeSummary(created.scopes)}. It expires on{' '}
-          {formatDate(created.expiresAt)}.
+          {formatDate(created.expiresAt)}. {rateLimitWords(created.rateLimitPerMinute)}.
         </SecretStep>
       </Dialog>
     );

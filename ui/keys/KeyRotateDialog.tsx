@@ -14,7 +14,10 @@ import {
   expiryProblem,
   KEEP_EXPIRY,
   KeyExpiryPicker,
+  KeyRateLimitField,
   KeyUsage,
+  rateLimitOf,
+  rateLimitProblem,
 } from './shared.js';
 
 /** A rotation refused because the key is no longer active, said in words. */
@@ -34,6 +37,8 @@ function useKeyRotate(apiKey: ApiKey, onRotated: () => void) {
   const [rotated, setRotated] = useState<ApiKeyWithSecret | null>(null);
   const [overlap, setOverlap] = useState(3600);
   const [expiry, setExpiry] = useState(KEEP_EXPIRY);
+  // The key's limit as it is; emptied, the key goes back to the default.
+  const [rate, setRate] = useState(apiKey.rateLimitPerMinute ? String(apiKey.rateLimitPerMinute) : '');
   const [checked, setChecked] = useState(false);
 
   const submit = useAction(async () => {
@@ -41,7 +46,12 @@ function useKeyRotate(apiKey: ApiKey, onRotated: () => void) {
       const expiresAt = expiresAtOf(expiry);
       const key = await api(routes.keys.rotate, {
         params: { id: apiKey.id },
-        body: { previousSecretValidForSeconds: overlap, ...(expiresAt ? { expiresAt } : {}) },
+        body: {
+          previousSecretValidForSeconds: overlap,
+          ...(expiresAt ? { expiresAt } : {}),
+          // Sent when there is a limit to keep, set or lift; a key on the default without one stays so.
+          ...(rate.trim() || apiKey.rateLimitPerMinute ? { rateLimitPerMinute: rateLimitOf(rate) } : {}),
+        },
       });
       setRotated(key);
       onRotated();
@@ -53,10 +63,10 @@ function useKeyRotate(apiKey: ApiKey, onRotated: () => void) {
   const onSubmit = (event: Event) => {
     event.preventDefault();
     setChecked(true);
-    if (expiryProblem(expiry)) return;
+    if (expiryProblem(expiry) || rateLimitProblem(rate)) return;
     void submit.run();
   };
-  return { rotated, overlap, setOverlap, expiry, setExpiry, checked, submit, onSubmit };
+  return { rotated, overlap, setOverlap, expiry, setExpiry, rate, setRate, checked, submit, onSubmit };
 }
 
 type KeyRotate = ReturnType<typeof useKeyRotate>;
@@ -136,11 +146,17 @@ function KeyRotateForm({
   const expiryError =
     (checked ? expiryProblem(expiry) : undefined) ??
     (apiError?.forField('expiresAt') ? EXPIRY_RANGE_MESSAGE : undefined);
-  const otherError = apiError && !apiError.forField('expiresAt') ? apiError : undefined;
+  const rateError =
+    (checked ? rateLimitProblem(rotate.rate) : undefined) ?? apiError?.forField('rateLimitPerMinute');
+  const otherError =
+    apiError && !apiError.forField('expiresAt') && !apiError.forField('rateLimitPerMinute')
+      ? apiError
+      : undefined;
   return (
     <form class="form" noValidate onSubmit={rotate.onSubmit}>
       <p class="dialog-lead">
-        The key gets a new secret; its ID, name and scopes stay the same. The new secret is shown once.
+        The key gets a new secret; its ID, name and scopes stay the same, its rate limit as you set it below.
+        The new secret is shown once.
       </p>
       <KeyOverlapChoice id={id} overlap={rotate.overlap} onChange={rotate.setOverlap} />
       <KeyExpiryPicker
@@ -149,6 +165,7 @@ function KeyRotateForm({
         error={expiryError}
         currentExpiry={apiKey.expiresAt}
       />
+      <KeyRateLimitField value={rotate.rate} onInput={rotate.setRate} error={rateError} />
       <ErrorNotice error={otherError} />
       <FormActions busy={submit.busy} onCancel={onClose} label="Rotate key" busyLabel="Rotating…" />
     </form>

@@ -149,3 +149,56 @@ export function KeyUsage({ secret }: { secret: string }) {
     </p>
   );
 }
+
+/** The most a key's own limit may be (contract §24): requests per minute. */
+export const RATE_LIMIT_MAX = 100_000;
+
+/** What is wrong with a typed rate limit, in words; undefined when it is fine (empty is the default). */
+export function rateLimitProblem(value: string): string | undefined {
+  const text = value.trim();
+  if (!text) return undefined;
+  const n = Number(text);
+  return /^\d+$/.test(text) && n >= 1 && n <= RATE_LIMIT_MAX
+    ? undefined
+    : `Enter a whole number from 1 to ${RATE_LIMIT_MAX.toLocaleString('en-US')}, or leave it empty for the default.`;
+}
+
+/** The `rateLimitPerMinute` to send: null (the hub's default) when empty. */
+export const rateLimitOf = (value: string): number | null => (value.trim() ? Number(value.trim()) : null);
+
+/** A key's rate limit in words, for the list and the dialogs: "Rate limit: 600 requests per minute". */
+export const rateLimitWords = (limit: number | null | undefined): string =>
+  `Rate limit: ${limit ? `${limit.toLocaleString('en-US')} requests per minute` : 'the default'}`;
+
+/** A key's own rate limit: requests per minute, empty for the hub's default. */
+export function KeyRateLimitField({
+  value,
+  onInput,
+  error,
+}: {
+  value: string;
+  onInput: (value: string) => void;
+  error: string | undefined;
+}) {
+  return (
+    <Field
+      label="Requests per minute (optional)"
+      hint={`This key's own limit, 1 to ${RATE_LIMIT_MAX.toLocaleString('en-US')}; over it, hubgate answers 429. Empty: the default limit every key has.`}
+      error={error}
+    >
+      {({ id, describedBy, invalid }) => (
+        <input
+          id={id}
+          type="text"
+          inputMode="numeric"
+          autoComplete="off"
+          class="input-short"
+          value={value}
+          aria-describedby={describedBy}
+          aria-invalid={invalid}
+          onInput={(event) => onInput(event.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}

@@ -13,7 +13,9 @@ import { keyProblem, looksLikePlatformKey, platformKey, rememberKey } from './ke
 import { MonitoringPage } from './monitoring/MonitoringPage.js';
 import { ProvidersPage } from './oauth/ProvidersPage.js';
 import { PlatformBrand, PlatformLayout } from './PlatformLayout.js';
+import { TenantPage } from './tenants/TenantPage.js';
 import { TenantsPage } from './tenants/TenantsPage.js';
+import { TenantsUsagePage } from './tenants/TenantsUsagePage.js';
 
 const REFUSED =
   'hubgate refused that platform key: it was revoked, has expired, or was mistyped. Paste a valid key.';
@@ -205,12 +207,25 @@ function ConsoleNotFound() {
   );
 }
 
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function pageFor(path: string) {
+  const tenant = /^\/platform\/tenants\/([^/]+)\/?$/.exec(path);
+  // A malformed escape is no ID: the API answers 404 for it, and the page says so.
+  if (tenant?.[1]) return <TenantPage id={safeDecode(tenant[1])} />;
   switch (path.replace(/\/+$/, '') || '/') {
     case '/platform':
       return <MonitoringPage />;
     case '/platform/tenants':
       return <TenantsPage />;
+    case '/platform/usage':
+      return <TenantsUsagePage />;
     case '/platform/alerting/channels':
       return <ChannelsPage />;
     case '/platform/alerting/rules':

@@ -13,6 +13,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { href: '/platform', label: 'Monitoring' },
   { href: '/platform/tenants', label: 'Tenants' },
+  { href: '/platform/usage', label: 'Usage' },
   { href: '/platform/alerting/channels', label: 'Alerting channels' },
   { href: '/platform/alerting/rules', label: 'Routing rules' },
   { href: '/platform/oauth-providers', label: 'OAuth2 providers' },

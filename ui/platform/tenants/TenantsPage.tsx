@@ -40,9 +40,9 @@ function TenantTable({
           {tenants.map((tenant) => (
             <tr key={tenant.id}>
               <th scope="row">
-                <span class="tenant-name">
+                <a class="tenant-name" href={`/platform/tenants/${encodeURIComponent(tenant.id)}`}>
                   <bdi>{tenant.name}</bdi>
-                </span>
+                </a>
                 <span class="tenant-id mono">{tenant.id}</span>
               </th>
               <td data-label="Modules">
@@ -148,7 +148,7 @@ export function TenantsPage() {
     <>
       <PageHeader
         title="Tenants"
-        description="The organizations on this hubgate, the modules each may use, and their people."
+        description="The organizations on this hubgate, the modules each may use, and their people. Open one for its quotas."
         actions={listed ? createButton : undefined}
       />
       <DoneNotice done={news} noticeRef={newsRef} onDismiss={dismiss} />
