@@ -12,6 +12,7 @@ export const LAYERS = [
   ['http/'],
   ['context.ts'],
   ['access/'],
+  ['usage/', 'quotas/'],
   ['tenants/', 'keys/', 'platform/', 'event-types/'],
   ['connections/'],
   ['delivery/', 'oauth/'],

@@ -43,6 +43,8 @@ import { joinPortalSession } from './portal/sessions.js';
 import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/token-verifier.js';
 import { startSourceRetention } from './sources/retention.js';
 import { startTelemetry } from './telemetry/start.js';
+import { createUsageMeter } from './usage/meter.js';
+import { startUsageRetention } from './usage/retention.js';
 
 /** What a process is given before anything is built: storage, logger, and the knobs tests turn. */
 export interface AppDeps {
@@ -54,7 +56,7 @@ export interface AppDeps {
   /** Delivery workers in this process (serve and worker build them; tests opt in); false or absent: none. */
   workers?: Partial<WorkerOptions> | false;
   /** Cache and batching intervals; tests shorten them instead of waiting. */
-  timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
+  timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number; usageFlushMs: number }>;
 }
 
 /**
@@ -259,6 +261,13 @@ async function createContext(
         headers: { 'retry-after': '1' },
       }),
   });
+  // Closed after every part that counts (the workers record their last outcomes first): its last
+  // flush writes what they counted (docs/decisions/0089-usage-counted-in-memory-flushed.md).
+  const usage = createUsageMeter(deps.database.kysely, {
+    flushMs: deps.timings?.usageFlushMs,
+    onError: (error) => deps.logger.warn(errorFields(error), 'usage flush failed; kept for the next'),
+  });
+  closers.push(() => usage.close());
   const ctx: AppContext = {
     config,
     database: deps.database,
@@ -268,6 +277,7 @@ async function createContext(
     metrics: createMetrics(),
     now: deps.now ?? (() => new Date()),
     tracing,
+    usage,
   };
   return ctx;
 }
@@ -320,6 +330,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     name: 'source retention',
     roles: ['serve'],
     start: (s) => startSourceRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
+  {
+    name: 'usage retention',
+    roles: ['serve'],
+    start: (s) => startUsageRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];

@@ -54,6 +54,7 @@ export const TABLE_OWNERS = {
   sources: 'sources',
   source_deliveries: 'sources',
   source_requests: 'sources',
+  usage_hourly: 'usage',
 } as const satisfies Record<keyof DB, string>;
 
 /**
