@@ -272,7 +272,10 @@ describe('usage counts', () => {
           (select count(*) from delivery_attempts a join deliveries d
             on d.id = a.delivery_id and d.created_at = a.delivery_created_at
             where d.tenant_id = ${tenant.id}) as attempts`.execute(db);
-      return Object.fromEntries(Object.entries(row.rows[0]!).map(([k, v]) => [k, Number(v)]));
+      return Object.fromEntries(Object.entries(row.rows[0]!).map(([k, v]) => [k, Number(v)])) as Record<
+        'events' | 'delivered' | 'failed' | 'skipped' | 'open' | 'attempts',
+        number
+      >;
     };
     const rows = await waitUntil(
       async () => {
