@@ -63,6 +63,7 @@ import { sourceRoutes } from './sources/routes.js';
 import { ssoRoutes } from './sso/routes.js';
 import type { Tracing } from './telemetry/types.js';
 import { tenantRoutes } from './tenants/routes.js';
+import { usageRoutes } from './usage/routes.js';
 import { answerUiPage, isUiPage, loadWebUi, registerWebUi } from './web/routes.js';
 import { registerSecurityHeaders } from './web/security-headers.js';
 
@@ -184,6 +185,7 @@ const ROUTE_PLUGINS: readonly RoutePlugin[] = [
   filteredRoutes,
   eventTypeRoutes,
   sourceRoutes,
+  usageRoutes,
   mcpRoutes,
   mcpOAuthRoutes,
   mcpConsentRoutes,

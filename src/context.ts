@@ -7,6 +7,19 @@ import type { DB } from './db/schema.js';
 import type { Metrics } from './http/metrics.js';
 import type { Tracing } from './telemetry/types.js';
 
+/** What a tenant's usage counts (docs/api/usage.md): one column of `usage_hourly` each. */
+export type UsageKind =
+  'eventsPublished' | 'delivered' | 'failed' | 'skipped' | 'attempts' | 'proxyCalls' | 'ingested';
+
+/**
+ * The usage meter (usage/meter.ts): counts kept in memory per tenant, hour and kind, added to the
+ * database once a second. Declared here, below usage/, so that every domain can count through the context.
+ */
+export interface UsageMeter {
+  /** Adds `n` to the tenant's `kind` in the UTC hour holding `at`: a map update, never a write. Call it once the write it counts committed. */
+  count(tenantId: string, kind: UsageKind, n: number, at: Date): void;
+}
+
 /** What every domain's routes and logic are given by buildApp: no globals, nothing at import time. */
 export interface AppContext {
   config: Config;
@@ -19,6 +32,8 @@ export interface AppContext {
   now(): Date;
   /** Tenant quotas: their cache and checks (src/quotas/book.ts). */
   quotas: QuotaBook;
+  /** The tenant usage meter (docs/api/usage.md). */
+  usage: UsageMeter;
   /** OpenTelemetry tracing (docs/operators/telemetry.md); absent when it is off. */
   tracing?: Tracing;
 }

@@ -44,6 +44,8 @@ import { createPortalTokenVerifier, type PortalTokenVerifier } from './portal/to
 import { createQuotaBook } from './quotas/book.js';
 import { startSourceRetention } from './sources/retention.js';
 import { startTelemetry } from './telemetry/start.js';
+import { createUsageMeter } from './usage/meter.js';
+import { startUsageRetention } from './usage/retention.js';
 
 /** What a process is given before anything is built: storage, logger, and the knobs tests turn. */
 export interface AppDeps {
@@ -55,7 +57,7 @@ export interface AppDeps {
   /** Delivery workers in this process (serve and worker build them; tests opt in); false or absent: none. */
   workers?: Partial<WorkerOptions> | false;
   /** Cache and batching intervals; tests shorten them instead of waiting. */
-  timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number }>;
+  timings?: Partial<KeyVerifierTimings & { rateLimitSyncMs: number; usageFlushMs: number }>;
   /** A tenant's requests per minute for the gate's tenant bucket; tests give one (see `Services`). */
   tenantRequestLimit?: (tenantId: string) => number | null;
 }
@@ -270,6 +272,13 @@ async function createContext(
         headers: { 'retry-after': '1' },
       }),
   });
+  // Closed after every part that counts (the workers record their last outcomes first): its last
+  // flush writes what they counted (docs/decisions/0089-usage-counted-in-memory-flushed.md).
+  const usage = createUsageMeter(deps.database.kysely, {
+    flushMs: deps.timings?.usageFlushMs,
+    onError: (error) => deps.logger.warn(errorFields(error), 'usage flush failed; kept for the next'),
+  });
+  closers.push(() => usage.close());
   const ctx: AppContext = {
     config,
     database: deps.database,
@@ -283,6 +292,7 @@ async function createContext(
       onError: (error) => deps.logger.warn(errorFields(error), 'quota read failed'),
     }),
     tracing,
+    usage,
   };
   return ctx;
 }
@@ -335,6 +345,11 @@ const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     name: 'source retention',
     roles: ['serve'],
     start: (s) => startSourceRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
+  },
+  {
+    name: 'usage retention',
+    roles: ['serve'],
+    start: (s) => startUsageRetention(s.ctx, s.workerOptions?.retentionIntervalMs),
   },
   { name: 'history sampler', roles: ['serve', 'worker'], start: (s) => startHistorySampler(s.ctx) },
 ];

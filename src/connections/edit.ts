@@ -89,7 +89,8 @@ export async function editConnection(
   displayNameSchema: object,
   control: Pick<DeliveryControl, 'close'>,
 ): Promise<Connection> {
-  return deps.ctx.db.transaction().execute(async (trx) => {
+  let skipped = 0;
+  const edited = await deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     if (row.status === 'disabled') {
       throw new HttpProblem('conflict', 'The connection is disabled; create a new one instead.');
@@ -118,7 +119,7 @@ export async function editConnection(
     });
     if (!updated) throw notFound('connection');
     // Nothing can be sent until credentials are bound again: what was queued waits as skipped.
-    const skipped = unbind ? (await control.close(trx, scope, id, origin.at, 'skipped')).closed : 0;
+    skipped = unbind ? (await control.close(trx, scope, id, origin.at, 'skipped')).closed : 0;
     await recordAudit(trx, origin, {
       action: 'connection.update',
       tenantId: scope.tenantId,
@@ -134,4 +135,7 @@ export async function editConnection(
     });
     return toConnection(updated);
   });
+  // Committed: what the unbinding skipped counts in the tenant's usage (docs/api/usage.md).
+  deps.ctx.usage.count(scope.tenantId, 'skipped', skipped, origin.at);
+  return edited;
 }

@@ -346,14 +346,7 @@ export const connectionRoutes: RoutePlugin = async (app, deps) => {
     async (request) => {
       const origin = auditOrigin(request, ctx.now());
       const scope = requestScope(request);
-      const { connection } = await pauseConnection(
-        ctx.db,
-        scope,
-        origin,
-        request.params.id,
-        'manual',
-        control,
-      );
+      const { connection } = await pauseConnection(ctx, scope, origin, request.params.id, 'manual', control);
       return connection;
     },
   );

@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
 import { recordAudit, type AuditOrigin } from '../access/audit.js';
 import type { TenantScope } from '../access/scope.js';
-import type { DB, PausedReason } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import type { PausedReason } from '../db/schema.js';
 import { HttpProblem, notFound } from '../http/problem.js';
 import {
   connectionOr404,
@@ -72,21 +72,21 @@ export async function revokeConnection(
  * the automatic pause, which has nobody waiting for an answer.
  */
 export async function pauseConnection(
-  db: Kysely<DB>,
+  { db, usage }: Pick<AppContext, 'db' | 'usage'>,
   scope: TenantScope,
   origin: AuditOrigin,
   id: string,
   reason: PausedReason,
   control: Pick<DeliveryControl, 'close' | 'drain'> & { drainAfter?: boolean },
 ): Promise<{ connection: Connection; paused: boolean }> {
-  const { connection, inFlight, paused } = await db.transaction().execute(async (trx) => {
+  const { connection, inFlight, paused, closed } = await db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, id, { forUpdate: true });
     if (row.status === 'disabled') throw disabledConflict();
     if (row.status === 'paused') {
       // Already paused (perhaps by itself, which does not wait): this answer too comes only once
       // nothing is in flight any more.
-      const { inFlight } = await control.close(trx, scope, id, origin.at, 'skipped');
-      return { connection: toConnection(row), inFlight, paused: false };
+      const { closed, inFlight } = await control.close(trx, scope, id, origin.at, 'skipped');
+      return { connection: toConnection(row), inFlight, paused: false, closed };
     }
     const updated = await updateConnectionRow(trx, scope, id, {
       status: 'paused',
@@ -102,8 +102,10 @@ export async function pauseConnection(
       targetId: id,
       metadata: { reason, displayName: row.display_name, skippedDeliveries: closed },
     });
-    return { connection: toConnection(updated), inFlight, paused: true };
+    return { connection: toConnection(updated), inFlight, paused: true, closed };
   });
+  // Committed: each delivery the pause skipped counts in the tenant's usage (docs/api/usage.md).
+  usage.count(scope.tenantId, 'skipped', closed, origin.at);
   if (control.drainAfter !== false) await control.drain(db, inFlight);
   return { connection, paused };
 }

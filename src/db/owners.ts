@@ -56,6 +56,7 @@ export const TABLE_OWNERS = {
   source_requests: 'sources',
   tenant_quotas: 'quotas',
   tenant_event_days: 'quotas',
+  usage_hourly: 'usage',
 } as const satisfies Record<keyof DB, string>;
 
 /**

@@ -632,9 +632,24 @@ export interface TenantEventDaysTable {
   events: number;
 }
 
+/** A tenant's usage in one UTC hour (usage/): counts, each a bigint. */
+export interface UsageHourlyTable {
+  tenant_id: string;
+  hour: Timestamp;
+  /** bigint */
+  events_published: string;
+  delivered: string;
+  failed: string;
+  skipped: string;
+  attempts: string;
+  proxy_calls: string;
+  ingested: string;
+}
+
 export interface DB {
   tenant_quotas: TenantQuotasTable;
   tenant_event_days: TenantEventDaysTable;
+  usage_hourly: UsageHourlyTable;
   sources: SourcesTable;
   source_deliveries: SourceDeliveriesTable;
   source_requests: SourceRequestsTable;

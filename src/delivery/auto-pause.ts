@@ -3,6 +3,7 @@ import { systemScopeOf } from '../access/scope.js';
 import type { DeliveryControl } from '../connections/connections.js';
 import { recordFailureStreaks, type StreakChange, type StreakRow } from '../connections/failure-streak.js';
 import { pauseConnection, systemOrigin } from '../connections/state.js';
+import type { UsageMeter } from '../context.js';
 import type { DB, PausedReason } from '../db/schema.js';
 import type { Outcome } from './outcomes.js';
 
@@ -59,6 +60,8 @@ export function pauseReason(
 
 export interface AutoPauseDeps {
   db: Kysely<DB>;
+  /** Counts the deliveries a pause skips (docs/api/usage.md). */
+  usage: UsageMeter;
   now: () => Date;
   settings: { pauseAfterFailures: number; pauseAfterSeconds: number };
   control: Pick<DeliveryControl, 'close' | 'drain'>;
@@ -80,7 +83,7 @@ export async function applyStreaks(
   for (const row of await recordFailureStreaks(deps.db, changes)) {
     const reason = pauseReason(row, deps.settings, now);
     if (!reason) continue;
-    await pauseConnection(deps.db, systemScopeOf(row.tenant_id), systemOrigin(now), row.id, reason, {
+    await pauseConnection(deps, systemScopeOf(row.tenant_id), systemOrigin(now), row.id, reason, {
       ...deps.control,
       drainAfter: false,
     });

@@ -7,6 +7,7 @@ import type { Dispatch } from './dispatch.js';
 import { activeConnectionsOf, eventRows, filteredOf, type TargetRow } from './fan-out.js';
 import { recordFiltered } from './filtered-store.js';
 import { insertEventGroup, type DeliveryRow, type EventRow, type ScopedEvent } from './store.js';
+import { countPublished } from './usage.js';
 
 /** An event without an idempotency key, checked and ready to be written. */
 export interface EventDraft {
@@ -193,6 +194,7 @@ async function writeDrafted(
     await writeAlone(deps, group, scoped, error);
     return announce();
   }
+  countPublished(deps.ctx, scoped, inserted);
   handOver(dispatch, announce, inserted, reservation && { ...reservation, dispatched, byId });
   // After the worker has its deliveries: a drop's record never delays a send.
   await noteFiltered(deps, scoped);
@@ -239,7 +241,8 @@ async function writeAlone(
   if (group.length === 1) return group[0]!.done(error);
   const writeOne = (w: Waiting, i: number) =>
     insertEventGroup(deps.ctx.db, [scoped[i]!]).then(
-      async () => {
+      async (inserted) => {
+        countPublished(deps.ctx, [scoped[i]!], inserted);
         await noteFiltered(deps, [scoped[i]!]);
         w.done(undefined, scoped[i]!.event);
       },

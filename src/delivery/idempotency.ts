@@ -14,7 +14,10 @@ import {
   insertEventGroup,
   insertIdempotencyKeys,
   type IdempotencyKeyRow,
+  type InsertedDelivery,
+  type ScopedEvent,
 } from './store.js';
+import { countPublished } from './usage.js';
 
 // The write of events with an Idempotency-Key (docs/api/events.md): a publish's idempotency,
 // fan-out and write phases (publish.ts) in one transaction of their own, apart from the group commit.
@@ -55,9 +58,12 @@ export async function publishKeyed(
   const hashes = drafts.map((d) => requestHashOf(d.type, d.payload, d.orderingKey));
   for (let attempt = 0; ; attempt++) {
     try {
-      return await deps.ctx.db
+      const { answers, written } = await deps.ctx.db
         .transaction()
         .execute((trx) => publishKeyedOnce(deps, trx, scope, origin, drafts, hashes));
+      // Committed: the new events count in the tenant's usage, replays of a held key do not.
+      countPublished(deps.ctx, written.events, written.inserted);
+      return answers;
     } catch (error) {
       if (!(error instanceof KeyTaken) || attempt >= drafts.length) throw error;
     }
@@ -119,19 +125,27 @@ async function publishKeyedOnce(
   origin: AuditOrigin,
   drafts: readonly KeyedDraft[],
   hashes: readonly string[],
-): Promise<Array<PublishedEvent | HttpProblem>> {
+): Promise<{ answers: Array<PublishedEvent | HttpProblem>; written: Written }> {
   const held = await heldKeys(trx, scope, origin.at, drafts);
   const fresh = await fanOutFresh(deps, trx, scope, origin.at, drafts, hashes, held);
+  const written: Written = { events: [], inserted: [] };
   if (fresh.size > 0) {
-    await writeFresh(trx, scope, origin.at, fresh);
+    Object.assign(written, await writeFresh(trx, scope, origin.at, fresh));
     for (const [key, { hash, event }] of fresh) held.set(key, { hash, answer: answerOf(event) });
   }
-  return drafts.map((d, i) => {
+  const answers = drafts.map((d, i) => {
     const owner = held.get(d.key)!;
     return owner.hash === hashes[i]
       ? owner.answer
       : new HttpProblem('conflict', 'This Idempotency-Key was used with a different body.');
   });
+  return { answers, written };
+}
+
+/** What an attempt wrote: its new events and their deliveries as inserted (usage counts them). */
+interface Written {
+  events: ScopedEvent[];
+  inserted: InsertedDelivery[];
 }
 
 /** Idempotency: the drafts' keys already used within their 24 hours, each with its first request. */
@@ -183,7 +197,7 @@ async function writeFresh(
   scope: TenantScope,
   at: Date,
   fresh: ReadonlyMap<string, FreshEvent>,
-): Promise<void> {
+): Promise<Written> {
   // The keys first, sorted (see insertIdempotencyKeys): a publish that lost one writes nothing else.
   const rows = [...fresh].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const taken = await insertIdempotencyKeys(
@@ -200,10 +214,9 @@ async function writeFresh(
     new Date(at.getTime() - IDEMPOTENCY_WINDOW_MS),
   );
   if (taken.size < fresh.size) throw new KeyTaken();
-  await insertEventGroup(
-    trx,
-    [...fresh.values()].map(({ event, deliveries }) => ({ scope, event, deliveries })),
-  );
+  const events = [...fresh.values()].map(({ event, deliveries }) => ({ scope, event, deliveries }));
+  const inserted = await insertEventGroup(trx, events);
   // In the same transaction: a keyed publish that fails here is safe to send again.
   await recordFiltered(trx, filteredOf([...fresh.values()]));
+  return { events, inserted };
 }

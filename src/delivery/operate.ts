@@ -9,6 +9,7 @@ import { MAX_RECOVERED, recoverRange } from './control.js';
 import { newDelivery } from './fan-out.js';
 import { payloadOf } from './publish.js';
 import { insertEventGroup, type DeliveryRow, type EventRow } from './store.js';
+import { countPublished } from './usage.js';
 
 /** How far back recover reaches (docs/api/events.md). */
 export const RECOVER_WINDOW_DAYS = 14;
@@ -76,7 +77,7 @@ export async function sendTestEvent(
 ): Promise<{ eventId: string; deliveryId: string }> {
   const type = body.type ?? TEST_EVENT_TYPE;
   const payload = payloadOf(body.data ?? TEST_EVENT_DATA);
-  return deps.ctx.db.transaction().execute(async (trx) => {
+  const { answer, written } = await deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, connectionId, { forShare: true });
     // An OAuth2 connection calls its provider's API (docs/api/oauth.md): no event is ever delivered to it.
     if ((await deps.catalog.resolve(row.connector_key))?.authorization) {
@@ -94,7 +95,8 @@ export async function sendTestEvent(
       );
     }
     const { event, delivery } = testRows(deps, scope, origin.at, type, payload, connectionId);
-    await insertEventGroup(trx, [{ scope, event, deliveries: [delivery] }]);
+    const events = [{ scope, event, deliveries: [delivery] }];
+    const inserted = await insertEventGroup(trx, events);
     await recordAudit(trx, origin, {
       action: 'connection.test',
       tenantId: scope.tenantId,
@@ -102,8 +104,11 @@ export async function sendTestEvent(
       targetId: connectionId,
       metadata: { eventId: event.id, deliveryId: delivery.id, type },
     });
-    return { eventId: event.id, deliveryId: delivery.id };
+    return { answer: { eventId: event.id, deliveryId: delivery.id }, written: { events, inserted } };
   });
+  // A test event is an event (in the log, delivered and attempted like any): usage counts it.
+  countPublished(deps.ctx, written.events, written.inserted);
+  return answer;
 }
 
 function testRows(

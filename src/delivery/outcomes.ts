@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
+import type { UsageKind, UsageMeter } from '../context.js';
 import type { DB, DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js';
 import { createTurnBatcher } from '../db/turn-batch.js';
 import { ENDED_STATUSES, releaseSuccessors } from './ordering.js';
@@ -37,6 +38,8 @@ export function createOutcomeWriter(
   // What follows a written batch with a failure, or a success on a connection with a run of failures
   // (the automatic pause, auto-pause.ts). It never throws; the outcomes are written already.
   afterWrite?: (outcomes: readonly Outcome[], withRun: readonly string[]) => Promise<void>,
+  // The tenant usage meter: each batch's attempts and the deliveries it ended, once committed.
+  usage?: UsageMeter,
 ) {
   const written = async (outcomes: Outcome[], withRun: string[]) => {
     if (afterWrite && (withRun.length > 0 || outcomes.some((o) => o.status === 'failed'))) {
@@ -52,6 +55,7 @@ export function createOutcomeWriter(
         workerId,
         now(),
         items.map((i) => i.outcome),
+        usage,
       ).then(
         async (withRun) => {
           await written(
@@ -91,6 +95,7 @@ export async function writeOutcomes(
   workerId: string,
   now: Date,
   outcomes: readonly Outcome[],
+  usage?: UsageMeter,
 ): Promise<string[]> {
   // Ending an ordered delivery releases the next of its key in the same transaction, by a statement
   // of its own that sees deliveries chained to it meanwhile (ordering.ts); a batch without one is
@@ -98,25 +103,39 @@ export async function writeOutcomes(
   const ending = outcomes
     .filter((o) => o.ordered && ENDED_STATUSES.includes(o.status))
     .map((o) => o.deliveryId);
-  if (ending.length === 0) return writeStates(db, workerId, now, outcomes);
-  return db.transaction().execute(async (trx) => {
-    const withRun = await writeStates(trx, workerId, now, outcomes);
-    await releaseSuccessors(trx, ending, now);
-    return withRun;
-  });
+  const written =
+    ending.length === 0
+      ? await writeStates(db, workerId, now, outcomes)
+      : await db.transaction().execute(async (trx) => {
+          const states = await writeStates(trx, workerId, now, outcomes);
+          await releaseSuccessors(trx, ending, now);
+          return states;
+        });
+  // Committed: the usage of each tenant, as it happened (docs/api/usage.md).
+  for (const { tenantId, kind, n } of written.counted) usage?.count(tenantId, kind, n, now);
+  return written.withRun;
 }
+
+/** What an outcome batch counts in usage: attempt rows inserted, deliveries that reached an end. */
+const COUNTED_KINDS: Readonly<Record<string, UsageKind>> = {
+  attempt: 'attempts',
+  delivered: 'delivered',
+  failed: 'failed',
+  skipped: 'skipped',
+};
+
+const of = <T, R>(list: readonly T[], pick: (item: T) => R) => list.map(pick);
+const at = (value: Date | string | null | undefined) => (value ? new Date(value) : null);
 
 async function writeStates(
   db: Kysely<DB>,
   workerId: string,
   now: Date,
   outcomes: readonly Outcome[],
-): Promise<string[]> {
+): Promise<ReturnType<typeof splitCounted>> {
   const attempts = outcomes.flatMap((o) => (o.attempt ? [o.attempt] : []));
-  const of = <T, R>(list: readonly T[], pick: (item: T) => R) => list.map(pick);
-  const at = (value: Date | string | null | undefined) => (value ? new Date(value) : null);
   const delivered = [...new Set(outcomes.filter((o) => o.status === 'delivered').map((o) => o.connectionId))];
-  const result = await sql<{ id: string }>`
+  const result = await sql<{ kind: string; id: string; n: number }>`
       with recorded as (
         insert into delivery_attempts (delivery_id, delivery_created_at, number, started_at, duration_ms,
           remote_address, response_status, error, error_detail, request, response)
@@ -131,13 +150,14 @@ async function writeStates(
           ${of(attempts, (a) => a.response ?? null)}::text[])
           as a(delivery_id, delivery_created_at, number, started_at, duration_ms, remote_address,
             response_status, error, error_detail, request, response)
-        on conflict do nothing),
+        on conflict do nothing
+        returning delivery_id, delivery_created_at),
       -- Lock the batch's deliveries oldest first, the order close() locks them in (control.ts): in
       -- the update's join order, a batch holding a newer one while a pause held an older one
       -- deadlocked, and the outcome the database dropped left a delivery that had arrived to be sent
       -- again once its claim ran out.
       locked as (
-        select d.id, d.created_at from deliveries d
+        select d.id, d.created_at, d.status from deliveries d
         join unnest(${of(outcomes, (o) => o.deliveryId)}::text[], ${of(outcomes, (o) => at(o.createdAt))}::timestamptz[])
           as k(id, created_at) on d.id = k.id and d.created_at = k.created_at
         where d.leased_by = ${workerId}
@@ -160,7 +180,44 @@ async function writeStates(
           as v(id, created_at, status, attempt_count, next_attempt_at, delivered_at, attempted, response_status)
         join locked on locked.id = v.id and locked.created_at = v.created_at
         where d.id = v.id and d.created_at = v.created_at and d.leased_by = ${workerId}
-        returning 1)
-      select id from connections where id = any(${delivered}::text[]) and failure_streak > 0`.execute(db);
-  return result.rows.map((r) => r.id);
+        returning d.tenant_id, d.status, locked.status as was)
+      select 'run' as kind, id, 1 as n from connections
+        where id = any(${delivered}::text[]) and failure_streak > 0
+      union all ${COUNTED}`.execute(db);
+  return splitCounted(result.rows);
+}
+
+/**
+ * Usage (docs/api/usage.md), per tenant, read from writeStates' own CTEs: the attempts the statement
+ * inserted, and the deliveries it moved to an end they were not in.
+ */
+const COUNTED = sql`
+  select 'attempt', d.tenant_id, count(*)::int from recorded r
+    join deliveries d on d.id = r.delivery_id and d.created_at = r.delivery_created_at
+    group by d.tenant_id
+  union all
+  select status, tenant_id, count(*)::int from updated
+    where status <> was and status in ('delivered', 'failed', 'skipped')
+    group by status, tenant_id`;
+
+/** What one outcome batch counted for a tenant. */
+interface Counted {
+  tenantId: string;
+  kind: UsageKind;
+  n: number;
+}
+
+/** writeStates' rows: the connections with a run to reset, and the usage counted. */
+function splitCounted(rows: ReadonlyArray<{ kind: string; id: string; n: number }>): {
+  withRun: string[];
+  counted: Counted[];
+} {
+  const withRun: string[] = [];
+  const counted: Counted[] = [];
+  for (const row of rows) {
+    const kind = COUNTED_KINDS[row.kind];
+    if (kind) counted.push({ tenantId: row.id, kind, n: Number(row.n) });
+    else withRun.push(row.id);
+  }
+  return { withRun, counted };
 }

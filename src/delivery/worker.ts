@@ -47,7 +47,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 64, pollMs: 
 
 /** What a worker needs: no HTTP, no key verification (`hubgate worker` has neither). */
 export interface WorkerDeps {
-  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now' | 'tracing'>;
+  ctx: Pick<AppContext, 'config' | 'db' | 'keyring' | 'log' | 'metrics' | 'now' | 'tracing' | 'usage'>;
   catalog: ConnectorCatalog;
 }
 
@@ -75,7 +75,13 @@ function withDueRetries(
 /** What follows written outcomes: runs of failures counted, and failing connections paused. */
 function pauseWhenFailing(ctx: WorkerDeps['ctx'], leaseMs: number) {
   const control = deliveryControl({ now: ctx.now, maxDrainMs: leaseMs });
-  const autoPause: AutoPauseDeps = { db: ctx.db, now: ctx.now, settings: ctx.config.delivery, control };
+  const autoPause: AutoPauseDeps = {
+    db: ctx.db,
+    usage: ctx.usage,
+    now: ctx.now,
+    settings: ctx.config.delivery,
+    control,
+  };
   return (outcomes: readonly Outcome[], withRun: readonly string[]) =>
     applyStreaks(autoPause, outcomes, withRun).catch((error: unknown) => {
       ctx.log.warn(errorFields(error), 'updating failure runs (automatic pause) failed');
@@ -146,10 +152,14 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const slots = createSlots(options.concurrency);
   const due = { maybe: true };
   const recorder = createRecorder(
-    withDueRetries(createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs)), ctx.now, () => {
-      due.maybe = true;
-      wakeIfFree();
-    }),
+    withDueRetries(
+      createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs), ctx.usage),
+      ctx.now,
+      () => {
+        due.maybe = true;
+        wakeIfFree();
+      },
+    ),
     ctx.log,
   );
   const phases = attemptPhases(deps, destination, recorder);

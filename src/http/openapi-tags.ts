@@ -23,11 +23,14 @@ export const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
     "The tenant's event-type catalog: names, descriptions and the JSON schemas events are checked against.",
   sources:
     'Incoming webhooks: sources that verify another system’s signed requests at their ingest URL and publish each as an event.',
+  usage:
+    "The tenant's usage per hour or day: events published, deliveries by outcome, attempts, proxy calls, ingested requests.",
   mcp: "The tenant's MCP server for AI agents: tools over connections and deliveries, with a key's reach, and the consent and grants of MCP clients that sign in with OAuth.",
   'connect-links':
     'Connect links: a link an end user with no hubgate account follows to make one new connection.',
   'platform: tenants': 'Operators (`plt_…` keys): tenants, their modules and their people.',
   'platform: monitoring': 'Operators: live monitoring of the hub and its history.',
   'platform: alerting': 'Operators: alerting channels, routing rules and the alerts firing now.',
+  'platform: usage': "Operators: every tenant's usage per hour or day, as JSON or CSV.",
   'platform: oauth providers': 'Operators: the OAuth2 providers whose connectors tenants can use.',
 };

@@ -156,6 +156,8 @@ export const proxyRoutes: RoutePlugin = async (app, services) => {
         } finally {
           leave();
         }
+        // A call the provider answered counts in the tenant's usage (docs/api/usage.md).
+        services.ctx.usage.count(scope.tenantId, 'proxyCalls', 1, services.ctx.now());
         reply.code(answer.status);
         if (answer.contentType) reply.header('content-type', answer.contentType);
         // The provider's bytes come from hubgate's origin: a browser must never run them as a page

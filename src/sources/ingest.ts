@@ -223,6 +223,7 @@ async function publish(
     const published = await publishEvent(state.deps, scope, origin, { type, data: parsed.body }, undefined);
     if (deliveryId !== undefined) await settleDelivery(ctx.db, row.id, deliveryId, published.id);
     await log(state, found, request, 'accepted', { ...details, event_id: published.id });
+    ctx.usage.count(row.tenant_id, 'ingested', 1, now);
     return { status: 202, body: { id: published.id } };
   } catch (error) {
     // Refused (the event type's schema, its size): the provider's retry may try again.

@@ -72,7 +72,11 @@ describe('group commit: concurrent publishes share statements', () => {
 
   test('an event whose write fails does not fail the events grouped with it', async () => {
     const { tenant } = await makeSignedInTenant(h);
-    const ctx = { db: h.database.kysely, keyring: h.keyring } as unknown as AppContext;
+    const ctx = {
+      db: h.database.kysely,
+      keyring: h.keyring,
+      usage: { count: () => {} },
+    } as unknown as AppContext;
     const writer = createEventWriter({ ctx, catalog: await loadConnectorCatalog([]) });
     const scopeOf = (tenantId: string) =>
       ({ tenantId, entitlements: ['integrations'] }) as unknown as TenantScope;

@@ -300,7 +300,11 @@ describe('ordering per key', () => {
     const hook = await orderedHook(session, receiver.url());
     // The writer the publish route uses, on this app's database; a draft of a tenant that does not
     // exist fails the group's statement, so the group falls back to writing each event alone.
-    const ctx = { db: h.database.kysely, keyring: h.keyring } as unknown as AppContext;
+    const ctx = {
+      db: h.database.kysely,
+      keyring: h.keyring,
+      usage: { count: () => {} },
+    } as unknown as AppContext;
     const writer = createEventWriter({ ctx, catalog: await loadConnectorCatalog([]) });
     const scopeOf = (tenantId: string) =>
       ({ tenantId, entitlements: ['integrations'] }) as unknown as TenantScope;

@@ -28,6 +28,7 @@ import * as m0026 from './0026_oauth_state_owners.js';
 import * as m0027 from './0027_portal_caps.js';
 import * as m0028 from './0028_mcp_oauth.js';
 import * as m0029 from './0029_sources.js';
+import * as m0030 from './0030_usage.js';
 import * as m0031 from './0031_quotas.js';
 import * as m0032 from './0032_key_rate_limits.js';
 
@@ -65,6 +66,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0027_portal_caps': m0027,
   '0028_mcp_oauth': m0028,
   '0029_sources': m0029,
+  '0030_usage': m0030,
   '0031_quotas': m0031,
   '0032_key_rate_limits': m0032,
 };
