@@ -151,15 +151,12 @@ export function createDeliveryWorker(deps: WorkerDeps, wakeup: Wakeup, options: 
   const leaseMs = leaseDuration(timeoutMs);
   const slots = createSlots(options.concurrency);
   const due = { maybe: true };
+  const writer = createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs), ctx.usage);
   const recorder = createRecorder(
-    withDueRetries(
-      createOutcomeWriter(ctx.db, id, ctx.now, pauseWhenFailing(ctx, leaseMs), ctx.usage),
-      ctx.now,
-      () => {
-        due.maybe = true;
-        wakeIfFree();
-      },
-    ),
+    withDueRetries(writer, ctx.now, () => {
+      due.maybe = true;
+      wakeIfFree();
+    }),
     ctx.log,
   );
   const phases = attemptPhases(deps, destination, recorder);

@@ -356,6 +356,25 @@ test('every proxied call is counted per provider and status class', async () => 
   assert.equal(line('5xx'), '2', 'the 5xx calls are not counted twice');
 });
 
+test('every call the provider answered counts in the tenant usage; a call refused before it does not', async () => {
+  const { key, session, proxy } = await setUp();
+  handler = answer(200, 'text/plain', 'ok');
+  await h.request('GET', proxy('a'), { token: key.secret });
+  handler = answer(503, 'text/plain', 'down');
+  await h.request('GET', proxy('b'), { token: key.secret });
+  const climbing = await h.request('GET', proxy('..%2f..%2fadmin'), { token: key.secret });
+  assert.equal(climbing.status, 400, `a climbing path answered ${climbing.status}`);
+  let seen = -1;
+  await waitUntil(
+    async () => {
+      const usage = await h.request('GET', '/api/v1/integrations/usage', { session });
+      seen = (usage.body.data as Array<{ proxyCalls: number }>).reduce((sum, b) => sum + b.proxyCalls, 0);
+      return seen === 2;
+    },
+    { message: () => `two proxy calls in the usage, not ${seen}` },
+  );
+});
+
 test("tracing on: the call to the provider carries the proxy request's span, in the caller's trace; no token is exported", async () => {
   const sink = await startOtlpSink();
   const traced = await startHarness({

@@ -6,6 +6,7 @@ import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/f
 import { startHarness, type Harness, type TestSession } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { waitUntil } from '../helpers/wait.js';
+import { githubSignature } from '../sources/signers.js';
 
 // Usage (docs/api/usage.md): the routes' shapes and ranges, and counts that equal the rows after a
 // mixed run of deliveries, failures, retries, skips, a batch and a keyed replay.
@@ -307,5 +308,38 @@ describe('usage counts', () => {
     );
     assert.equal(last!.proxyCalls, 0, 'proxy calls counted without any');
     assert.equal(last!.ingested, 0, 'ingested requests counted without any');
+  });
+
+  test('a request a source accepts counts as ingested and its event as published; a duplicate counts nothing', async () => {
+    const { session } = await makeSignedInTenant(h);
+    const secret = 'a github secret for usage';
+    const created = await h.request('POST', '/api/v1/integrations/sources', {
+      session,
+      body: { name: 'GitHub', scheme: 'github', secret },
+    });
+    assert.equal(created.status, 201, `creating a source answered ${created.status}: ${created.text}`);
+    const body = JSON.stringify({ ref: 'main' });
+    const send = () =>
+      h.request('POST', `/ingest/${created.body.id}`, {
+        rawBody: body,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'push',
+          'x-github-delivery': 'usage-delivery-1',
+          'x-hub-signature-256': githubSignature(secret, body),
+        },
+      });
+    const first = await send();
+    assert.equal(first.status, 202, `the signed request answered ${first.status}: ${first.text}`);
+    const duplicate = await send();
+    assert.equal(duplicate.status, 200, `its duplicate answered ${duplicate.status}: ${duplicate.text}`);
+    let last: ReturnType<typeof total> | undefined;
+    await waitUntil(
+      async () => {
+        last = total(await usageOf(session));
+        return last.ingested === 1 && last.eventsPublished === 1;
+      },
+      { message: () => `one ingested request and one event, not ${JSON.stringify(last)}` },
+    );
   });
 });
