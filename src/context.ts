@@ -18,6 +18,8 @@ export type UsageKind =
 export interface UsageMeter {
   /** Adds `n` to the tenant's `kind` in the UTC hour holding `at`: a map update, never a write. Call it once the write it counts committed. */
   count(tenantId: string, kind: UsageKind, n: number, at: Date): void;
+  /** Writes what was counted so far now rather than at the next flush; resolves once written or failed. */
+  flush(): Promise<void>;
 }
 
 /** What every domain's routes and logic are given by buildApp: no globals, nothing at import time. */

@@ -75,7 +75,7 @@ describe('group commit: concurrent publishes share statements', () => {
     const ctx = {
       db: h.database.kysely,
       keyring: h.keyring,
-      usage: { count: () => {} },
+      usage: { count: () => {}, flush: () => Promise.resolve() },
     } as unknown as AppContext;
     const writer = createEventWriter({ ctx, catalog: await loadConnectorCatalog([]) });
     const scopeOf = (tenantId: string) =>

@@ -303,7 +303,7 @@ describe('ordering per key', () => {
     const ctx = {
       db: h.database.kysely,
       keyring: h.keyring,
-      usage: { count: () => {} },
+      usage: { count: () => {}, flush: () => Promise.resolve() },
     } as unknown as AppContext;
     const writer = createEventWriter({ ctx, catalog: await loadConnectorCatalog([]) });
     const scopeOf = (tenantId: string) =>

@@ -350,7 +350,7 @@ describe('the worker loop', () => {
       log: createLogger('info', new Writable({ write: (_c, _e, done) => done() })),
       metrics: createMetrics(),
       now: () => new Date(),
-      usage: { count: () => {} },
+      usage: { count: () => {}, flush: () => Promise.resolve() },
     };
     const worker = createDeliveryWorker({ ctx, catalog: await loadConnectorCatalog([]) }, createWakeup(), {
       concurrency: 4,

@@ -57,6 +57,8 @@ export interface Harness {
   responses(): string[];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped unless the test says what it expects
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  /** Writes this process's counted usage now (src/usage/meter.ts), so a test can read it or compare tables. */
+  flushUsage(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -133,6 +135,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       fixedNow = at;
     },
     logs: () => logText,
+    flushUsage: () => services.ctx.usage.flush(),
     responses: () => seen,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
