@@ -13,6 +13,7 @@ const available = [
   'patterns',
   'proxy',
   'telemetry',
+  'tenants',
 ];
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);
