@@ -209,7 +209,12 @@ export async function benchTenant(
     name: 'Bench',
     entitlements,
   });
-  const credentials = { email: 'bench@example.com', password: 'bench password 123' };
+  // An address of its own per tenant: sign-in finds a person by address, and two tenants' admins
+  // with one address would sign in to the first (a second tenant was then the first one again).
+  const credentials = {
+    email: `bench-${randomBytes(4).toString('hex')}@example.com`,
+    password: 'bench password 123',
+  };
   await httpJson('POST', `${baseUrl}/api/v1/platform/tenants/${tenant.body.id}/users`, auth, {
     ...credentials,
     role: 'COMPANY_IT_ADMIN',

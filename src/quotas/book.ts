@@ -17,6 +17,11 @@ import {
  * them at once; the others follow within this (docs/api/quotas.md, docs/decisions/0090-tenant-quotas.md).
  */
 export const QUOTA_CACHE_MS = 1_000;
+/**
+ * How long a process refuses a tenant whose day of events it found spent without asking again: events
+ * given back meanwhile (a write that failed, in any process) become publishable after at most this.
+ */
+const SPENT_MS = 1_000;
 
 const DAY_MS = 86_400_000;
 const NO_QUOTAS: QuotaRow = {
@@ -49,11 +54,10 @@ export function createQuotaBook(
   db: Kysely<DB>,
   options: { ttlMs?: number; clock?: () => number; onError?: (error: unknown) => void } = {},
 ): QuotaBook & { quotasOf(tenantId: string): Promise<QuotaRow> } {
-  const cache = createQuotaCache(
-    db,
-    options.ttlMs ?? QUOTA_CACHE_MS,
-    options.clock ?? (() => performance.now()),
-  );
+  const clock = options.clock ?? (() => performance.now());
+  const cache = createQuotaCache(db, options.ttlMs ?? QUOTA_CACHE_MS, clock);
+  /** Tenants whose day's events were found spent, until when this process trusts that without asking. */
+  const spent = new Map<string, { day: string; limit: number; until: number }>();
   return {
     quotasOf: cache.quotasOf,
     requestsPerMinute(tenantId) {
@@ -76,10 +80,29 @@ export function createQuotaBook(
     async reserveEvents(tenantId, n, at) {
       if (n <= 0) return NOTHING_RESERVED;
       const limit = (await cache.quotasOf(tenantId)).events_per_day;
-      return limit === null ? NOTHING_RESERVED : reserveEvents(db, tenantId, n, limit, at);
+      if (limit === null) return NOTHING_RESERVED;
+      const { day, secondsLeft } = utcDayOf(at);
+      const known = spent.get(tenantId);
+      // A tenant refused for the day is refused from memory for a second: a flood of publishes past
+      // the quota costs no statement each (what one tenant must not take from the others).
+      if (known?.day === day && known.limit === limit && clock() < known.until) {
+        throw dayQuotaProblem(n, limit, secondsLeft);
+      }
+      try {
+        return await reserveEvents(db, tenantId, n, limit, at);
+      } catch (error) {
+        // Only a single event's refusal says nothing is left; a batch's may leave room for fewer.
+        if (n === 1 && error instanceof HttpProblem && error.code === 'quota_exceeded') {
+          spent.set(tenantId, { day, limit, until: clock() + SPENT_MS });
+        }
+        throw error;
+      }
     },
     holdConnectionPlace: (trx, tenantId) => holdConnectionPlace(trx, tenantId),
-    forget: (tenantId) => cache.forget(tenantId),
+    forget: (tenantId) => {
+      cache.forget(tenantId);
+      spent.delete(tenantId);
+    },
   };
 }
 
@@ -143,7 +166,12 @@ async function reserveEvents(
     // The day's first reservation, in any process: seed the row with the day's events, then retry.
     await seedDay(db, tenantId, day, start);
   }
-  throw new HttpProblem(
+  throw dayQuotaProblem(n, limit, secondsLeft);
+}
+
+/** 429 quota_exceeded for `n` events over the day's `limit`, with Retry-After to the next UTC day. */
+function dayQuotaProblem(n: number, limit: number, secondsLeft: number): HttpProblem {
+  return new HttpProblem(
     'quota_exceeded',
     n === 1
       ? `The tenant has published its ${limit} events of today (UTC); more can be published from the next UTC day.`

@@ -449,4 +449,38 @@ describe('the quota book', () => {
     );
     assert.equal(book.requestsPerMinute(tenant.id), 30, 'the new read was not kept');
   });
+
+  test('a tenant refused for the day is refused from memory for a second, then asked again: events given back meanwhile become publishable', async () => {
+    const tenant = await makeTenant(h);
+    await setQuotas(tenant.id, { eventsPerDay: 1 });
+    let clock = 0;
+    const book = createQuotaBook(h.database.kysely, { ttlMs: 60_000, clock: () => clock });
+    const at = new Date();
+    await book.reserveEvents(tenant.id, 1, at);
+    const refused = async (what: string) => {
+      const error = await book.reserveEvents(tenant.id, 1, at).then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+      assert.equal(error?.code, 'quota_exceeded', `${what}: not refused with quota_exceeded`);
+    };
+    await refused('the second event of the day');
+    // Another process's failed write gives its place back: the row says one is free again.
+    await h.database.kysely
+      .updateTable('tenant_event_days')
+      .set({ events: 0 })
+      .where('tenant_id', '=', tenant.id)
+      .execute();
+    clock = 999;
+    await refused('within the second after the refusal (from memory, no statement)');
+    clock = 1_001;
+    const reservation = await book.reserveEvents(tenant.id, 1, at);
+    assert.ok(reservation, 'after the second, the place given back is not taken');
+    const { events } = await h.database.kysely
+      .selectFrom('tenant_event_days')
+      .select('events')
+      .where('tenant_id', '=', tenant.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(events, 1, 'the reservation after the second was not counted on the row');
+  });
 });
