@@ -209,8 +209,9 @@ export async function benchTenant(
     name: 'Bench',
     entitlements,
   });
-  // An address of its own per tenant: sign-in finds a person by address, and two tenants' admins
-  // with one address would sign in to the first (a second tenant was then the first one again).
+  // An address of its own per tenant: an active person's address is unique across tenants, so a
+  // second tenant's admin with the first's address was refused, and signing in reached the first
+  // tenant (the "other tenant" of a benchmark was the first one again).
   const credentials = {
     email: `bench-${randomBytes(4).toString('hex')}@example.com`,
     password: 'bench password 123',
