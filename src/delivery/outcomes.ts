@@ -198,7 +198,14 @@ const COUNTED = sql`
   union all
   select status, tenant_id, count(*)::int from updated
     where status <> was and status in ('delivered', 'failed', 'skipped')
-    group by status, tenant_id`;
+    group by status, tenant_id
+  union all
+  -- A pause closes a delivery in flight as skipped (counted then, connections/state.ts); its attempt
+  -- arriving after all moves it on: it is no longer skipped, so the count is taken back, and usage
+  -- stays equal to the rows.
+  select 'skipped', tenant_id, -count(*)::int from updated
+    where was = 'skipped' and status <> was
+    group by tenant_id`;
 
 /** What one outcome batch counted for a tenant. */
 interface Counted {

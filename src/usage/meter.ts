@@ -42,7 +42,8 @@ export function createUsageMeter(
   let flushing: Promise<void> | undefined;
 
   const count = (tenantId: string, kind: UsageKind, n: number, at: Date) => {
-    if (n <= 0) return;
+    // Negative only to take back a count the rows no longer hold (a skipped delivery that arrived).
+    if (n === 0) return;
     const hour = new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
     entryOf(pending, tenantId, hour).counts[kind] += n;
   };
