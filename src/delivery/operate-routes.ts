@@ -87,7 +87,7 @@ export const operateRoutes: RoutePlugin = async (app, deps) => {
     {
       config: {
         ...operator,
-        openapi: { problems: ['conflict'] },
+        openapi: { problems: ['conflict', 'quota_exceeded'] },
         mcp: {
           tool: 'send_test_event',
           params: { id: 'connectionId' },

@@ -5,6 +5,7 @@ import { newId } from '../crypto/ids.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { fieldProblem, HttpProblem } from '../http/problem.js';
 import { timeField } from '../http/time.js';
+import { errorFields } from '../logger.js';
 import { MAX_RECOVERED, recoverRange } from './control.js';
 import { newDelivery } from './fan-out.js';
 import { payloadOf } from './publish.js';
@@ -77,7 +78,33 @@ export async function sendTestEvent(
 ): Promise<{ eventId: string; deliveryId: string }> {
   const type = body.type ?? TEST_EVENT_TYPE;
   const payload = payloadOf(body.data ?? TEST_EVENT_DATA);
-  const { answer, written } = await deps.ctx.db.transaction().execute(async (trx) => {
+  // A test event is an event of the day like any (docs/api/quotas.md): over `eventsPerDay` it is
+  // refused with the same 429, and given back if it is not written.
+  const reservation = await deps.ctx.quotas.reserveEvents(scope.tenantId, 1, origin.at);
+  let sent: Awaited<ReturnType<typeof writeTestEvent>>;
+  try {
+    sent = await writeTestEvent(deps, scope, origin, connectionId, type, payload);
+  } catch (error) {
+    await reservation
+      .giveBack(1)
+      .catch((failed: unknown) => deps.ctx.log.warn(errorFields(failed), 'quota reservation not given back'));
+    throw error;
+  }
+  // A test event is an event (in the log, delivered and attempted like any): usage counts it.
+  countPublished(deps.ctx, sent.written.events, sent.written.inserted);
+  return sent.answer;
+}
+
+/** sendTestEvent's transaction: the connection checked and locked, the event and its one delivery written. */
+async function writeTestEvent(
+  deps: ConnectionDeps,
+  scope: TenantScope,
+  origin: AuditOrigin,
+  connectionId: string,
+  type: string,
+  payload: string,
+) {
+  return deps.ctx.db.transaction().execute(async (trx) => {
     const row = await connectionOr404(trx, scope, connectionId, { forShare: true });
     // An OAuth2 connection calls its provider's API (docs/api/oauth.md): no event is ever delivered to it.
     if ((await deps.catalog.resolve(row.connector_key))?.authorization) {
@@ -106,9 +133,6 @@ export async function sendTestEvent(
     });
     return { answer: { eventId: event.id, deliveryId: delivery.id }, written: { events, inserted } };
   });
-  // A test event is an event (in the log, delivered and attempted like any): usage counts it.
-  countPublished(deps.ctx, written.events, written.inserted);
-  return answer;
 }
 
 function testRows(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { makeKey, makeSignedInTenant } from '../helpers/factories.js';
+import { makeKey, makeSignedInTenant, makeWebhookConnection } from '../helpers/factories.js';
 import { startHarness, type Harness, type TestResponse } from '../helpers/harness.js';
 
 // The platform's `requestsPerMinute` quota as the gate applies it, set through the quotas route (no
@@ -97,5 +97,26 @@ describe('requestsPerMinute, set by the platform', () => {
     assert.match(retryAfter, /^[1-9]\d*$/, 'no Retry-After');
     assert.equal(over.headers.get('ratelimit-policy'), '"events-per-day";q=1;w=86400', 'RateLimit-Policy');
     assert.equal(over.headers.get('ratelimit'), `"events-per-day";r=0;t=${retryAfter}`, 'RateLimit');
+  });
+
+  test('a test event counts on eventsPerDay: over the quota it is refused with the same 429, and no event is written', async () => {
+    const { tenant, session } = await makeSignedInTenant(h);
+    const connection = await makeWebhookConnection(h, session, 'https://hooks.example.com/quota');
+    const set = await h.request('PUT', `/api/v1/platform/tenants/${tenant.id}/quotas`, {
+      token: h.platformToken,
+      body: { eventsPerDay: 1, connections: null, requestsPerMinute: null, retentionDays: null },
+    });
+    assert.equal(set.status, 200, `setting the quota: ${set.text}`);
+    const test = () =>
+      h.request('POST', `/api/v1/integrations/connections/${connection.id}/test`, { session, body: {} });
+    const first = await test();
+    assert.equal(first.status, 202, `the day's one event (a test event) is refused: ${first.text}`);
+    const over = await test();
+    assert.equal(over.status, 429, `a test event over the quota answered ${over.status}: ${over.text}`);
+    assert.equal(over.body.code, 'quota_exceeded', 'the refusal is not quota_exceeded');
+    const quotas = await h.request('GET', `/api/v1/platform/tenants/${tenant.id}/quotas`, {
+      token: h.platformToken,
+    });
+    assert.equal(quotas.body.usage.eventsToday, 1, 'a refused test event was written');
   });
 });
