@@ -251,9 +251,11 @@ async function writeReserved(
     made.events++;
     return row;
   };
+  // Across the keyed writes of one request: in order, a key given twice is written by two calls.
+  const fresh = new Set<string>();
   const writeKeyed = async (drafts: readonly Drafted[]) => {
     const answers = await publishKeyed(deps, scope, origin, drafts.map(keyedDraftOf));
-    made.events += freshEvents(answers, origin.at);
+    made.events += freshEvents(answers, origin.at, fresh);
     return answers;
   };
   const plainKeys = new Set(plain.map((d) => d.orderingKey).filter((key) => key !== undefined));
@@ -264,7 +266,7 @@ async function writeReserved(
     [written, published] = inOrder
       ? await writeInOrder(plain, keyed, write, writeKeyed)
       : // Every write ends before a failure is thrown: the reservation is settled on what was written.
-        await Promise.all([settled(plain.map(write)), writeKeyed(keyed)]);
+        await bothSettled(settled(plain.map(write)), writeKeyed(keyed));
   } catch (error) {
     for (const { span } of [...plain, ...keyed]) span?.failed(error);
     throw error;
@@ -274,6 +276,14 @@ async function writeReserved(
   for (const [i, d] of plain.entries()) answers.set(d, ended(d.span, answerOf(written[i]!)));
   for (const [i, d] of keyed.entries()) answers.set(d, ended(d.span, published[i]!));
   return drafted.map((d) => answers.get(d)!);
+}
+
+/** Both results, once both ended; the first failure after both did (so nothing is still writing). */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
 }
 
 /** Like Promise.all, but it waits for every promise before it throws the first failure. */
@@ -288,12 +298,16 @@ async function settled<T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> {
  * The events a keyed publish created: those made at this publish's time, each once (a key given twice
  * answers one event). A replay answers an event made earlier, and a conflict none.
  */
-function freshEvents(answers: ReadonlyArray<PublishedEvent | HttpProblem>, at: Date): number {
+function freshEvents(
+  answers: ReadonlyArray<PublishedEvent | HttpProblem>,
+  at: Date,
+  seen: Set<string>,
+): number {
   const stamp = at.toISOString();
-  const ids = new Set<string>();
+  const before = seen.size;
   for (const answer of answers)
-    if (!(answer instanceof HttpProblem) && answer.createdAt === stamp) ids.add(answer.id);
-  return ids.size;
+    if (!(answer instanceof HttpProblem) && answer.createdAt === stamp) seen.add(answer.id);
+  return seen.size - before;
 }
 
 const keyedDraftOf = (d: Drafted): KeyedDraft => ({
