@@ -119,9 +119,16 @@ async function lease(
       // Sharing the count is best effort: with the database gone, this process grants itself the
       // slice and counts on its own; the request goes on to answer for itself (503 where it needs
       // the database).
+      // Counting alone still limits: once what it granted itself (with the row as last seen) reaches
+      // the limit, the bucket is spent for the window here, and no further statement is sent.
       onError(error);
-      state.granted += n;
-      state.shared = Math.min(state.limit, state.shared + n);
+      const own = Math.min(n, state.limit - state.shared);
+      if (own <= 0) {
+        state.spent = true;
+        return;
+      }
+      state.granted += own;
+      state.shared += own;
       return;
     }
     if (hits !== undefined) {
