@@ -103,6 +103,17 @@ export async function usageRows(
   }));
 }
 
+/** How many tenants counted anything in [from, until): what a platform answer without a tenant spans. */
+export async function usageTenantCount(db: Kysely<DB>, from: Date, until: Date): Promise<number> {
+  const row = await db
+    .selectFrom('usage_hourly')
+    .select((eb) => eb.fn.count<string>('tenant_id').distinct().as('n'))
+    .where('hour', '>=', from)
+    .where('hour', '<', until)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Deletes the hours before `cutoff` (retention.ts); returns how many. */
 export async function purgeUsage(db: Kysely<DB>, cutoff: Date): Promise<number> {
   const result = await db.deleteFrom('usage_hourly').where('hour', '<', cutoff).executeTakeFirst();

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { fieldProblem } from '../http/problem.js';
-import { USAGE_KINDS, usageRows, zeroCounts, type UsageCounts } from './store.js';
+import { USAGE_KINDS, usageRows, usageTenantCount, zeroCounts, type UsageCounts } from './store.js';
 
 // The usage routes' answers (docs/api/usage.md): the buckets of a range, every one of them, zeros
 // included, summed from the hours usage_hourly holds.
@@ -27,6 +27,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 /** The longest range a request may ask for: as long as usage is kept (retention.ts). */
 export const MAX_RANGE_DAYS = 400;
+/** The most buckets (tenants × buckets) one platform answer without a `tenantId` holds. */
+export const MAX_PLATFORM_BUCKETS = 100_000;
 const STEP: Record<Granularity, number> = { hour: HOUR_MS, day: DAY_MS };
 /** What `from` is when left out: 30 days before `to` by day, 24 hours by hour. */
 const DEFAULT_SPAN: Record<Granularity, number> = { hour: 24 * HOUR_MS, day: 30 * DAY_MS };
@@ -93,6 +95,18 @@ export async function usageBuckets(
   range: UsageRange,
 ): Promise<Array<{ tenantId: string; buckets: UsageBucket[] }>> {
   const { starts, until } = range;
+  if (tenantId === undefined) {
+    // Every tenant's every bucket is built in memory: bounded, so that one platform request cannot
+    // hold the process (a 400-day hourly range is 9,601 buckets a tenant).
+    const tenants = await usageTenantCount(db, starts[0]!, until);
+    if (tenants * starts.length > MAX_PLATFORM_BUCKETS) {
+      throw fieldProblem(
+        'from',
+        `${tenants} tenants × ${starts.length} buckets is more than ${MAX_PLATFORM_BUCKETS}: ` +
+          'narrow the range, ask by day, or name a tenantId',
+      );
+    }
+  }
   const first = starts[0]!.getTime();
   const step = STEP[range.granularity];
   const rows = await usageRows(db, tenantId, starts[0]!, until);
@@ -138,4 +152,20 @@ export function platformCsv(tenants: ReadonlyArray<{ tenantId: string; buckets: 
 }
 
 /** Whether the request asks for CSV (`Accept: text/csv`). */
-export const wantsCsv = (accept: string | undefined): boolean => /\btext\/csv\b/i.test(accept ?? '');
+/**
+ * Whether the client asked for CSV: `text/csv` listed with a weight above 0 and at least that of
+ * `application/json` it lists (`Accept: application/json, text/csv;q=0.1` stays JSON).
+ */
+export function wantsCsv(accept: string | undefined): boolean {
+  let csv = 0;
+  let json = 0;
+  for (const part of (accept ?? '').split(',')) {
+    const [type = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (!Number.isFinite(weight)) continue;
+    if (type === 'text/csv') csv = Math.max(csv, weight);
+    else if (type === 'application/json') json = Math.max(json, weight);
+  }
+  return csv > 0 && csv >= json;
+}
