@@ -233,10 +233,12 @@ export const tooManyAtOnce = (): HttpProblem =>
   );
 
 /** The 429 of a call over `maxPerSecond`: Retry-After is the start of the next second, rounded up. */
-function throttled(now: Date): HttpProblem {
+function throttled(now: Date, maxPerSecond: number): HttpProblem {
   const seconds = Math.max(1, Math.ceil((1000 - (now.getTime() % 1000)) / 1000));
   return new HttpProblem('rate_limited', 'Over this connection’s maxPerSecond: try again in a moment.', {
     headers: { 'retry-after': String(seconds) },
+    // RateLimit-Policy names the connection's limit (http/rate-limit-fields.ts).
+    limit: { policy: 'connection', quota: maxPerSecond, windowSeconds: 1 },
   });
 }
 
@@ -266,7 +268,7 @@ export async function proxyCall(
   const max = maxPerSecondOf(row.config);
   if (max !== null) {
     const now = ctx.now();
-    if (!(await deps.takePermit(connectionId, max, now))) throw throttled(now);
+    if (!(await deps.takePermit(connectionId, max, now))) throw throttled(now, max);
   }
   const request = (accessToken: string): ProxyRequest => ({
     method: call.method,
